@@ -1,0 +1,735 @@
+//! From source text to the [`File`] syntax tree.
+//!
+//! Before pest sees the text, [`parse_bytes`] checks the encoding, the size and
+//! a conservative bound on the nesting depth, so that no input can exhaust the
+//! parser's stack. After parsing, the tree builder bounds the depth of the tree
+//! it builds (operator chains fold into nested nodes) for the same reason.
+
+use crate::ast::*;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::lex::{Piece, Pieces};
+use crate::span::Span;
+use pest::iterators::Pair;
+use pest::Parser as _;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "mesa.pest"]
+struct MesaParser;
+
+/// Largest source accepted, in bytes.
+pub const MAX_SOURCE_BYTES: usize = 1 << 20;
+/// Deepest bracket / `if` / `above` nesting accepted before parsing.
+pub const MAX_NESTING: usize = 64;
+/// Deepest expression tree accepted (a chain of N binary operators is N deep).
+pub const MAX_EXPR_DEPTH: u32 = 256;
+
+/// Parses raw bytes: checks that they are UTF-8 first (E0001).
+pub fn parse_bytes(bytes: &[u8]) -> Result<File, Vec<Diagnostic>> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse(text),
+        Err(e) => {
+            let at = e.valid_up_to();
+            Err(vec![Diagnostic::new(
+                Code::E0001,
+                Span::new(at, at + e.error_len().unwrap_or(1)),
+                format!("the source is not valid UTF-8 (invalid byte at offset {at})"),
+            )
+            .with_help("save the policy as UTF-8 text")])
+        }
+    }
+}
+
+/// Parses a policy or module. On failure, returns at least one error.
+pub fn parse(source: &str) -> Result<File, Vec<Diagnostic>> {
+    if source.len() > MAX_SOURCE_BYTES {
+        return Err(vec![Diagnostic::new(
+            Code::E0002,
+            Span::new(0, 0),
+            format!(
+                "the source is {} bytes; the limit is {MAX_SOURCE_BYTES} bytes",
+                source.len()
+            ),
+        )
+        .with_help("split the policy or remove unused keyword sets")]);
+    }
+    if let Some(span) = first_too_deep(source) {
+        return Err(vec![too_deep(span)]);
+    }
+    let mut pairs = MesaParser::parse(Rule::file, source).map_err(|e| vec![syntax_error(e)])?;
+    let file = pairs.next().map(|p| p.into_inner()).into_iter().flatten();
+    let mut builder = Builder {
+        source,
+        errors: Vec::new(),
+    };
+    let mut statements = Vec::new();
+    for pair in file {
+        if pair.as_rule() == Rule::EOI {
+            continue;
+        }
+        if let Some(stmt) = builder.statement(pair) {
+            statements.push(stmt);
+        }
+    }
+    if builder.errors.is_empty() {
+        Ok(File { statements })
+    } else {
+        Err(builder.errors)
+    }
+}
+
+fn too_deep(span: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::E0003,
+        span,
+        format!("expression nested more than {MAX_NESTING} levels deep (brackets, `if` and `above` count as levels)"),
+    )
+    .with_help("flatten the expression, or move parts of it into `let`s")
+}
+
+/// Finds the first place where the nesting bound is exceeded, if any.
+///
+/// The bound is conservative: every `(`, `[`, `{` opens a level closed by its
+/// bracket, and every `if` / `above` opens a level that lasts until the
+/// enclosing bracket closes or the statement ends. This over-approximates the
+/// recursion depth pest needs.
+fn first_too_deep(source: &str) -> Option<Span> {
+    // One counter of open `if`/`above` levels per open bracket, plus the statement level.
+    let mut levels: Vec<usize> = vec![0];
+    let mut depth = 0usize;
+    let mut prev_word = "";
+    for piece in Pieces::new(source) {
+        let span = match piece {
+            Piece::Other(at) => {
+                match source.as_bytes()[at] {
+                    b'(' | b'[' | b'{' => {
+                        levels.push(0);
+                        depth += 1;
+                    }
+                    b')' | b']' | b'}' if levels.len() > 1 => {
+                        depth -= 1 + levels.pop().unwrap_or(0);
+                    }
+                    _ => {}
+                }
+                Span::new(at, at + 1)
+            }
+            Piece::Word(start, end) => {
+                let word = &source[start..end];
+                let starts_statement = matches!(
+                    word,
+                    "policy" | "module" | "use" | "let" | "rule" | "default" | "fallback" | "budget"
+                ) || (word == "score" && prev_word != "by");
+                if starts_statement && levels.len() == 1 {
+                    depth -= levels[0];
+                    levels[0] = 0;
+                } else if word == "if" || word == "above" {
+                    if let Some(last) = levels.last_mut() {
+                        *last += 1;
+                    }
+                    depth += 1;
+                }
+                prev_word = word;
+                Span::new(start, end)
+            }
+            Piece::Str(..) | Piece::Comment(..) | Piece::Newline(_) => continue,
+        };
+        if depth > MAX_NESTING {
+            return Some(span);
+        }
+    }
+    None
+}
+
+/// The length of `text` up to the end of its last token: trailing whitespace
+/// and comments are not counted.
+fn code_len(text: &str) -> usize {
+    Pieces::new(text)
+        .filter_map(|p| match p {
+            Piece::Str(_, end) | Piece::Word(_, end) => Some(end),
+            Piece::Other(at) => Some(at + 1),
+            Piece::Comment(..) | Piece::Newline(_) => None,
+        })
+        .last()
+        .map_or(0, |end| {
+            let mut end = end.min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            end
+        })
+}
+
+/// Describes a grammar rule for "expected ..." messages.
+fn describe(rule: &Rule) -> String {
+    let s = match rule {
+        Rule::EOI => "end of file",
+        Rule::header => "`policy \"name\"`",
+        Rule::use_stmt
+        | Rule::let_stmt
+        | Rule::score_stmt
+        | Rule::rule_stmt
+        | Rule::default_stmt
+        | Rule::fallback_stmt
+        | Rule::budget_stmt
+        | Rule::kw_policy
+        | Rule::kw_module
+        | Rule::header_kind => "a statement (policy, use, let, score, rule, default, fallback, budget)",
+        Rule::expr | Rule::and_expr | Rule::not_expr | Rule::cmp_expr | Rule::sum | Rule::product | Rule::unary => "an expression",
+        Rule::kw_not => "`not`",
+        Rule::cmp_op => "a comparison (<, <=, >, >=, ==, !=)",
+        Rule::add_op => "`+` or `-`",
+        Rule::mul_op => "`*` or `/`",
+        Rule::kw_and => "`and`",
+        Rule::kw_or => "`or`",
+        Rule::action | Rule::kw_select | Rule::kw_add | Rule::kw_remove => "an action (select, add, remove)",
+        Rule::kw_when => "`when`",
+        Rule::string | Rule::raw_string | Rule::cooked_string => "a string",
+        Rule::number => "a number",
+        Rule::integer => "a whole number",
+        Rule::word | Rule::name_ref => "a name",
+        Rule::value => "a name or a string",
+        Rule::kw_tokens => "`tokens`",
+        Rule::kw_then => "`then`",
+        Rule::kw_else => "`else`",
+        Rule::kw_by => "`by`",
+        Rule::kw_score => "`score`",
+        Rule::kw_above => "`above`",
+        Rule::kw_words => "`words`",
+        Rule::subject | Rule::kw_query | Rule::kw_task => "`query` or `task`",
+        Rule::kw_has => "`has`",
+        Rule::kw_matches => "`matches`",
+        Rule::kw_is => "`is`",
+        Rule::kw_in => "`in`",
+        Rule::kw_std => "`std`",
+        Rule::mask_lit => "a mask such as {S, T}",
+        _ => return format!("{rule:?}").replace('_', " "),
+    };
+    s.to_string()
+}
+
+fn syntax_error(e: pest::error::Error<Rule>) -> Diagnostic {
+    use pest::error::{ErrorVariant, InputLocation};
+    let span = match e.location {
+        InputLocation::Pos(p) => Span::new(p, p),
+        InputLocation::Span((a, b)) => Span::new(a, b),
+    };
+    let message = match &e.variant {
+        ErrorVariant::ParsingError {
+            positives,
+            negatives,
+        } => {
+            let mut expected: Vec<String> = positives.iter().map(describe).collect();
+            expected.sort();
+            expected.dedup();
+            let mut msg = match expected.len() {
+                0 => "unexpected input".to_string(),
+                1 => format!("expected {}", expected[0]),
+                n => format!(
+                    "expected {} or {}",
+                    expected[..n - 1].join(", "),
+                    expected[n - 1]
+                ),
+            };
+            if !negatives.is_empty() {
+                let unexpected: Vec<String> = negatives.iter().map(describe).collect();
+                msg.push_str(&format!("; found {}", unexpected.join(", ")));
+            }
+            msg
+        }
+        ErrorVariant::CustomError { message } => message.clone(),
+    };
+    Diagnostic::new(Code::E0100, span, format!("syntax error: {message}"))
+        .with_help("see docs/LANGUAGE.md for the syntax of each statement")
+}
+
+/// Builds the tree from pest's pairs, collecting non-syntax errors (bad
+/// escapes, out-of-range numbers, trees that are too deep).
+struct Builder<'s> {
+    source: &'s str,
+    errors: Vec<Diagnostic>,
+}
+
+/// An expression and the depth of its tree.
+type Built = (Expr, u32);
+
+fn mk(kind: ExprKind, span: Span, depth: u32) -> Built {
+    (Expr { kind, span }, depth)
+}
+
+impl Builder<'_> {
+    /// The span of a pair without the whitespace and comments pest includes
+    /// after a trailing repetition.
+    fn span(&self, pair: &Pair<'_, Rule>) -> Span {
+        let span = Span::from(pair.as_span());
+        Span::new(span.start, span.start + code_len(&self.source[span.start..span.end]))
+    }
+
+    fn statement(&mut self, pair: Pair<'_, Rule>) -> Option<Statement> {
+        let span = self.span(&pair);
+        let rule = pair.as_rule();
+        let mut inner = pair.into_inner();
+        let kind = match rule {
+            Rule::header => {
+                let kind = match inner.next()?.into_inner().next()?.as_rule() {
+                    Rule::kw_module => HeaderKind::Module,
+                    _ => HeaderKind::Policy,
+                };
+                let name = self.string(inner.next()?);
+                StatementKind::Header { kind, name }
+            }
+            Rule::use_stmt => {
+                inner.next()?;
+                StatementKind::Use {
+                    module: ident(inner.next()?),
+                }
+            }
+            Rule::let_stmt => {
+                inner.next()?;
+                let name = ident(inner.next()?);
+                let value = self.top_expr(inner.next()?)?;
+                StatementKind::Let { name, value }
+            }
+            Rule::score_stmt => {
+                inner.next()?;
+                let structure = ident(inner.next()?);
+                let value = self.top_expr(inner.next()?)?;
+                StatementKind::Score { structure, value }
+            }
+            Rule::rule_stmt => {
+                inner.next()?;
+                let name = ident(inner.next()?);
+                let mut next = inner.next()?;
+                let mut when = None;
+                if next.as_rule() == Rule::kw_when {
+                    when = Some(self.top_expr(inner.next()?)?);
+                    next = inner.next()?;
+                }
+                let action_span = self.span(&next);
+                let action = match next.into_inner().next()?.as_rule() {
+                    Rule::kw_select => ActionKind::Select,
+                    Rule::kw_add => ActionKind::Add,
+                    _ => ActionKind::Remove,
+                };
+                let mask = self.top_expr(inner.next()?)?;
+                StatementKind::Rule {
+                    name,
+                    when,
+                    action,
+                    action_span,
+                    mask,
+                }
+            }
+            Rule::default_stmt => {
+                inner.next()?;
+                StatementKind::Default(self.top_expr(inner.next()?)?)
+            }
+            Rule::fallback_stmt => {
+                inner.next()?;
+                StatementKind::Fallback(self.top_expr(inner.next()?)?)
+            }
+            Rule::budget_stmt => {
+                inner.next()?;
+                let n = inner.next()?;
+                let amount_span = Span::from(n.as_span());
+                let amount = self.number(&n);
+                StatementKind::Budget {
+                    amount,
+                    amount_span,
+                }
+            }
+            _ => return None,
+        };
+        Some(Statement { kind, span })
+    }
+
+    /// An expression at statement level; reports trees that are too deep.
+    fn top_expr(&mut self, pair: Pair<'_, Rule>) -> Option<Expr> {
+        let (expr, depth) = self.expr(pair)?;
+        if depth > MAX_EXPR_DEPTH {
+            self.errors.push(
+                Diagnostic::new(
+                    Code::E0003,
+                    expr.span,
+                    format!("expression tree is {depth} levels deep; the limit is {MAX_EXPR_DEPTH} (a chain of N operators is N levels)"),
+                )
+                .with_help("split the expression into `let`s"),
+            );
+        }
+        Some(expr)
+    }
+
+    fn number(&mut self, pair: &Pair<'_, Rule>) -> f64 {
+        let span = self.span(&pair);
+        match pair.as_str().parse::<f64>() {
+            Ok(v) if v.is_finite() => v,
+            _ => {
+                self.errors.push(
+                    Diagnostic::new(
+                        Code::E0102,
+                        span,
+                        format!("number `{}` is out of range", pair.as_str()),
+                    )
+                    .with_help("numbers must be finite 64-bit floating-point values"),
+                );
+                0.0
+            }
+        }
+    }
+
+    fn string(&mut self, pair: Pair<'_, Rule>) -> StrLit {
+        let span = self.span(&pair);
+        let Some(inner) = pair.into_inner().next() else {
+            return StrLit {
+                value: String::new(),
+                raw: false,
+                span,
+            };
+        };
+        let raw = inner.as_rule() == Rule::raw_string;
+        let body = inner.into_inner().next();
+        let text = body.as_ref().map_or("", |b| b.as_str());
+        let body_start = body.as_ref().map_or(span.start, |b| b.as_span().start());
+        let value = if raw {
+            text.to_string()
+        } else {
+            self.unescape(text, body_start)
+        };
+        StrLit { value, raw, span }
+    }
+
+    fn unescape(&mut self, text: &str, offset: usize) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let Some((_, e)) = chars.next() else { break };
+            match e {
+                '\\' => out.push('\\'),
+                '"' => out.push('"'),
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'r' => out.push('\r'),
+                '0' => out.push('\0'),
+                'u' => {
+                    let rest = &text[i + 2..];
+                    let parsed = rest
+                        .strip_prefix('{')
+                        .and_then(|r| r.find('}').map(|end| &r[..end]))
+                        .and_then(|hex| {
+                            u32::from_str_radix(hex, 16)
+                                .ok()
+                                .and_then(char::from_u32)
+                                .map(|ch| (ch, hex.len() + 2))
+                        });
+                    match parsed {
+                        Some((ch, len)) => {
+                            out.push(ch);
+                            for _ in 0..len {
+                                chars.next();
+                            }
+                        }
+                        None => self.bad_escape(offset + i, 2, "\\u"),
+                    }
+                }
+                other => self.bad_escape(offset + i, 1 + other.len_utf8(), &format!("\\{other}")),
+            }
+        }
+        out
+    }
+
+    fn bad_escape(&mut self, at: usize, len: usize, text: &str) {
+        self.errors.push(
+            Diagnostic::new(
+                Code::E0101,
+                Span::new(at, at + len),
+                format!("invalid escape `{text}` in a string"),
+            )
+            .with_help(r#"valid escapes are \\ \" \n \t \r \0 \u{HEX}; for regexes a raw string r"..." needs none"#),
+        );
+    }
+
+    fn expr(&mut self, pair: Pair<'_, Rule>) -> Option<Built> {
+        let span = self.span(&pair);
+        match pair.as_rule() {
+            Rule::expr | Rule::and_expr => {
+                let is_or = pair.as_rule() == Rule::expr;
+                let mut items = Vec::new();
+                let mut depth = 0;
+                for p in pair.into_inner() {
+                    if matches!(p.as_rule(), Rule::kw_or | Rule::kw_and) {
+                        continue;
+                    }
+                    let (e, d) = self.expr(p)?;
+                    depth = depth.max(d);
+                    items.push(e);
+                }
+                if items.len() == 1 {
+                    return items.pop().map(|e| (e, depth));
+                }
+                let kind = if is_or {
+                    ExprKind::Or(items)
+                } else {
+                    ExprKind::And(items)
+                };
+                Some(mk(kind, span, depth + 1))
+            }
+            Rule::not_expr => {
+                let parts: Vec<_> = pair.into_inner().collect();
+                let nots: Vec<Span> = parts
+                    .iter()
+                    .filter(|p| p.as_rule() == Rule::kw_not)
+                    .map(|p| Span::from(p.as_span()))
+                    .collect();
+                let last = parts.into_iter().last()?;
+                let (mut e, mut depth) = self.expr(last)?;
+                for not_span in nots.into_iter().rev() {
+                    let s = not_span.to(e.span);
+                    depth += 1;
+                    e = Expr {
+                        kind: ExprKind::Not(Box::new(e)),
+                        span: s,
+                    };
+                }
+                Some((e, depth))
+            }
+            Rule::unary => {
+                let parts: Vec<_> = pair.into_inner().collect();
+                let negs: Vec<Span> = parts
+                    .iter()
+                    .filter(|p| p.as_rule() == Rule::neg)
+                    .map(|p| Span::from(p.as_span()))
+                    .collect();
+                let last = parts.into_iter().last()?;
+                let (mut e, mut depth) = self.expr(last)?;
+                for neg_span in negs.into_iter().rev() {
+                    let s = neg_span.to(e.span);
+                    depth += 1;
+                    e = Expr {
+                        kind: ExprKind::Neg(Box::new(e)),
+                        span: s,
+                    };
+                }
+                Some((e, depth))
+            }
+            Rule::cmp_expr | Rule::sum | Rule::product => {
+                let mut inner = pair.into_inner();
+                let (mut lhs, mut depth) = self.expr(inner.next()?)?;
+                while let Some(op) = inner.next() {
+                    let op = binary_op(op.as_str());
+                    let (rhs, d) = self.expr(inner.next()?)?;
+                    depth = depth.max(d) + 1;
+                    let s = lhs.span.to(rhs.span);
+                    lhs = Expr {
+                        kind: ExprKind::Binary {
+                            op,
+                            lhs: Box::new(lhs),
+                            rhs: Box::new(rhs),
+                        },
+                        span: s,
+                    };
+                }
+                Some((lhs, depth))
+            }
+            Rule::paren => {
+                let (e, d) = self.expr(pair.into_inner().next()?)?;
+                Some(mk(ExprKind::Paren(Box::new(e)), span, d + 1))
+            }
+            Rule::if_expr => {
+                let mut inner = pair.into_inner().filter(|p| {
+                    !matches!(p.as_rule(), Rule::kw_if | Rule::kw_then | Rule::kw_else)
+                });
+                let (c, d1) = self.expr(inner.next()?)?;
+                let (t, d2) = self.expr(inner.next()?)?;
+                let (o, d3) = self.expr(inner.next()?)?;
+                Some(mk(
+                    ExprKind::If {
+                        cond: Box::new(c),
+                        then: Box::new(t),
+                        otherwise: Box::new(o),
+                    },
+                    span,
+                    d1.max(d2).max(d3) + 1,
+                ))
+            }
+            Rule::call => {
+                let mut inner = pair.into_inner();
+                let name = match inner.next()?.into_inner().next()?.as_rule() {
+                    Rule::kw_min => CallName::Min,
+                    _ => CallName::Max,
+                };
+                let mut args = Vec::new();
+                let mut depth = 0;
+                for p in inner {
+                    let (e, d) = self.expr(p)?;
+                    depth = depth.max(d);
+                    args.push(e);
+                }
+                Some(mk(ExprKind::Call { name, args }, span, depth + 1))
+            }
+            Rule::hits_call => {
+                let mut inner = pair.into_inner();
+                inner.next()?;
+                let subject = subject(inner.next()?);
+                let (set, d) = self.expr(inner.next()?)?;
+                Some(mk(
+                    ExprKind::Hits {
+                        subject,
+                        set: Box::new(set),
+                    },
+                    span,
+                    d + 1,
+                ))
+            }
+            Rule::top_mask => {
+                let mut inner = pair.into_inner().filter(|p| {
+                    !matches!(p.as_rule(), Rule::kw_top | Rule::kw_by | Rule::kw_score | Rule::kw_above)
+                });
+                let k_pair = inner.next()?;
+                let k_span = Span::from(k_pair.as_span());
+                let k = k_pair.as_str().parse::<u64>().unwrap_or(u64::MAX);
+                let mut depth = 0;
+                let above = match inner.next() {
+                    Some(p) => {
+                        let (e, d) = self.expr(p)?;
+                        depth = d;
+                        Some(Box::new(e))
+                    }
+                    None => None,
+                };
+                Some(mk(ExprKind::Top { k, k_span, above }, span, depth + 1))
+            }
+            Rule::has_pred | Rule::matches_pred => {
+                let is_has = pair.as_rule() == Rule::has_pred;
+                let mut inner = pair.into_inner();
+                let subject = subject(inner.next()?);
+                inner.next()?;
+                let (operand, d) = self.expr(inner.next()?)?;
+                let kind = if is_has {
+                    ExprKind::Has {
+                        subject,
+                        set: Box::new(operand),
+                    }
+                } else {
+                    ExprKind::Matches {
+                        subject,
+                        pattern: Box::new(operand),
+                    }
+                };
+                Some(mk(kind, span, d + 1))
+            }
+            Rule::meta_is | Rule::meta_in => {
+                let list = pair.as_rule() == Rule::meta_in;
+                let mut inner = pair.into_inner();
+                let field = match inner.next()?.into_inner().next()?.as_rule() {
+                    Rule::kw_qtype => MetaField::Qtype,
+                    _ => MetaField::Domain,
+                };
+                inner.next()?;
+                let values = inner.map(|v| self.value(v)).collect::<Option<Vec<_>>>()?;
+                Some(mk(
+                    ExprKind::MetaIs {
+                        field,
+                        values,
+                        list,
+                    },
+                    span,
+                    1,
+                ))
+            }
+            Rule::word_count => {
+                let s = subject(pair.into_inner().next()?);
+                Some(mk(ExprKind::WordCount(s), span, 1))
+            }
+            Rule::preview_ref => {
+                let mut inner = pair.into_inner();
+                inner.next()?;
+                let structure = ident(inner.next()?);
+                let feature = ident(inner.next()?);
+                Some(mk(ExprKind::Preview { structure, feature }, span, 1))
+            }
+            Rule::size_ref => Some(mk(ExprKind::Size, span, 1)),
+            Rule::words_lit => {
+                let words = pair
+                    .into_inner()
+                    .filter(|p| p.as_rule() == Rule::string)
+                    .map(|p| self.string(p))
+                    .collect();
+                Some(mk(ExprKind::Words(words), span, 1))
+            }
+            Rule::pattern_lit => {
+                let s = pair.into_inner().find(|p| p.as_rule() == Rule::string)?;
+                let lit = self.string(s);
+                Some(mk(ExprKind::Pattern(lit), span, 1))
+            }
+            Rule::mask_lit => {
+                let items = pair.into_inner().map(ident).collect();
+                Some(mk(ExprKind::Mask(items), span, 1))
+            }
+            Rule::all_lit => Some(mk(ExprKind::All, span, 1)),
+            Rule::bool_lit => {
+                let v = pair.into_inner().next()?.as_rule() == Rule::kw_true;
+                Some(mk(ExprKind::Bool(v), span, 1))
+            }
+            Rule::number => {
+                let v = self.number(&pair);
+                Some(mk(ExprKind::Number(v), span, 1))
+            }
+            Rule::std_ref => {
+                let mut inner = pair.into_inner();
+                inner.next()?;
+                Some(mk(ExprKind::Std(ident(inner.next()?)), span, 1))
+            }
+            Rule::name_ref => {
+                let w = pair.into_inner().next()?;
+                Some(mk(ExprKind::Name(ident(w)), span, 1))
+            }
+            _ => None,
+        }
+    }
+
+    /// A metadata value: a bare word or a string (the formatter writes a bare
+    /// word where it can, so the two spellings are the same value).
+    fn value(&mut self, pair: Pair<'_, Rule>) -> Option<StrLit> {
+        let inner = pair.into_inner().next()?;
+        Some(if inner.as_rule() == Rule::string {
+            self.string(inner)
+        } else {
+            StrLit {
+                value: inner.as_str().to_string(),
+                raw: false,
+                span: Span::from(inner.as_span()),
+            }
+        })
+    }
+}
+
+fn ident(pair: Pair<'_, Rule>) -> Ident {
+    Ident {
+        name: pair.as_str().to_string(),
+        span: Span::from(pair.as_span()),
+    }
+}
+
+fn subject(pair: Pair<'_, Rule>) -> Subject {
+    match pair.into_inner().next().map(|p| p.as_rule()) {
+        Some(Rule::kw_task) => Subject::Task,
+        _ => Subject::Query,
+    }
+}
+
+fn binary_op(s: &str) -> BinaryOp {
+    match s {
+        "+" => BinaryOp::Add,
+        "-" => BinaryOp::Sub,
+        "*" => BinaryOp::Mul,
+        "/" => BinaryOp::Div,
+        "<" => BinaryOp::Lt,
+        "<=" => BinaryOp::Le,
+        ">" => BinaryOp::Gt,
+        ">=" => BinaryOp::Ge,
+        "==" => BinaryOp::Eq,
+        _ => BinaryOp::Ne,
+    }
+}
