@@ -22,7 +22,7 @@ mod parser;
 pub mod span;
 
 pub use ast::File;
-pub use diagnostic::{Code, Diagnostic, Severity};
+pub use diagnostic::{did_you_mean, Code, Diagnostic, Severity};
 pub use format::{format_file, format_source, is_identifier, RESERVED};
 pub use parser::{parse, parse_bytes, MAX_EXPR_DEPTH, MAX_NESTING, MAX_SOURCE_BYTES};
 pub use span::Span;

@@ -1,0 +1,509 @@
+//! The checker: from a syntax tree to a [`Program`], with diagnostics.
+//!
+//! It resolves names (structures, `let`s, `std` cue sets), checks types
+//! (boolean, number, keyword set, pattern, mask), orders `let`s and rejects
+//! cycles, enforces the limits, proves that the result can never be empty and
+//! emits the warnings. See docs/ERRORS.md for every diagnostic.
+
+mod lints;
+mod lower;
+
+use crate::ir::{Features, MaskExpr, Program};
+use crate::mask::{Mask, Structure};
+use mesa_grammar::ast::{Expr, File, HeaderKind, Ident, StatementKind};
+use mesa_grammar::{did_you_mean, Code, Diagnostic, Span};
+use petgraph::graph::DiGraph;
+use std::collections::HashMap;
+
+pub(crate) use lower::Value;
+
+/// Most rules in one policy.
+pub const MAX_RULES: usize = 1000;
+/// Most `let`s in one file.
+pub const MAX_LETS: usize = 1000;
+/// Most keywords over all of a policy's sets.
+pub const MAX_KEYWORDS: usize = 10_000;
+/// Longest keyword, in bytes.
+pub const MAX_KEYWORD_BYTES: usize = 256;
+/// Largest expression, in nodes, after `let`s are expanded.
+pub const MAX_EXPR_NODES: usize = 10_000;
+/// Deepest expression after `let`s are expanded.
+pub const MAX_EXPR_DEPTH: usize = 512;
+
+/// The outcome of checking: the program when there is no error, and every
+/// diagnostic (errors and warnings) in source order.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The checked program, present exactly when there are no errors.
+    pub program: Option<Program>,
+    /// Errors and warnings, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Checked {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    fn failed(diagnostics: Vec<Diagnostic>) -> Checked {
+        Checked {
+            program: None,
+            diagnostics,
+        }
+    }
+}
+
+/// Checks raw file contents (which must be UTF-8).
+pub fn check_bytes(bytes: &[u8]) -> Checked {
+    match std::str::from_utf8(bytes) {
+        Ok(source) => check(source),
+        Err(_) => match mesa_grammar::parse_bytes(bytes) {
+            Err(d) => Checked::failed(d),
+            Ok(_) => Checked::failed(Vec::new()),
+        },
+    }
+}
+
+/// Parses and checks a policy or module source.
+pub fn check(source: &str) -> Checked {
+    match mesa_grammar::parse(source) {
+        Ok(file) => check_file(&file, source),
+        Err(diagnostics) => Checked::failed(diagnostics),
+    }
+}
+
+/// Checks a parsed file; `source` is the text it was parsed from.
+pub fn check_file(file: &File, source: &str) -> Checked {
+    let mut checker = Checker::new(source);
+    let program = checker.run(file);
+    let mut diagnostics = checker.diags;
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    Checked {
+        program: if has_errors { None } else { program },
+        diagnostics,
+    }
+}
+
+/// A `let` declaration and what lowering made of it.
+struct LetDecl<'f> {
+    name: &'f Ident,
+    value: &'f Expr,
+    lowered: Option<Value>,
+    used: bool,
+}
+
+/// The statements of a file, sorted by kind.
+#[derive(Default)]
+struct Decls<'f> {
+    header: Option<(HeaderKind, String)>,
+    uses: Vec<&'f Ident>,
+    scores: Vec<(&'f Ident, &'f Expr)>,
+    rules: Vec<&'f mesa_grammar::ast::Statement>,
+    default: Option<&'f Expr>,
+    fallback: Option<&'f Expr>,
+    budget: Option<(f64, Span)>,
+}
+
+pub(crate) struct Checker<'f> {
+    source: &'f str,
+    pub(crate) diags: Vec<Diagnostic>,
+    lets: Vec<LetDecl<'f>>,
+    let_index: HashMap<&'f str, usize>,
+    uses_std: bool,
+    std_used: bool,
+    keyword_sets: Vec<crate::ir::KeywordSet>,
+    patterns: Vec<crate::ir::PatternDef>,
+    std_ids: HashMap<String, Value>,
+    total_keywords: usize,
+    /// Checking a standard module: the standard library is not consulted.
+    module_mode: bool,
+}
+
+impl<'f> Checker<'f> {
+    fn new(source: &'f str) -> Self {
+        Checker {
+            source,
+            diags: Vec::new(),
+            lets: Vec::new(),
+            let_index: HashMap::new(),
+            uses_std: false,
+            std_used: false,
+            keyword_sets: Vec::new(),
+            patterns: Vec::new(),
+            std_ids: HashMap::new(),
+            total_keywords: 0,
+            module_mode: false,
+        }
+    }
+
+    fn error(&mut self, code: Code, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+        self.diags.push(Diagnostic::new(code, span, message));
+        let last = self.diags.len() - 1;
+        &mut self.diags[last]
+    }
+
+    fn help(&mut self, code: Code, span: Span, message: impl Into<String>, help: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::new(code, span, message).with_help(help));
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        mesa_grammar::span::line_column(self.source, offset).0
+    }
+
+    fn text(&self, span: Span) -> String {
+        let raw = self.source.get(span.start..span.end).unwrap_or("");
+        raw.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Sorts the statements and reports misplaced, duplicate or missing ones.
+    fn collect(&mut self, file: &'f File) -> Decls<'f> {
+        let mut d = Decls::default();
+        let Some(first) = file.statements.first() else {
+            self.help(
+                Code::E0103,
+                Span::new(0, 0),
+                "the file has no statements",
+                "a policy starts with `policy \"name\"`, then declares `default {S, T}` and its rules",
+            );
+            return d;
+        };
+        if !matches!(first.kind, StatementKind::Header { .. }) {
+            self.help(
+                Code::E0103,
+                Span::new(first.span.start, first.span.start),
+                "missing header: the first statement must be `policy \"name\"`",
+                "add a line such as `policy \"my-policy\"` at the top",
+            );
+        }
+        let is_module = matches!(
+            first.kind,
+            StatementKind::Header {
+                kind: HeaderKind::Module,
+                ..
+            }
+        );
+        let mut rule_names: HashMap<&str, Span> = HashMap::new();
+        for (i, stmt) in file.statements.iter().enumerate() {
+            if is_module
+                && !matches!(
+                    stmt.kind,
+                    StatementKind::Header { .. } | StatementKind::Let { .. } | StatementKind::Use { .. }
+                )
+            {
+                self.help(
+                    Code::E0106,
+                    stmt.span,
+                    "a module may only contain `let`s",
+                    "move rules, scores, default, fallback and budget into a policy file",
+                );
+                continue;
+            }
+            match &stmt.kind {
+                StatementKind::Header { kind, name } => {
+                    if i > 0 {
+                        let code = if d.header.is_some() { Code::E0104 } else { Code::E0103 };
+                        self.help(code, stmt.span, "the header must be the first statement, once", "remove this line or move it to the top");
+                    } else {
+                        d.header = Some((*kind, name.value.clone()));
+                    }
+                }
+                StatementKind::Use { module } => {
+                    if module.name != "std" {
+                        let hint = match did_you_mean(&module.name, ["std"]) {
+                            Some(s) => format!("did you mean `{s}`? the only module is `std`"),
+                            None => "the only module is `std`".into(),
+                        };
+                        self.help(Code::E0210, module.span, format!("unknown module `{}`", module.name), hint);
+                    } else if self.uses_std {
+                        self.help(Code::W0109, stmt.span, "`use std` is given twice", "remove the second one");
+                    } else {
+                        self.uses_std = true;
+                        d.uses.push(module);
+                    }
+                }
+                StatementKind::Let { name, value } => {
+                    if mesa_grammar::RESERVED.contains(&name.name.as_str()) {
+                        self.help(Code::E0208, name.span, format!("`{}` is a reserved word and cannot name a `let`", name.name), format!("rename it, e.g. `{}_set`", name.name));
+                        continue;
+                    }
+                    if let Some(&prev) = self.let_index.get(name.name.as_str()) {
+                        let prev_span = self.lets[prev].name.span;
+                        self.error(Code::E0205, name.span, format!("`{}` is defined twice", name.name))
+                            .labels
+                            .push(mesa_grammar::diagnostic::Label { span: prev_span, message: "first defined here".into() });
+                        if let Some(last) = self.diags.last_mut() {
+                            last.help = Some("rename one of them".into());
+                        }
+                        continue;
+                    }
+                    if self.lets.len() == MAX_LETS {
+                        self.help(Code::E0505, name.span, format!("more than {MAX_LETS} `let`s"), "merge keyword sets or split the policy");
+                    }
+                    self.let_index.insert(&name.name, self.lets.len());
+                    self.lets.push(LetDecl { name, value, lowered: None, used: false });
+                }
+                StatementKind::Score { structure, value } => d.scores.push((structure, value)),
+                StatementKind::Rule { name, .. } => {
+                    if let Some(prev) = rule_names.insert(&name.name, name.span) {
+                        self.error(Code::E0206, name.span, format!("rule name `{}` is used twice", name.name))
+                            .labels
+                            .push(mesa_grammar::diagnostic::Label { span: prev, message: "first used here".into() });
+                        if let Some(last) = self.diags.last_mut() {
+                            last.help = Some("rule names appear in traces; give each rule its own".into());
+                        }
+                    }
+                    if d.rules.len() == MAX_RULES {
+                        self.help(Code::E0500, stmt.span, format!("more than {MAX_RULES} rules"), "merge rules that share an action");
+                    }
+                    d.rules.push(stmt);
+                }
+                StatementKind::Default(e) => self.once(&mut d.default, e, stmt.span, "default"),
+                StatementKind::Fallback(e) => self.once(&mut d.fallback, e, stmt.span, "fallback"),
+                StatementKind::Budget { amount, amount_span } => {
+                    if d.budget.is_some() {
+                        self.help(Code::E0104, stmt.span, "`budget` is given twice", "keep one budget");
+                    } else {
+                        d.budget = Some((*amount, *amount_span));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !is_module && d.default.is_none() && d.header.is_some() {
+            self.help(
+                Code::E0105,
+                Span::new(first.span.start, first.span.end),
+                "the policy has no `default` mask",
+                "add a line such as `default {S, T, V}`: the mask rules start from",
+            );
+        }
+        d
+    }
+
+    fn once(&mut self, slot: &mut Option<&'f Expr>, e: &'f Expr, span: Span, what: &str) {
+        if slot.is_some() {
+            self.help(Code::E0104, span, format!("`{what}` is given twice"), format!("keep one `{what}`"));
+        } else {
+            *slot = Some(e);
+        }
+    }
+
+    /// Orders the `let`s so each comes after the ones it uses; reports cycles.
+    fn let_order(&mut self) -> Vec<usize> {
+        let mut graph = DiGraph::<usize, ()>::new();
+        let nodes: Vec<_> = (0..self.lets.len()).map(|i| graph.add_node(i)).collect();
+        for (i, decl) in self.lets.iter().enumerate() {
+            let mut names = Vec::new();
+            lower::referenced_names(decl.value, &mut names);
+            for name in names {
+                if let Some(&j) = self.let_index.get(name) {
+                    // Edge j -> i: j must be lowered before i.
+                    graph.add_edge(nodes[j], nodes[i], ());
+                }
+            }
+        }
+        let mut order = Vec::with_capacity(self.lets.len());
+        for scc in petgraph::algo::tarjan_scc(&graph) {
+            let cyclic = scc.len() > 1 || graph.contains_edge(scc[0], scc[0]);
+            if cyclic {
+                let mut members: Vec<usize> = scc.iter().map(|n| graph[*n]).collect();
+                members.sort_unstable();
+                let names: Vec<String> = members.iter().map(|&m| format!("`{}`", self.lets[m].name.name)).collect();
+                let first = self.lets[members[0]].name.span;
+                let mut diag = Diagnostic::new(
+                    Code::E0207,
+                    first,
+                    format!("`let` cycle: {} refer to each other", names.join(", ")),
+                )
+                .with_help("a `let` may only use `let`s that do not use it back; break the cycle");
+                for &m in &members[1..] {
+                    diag = diag.with_label(self.lets[m].name.span, "part of the cycle");
+                }
+                self.diags.push(diag);
+                for m in members {
+                    self.lets[m].lowered = Some(Value::Error);
+                }
+            } else {
+                order.push(graph[scc[0]]);
+            }
+        }
+        // tarjan_scc yields components in reverse topological order.
+        order.reverse();
+        order
+    }
+
+    fn run(&mut self, file: &'f File) -> Option<Program> {
+        let decls = self.collect(file);
+        for i in self.let_order() {
+            let decl_value = self.lets[i].value;
+            let name = self.lets[i].name.name.clone();
+            let value = self.lower_top(decl_value, Some(&name));
+            self.lets[i].lowered = Some(value);
+        }
+        let (kind, name) = decls.header.clone()?;
+        if kind == HeaderKind::Module {
+            self.check_module_exports();
+            return None;
+        }
+        let mut scores: [Option<crate::ir::NumExpr>; 5] = Default::default();
+        let mut score_spans: [Option<Span>; 5] = [None; 5];
+        for (structure, value) in &decls.scores {
+            let s = self.structure(structure);
+            let lowered = self.lower_num(value);
+            if let Some(s) = s {
+                if let Some(prev) = score_spans[s.index()] {
+                    let mut d = Diagnostic::new(Code::E0209, structure.span, format!("structure {} is scored twice", s.letter()))
+                        .with_help("keep one `score` line per structure");
+                    d = d.with_label(prev, "first scored here");
+                    self.diags.push(d);
+                } else {
+                    score_spans[s.index()] = Some(structure.span);
+                    scores[s.index()] = lowered;
+                }
+            }
+        }
+        let default = decls.default.and_then(|e| self.fixed_mask(e, "default"));
+        let fallback_decl = decls.fallback.and_then(|e| self.fixed_mask(e, "fallback"));
+        if let (Some(fb), Some(e)) = (fallback_decl, decls.fallback) {
+            if fb.is_empty() {
+                self.help(Code::E0401, e.span, "the fallback mask is empty", "the fallback is what an empty result becomes; name at least one structure");
+            }
+        }
+        let budget = decls.budget.and_then(|(amount, span)| {
+            if amount > 0.0 {
+                Some(amount)
+            } else {
+                self.help(Code::E0305, span, "the budget must be more than 0 tokens", "remove the budget or give a positive number of tokens");
+                None
+            }
+        });
+        let mut rules = Vec::new();
+        for stmt in &decls.rules {
+            if let StatementKind::Rule { name, when, action, mask, .. } = &stmt.kind {
+                let cond = match when {
+                    Some(c) => self.lower_bool(c),
+                    None => Some(crate::ir::BoolExpr::Const(true)),
+                };
+                let mask_expr = self.lower_mask(mask);
+                if let (Some(cond), Some(mask_expr)) = (cond, mask_expr) {
+                    rules.push(crate::ir::Rule {
+                        name: name.name.clone(),
+                        line: self.line_of(stmt.span.start),
+                        span: stmt.span,
+                        cond,
+                        action: *action,
+                        mask: mask_expr,
+                        cond_text: when.as_ref().map_or_else(|| "always".to_string(), |c| self.text(c.span)),
+                        mask_text: self.text(mask.span),
+                    });
+                }
+            }
+        }
+        self.report_unused(&decls);
+        if self.diags.iter().any(Diagnostic::is_error) {
+            return None;
+        }
+        let default = default?;
+        let mut program = Program {
+            name,
+            kind,
+            keyword_sets: std::mem::take(&mut self.keyword_sets),
+            patterns: std::mem::take(&mut self.patterns),
+            scores,
+            rules,
+            default,
+            fallback: fallback_decl.unwrap_or(default),
+            budget,
+            features: Features::default(),
+        };
+        lints::check_rules(self, &program, &decls.rules, fallback_decl.is_some(), decls.default.map(|e| e.span));
+        if let (Some(fb), Some(e)) = (fallback_decl, decls.fallback) {
+            if fb == default {
+                self.help(Code::W0106, e.span, "the fallback repeats the default", "remove the `fallback` line: the default is the fallback when none is given");
+            }
+        }
+        crate::features::finish(&mut program);
+        Some(program)
+    }
+
+    /// A mask that must be known when the policy is checked.
+    fn fixed_mask(&mut self, e: &Expr, what: &str) -> Option<Mask> {
+        match self.lower_mask(e)? {
+            MaskExpr::Const(m) => Some(m),
+            MaskExpr::Top { .. } => {
+                self.help(Code::E0306, e.span, format!("the {what} must be a fixed mask"), "write a set such as {S, T} or `all`; `top` can only be used in rules");
+                None
+            }
+        }
+    }
+
+    fn structure(&mut self, ident: &Ident) -> Option<Structure> {
+        let s = Structure::from_name(&ident.name);
+        if s.is_none() {
+            let help = match did_you_mean(&ident.name, Structure::spellings()) {
+                Some(s) => format!("did you mean `{s}`? structures are S, T, G, V, R (summary, temporal, graph, vector, raw)"),
+                None => "structures are S, T, G, V, R (summary, temporal, graph, vector, raw)".into(),
+            };
+            self.help(Code::E0203, ident.span, format!("unknown structure `{}`", ident.name), help);
+        }
+        s
+    }
+
+    fn check_module_exports(&mut self) {
+        for i in 0..self.lets.len() {
+            if !matches!(self.lets[i].lowered, Some(Value::Set(_)) | Some(Value::Pattern(_)) | Some(Value::Error)) {
+                let span = self.lets[i].name.span;
+                self.help(Code::E0106, span, "a module `let` must be a keyword set or a pattern", "modules export cue sets; keep numbers, conditions and masks in policies");
+            }
+        }
+    }
+
+    fn report_unused(&mut self, decls: &Decls<'f>) {
+        for i in 0..self.lets.len() {
+            if !self.lets[i].used && !self.lets[i].name.name.starts_with('_') {
+                let name = self.lets[i].name;
+                self.help(Code::W0103, name.span, format!("`{}` is never used", name.name), "remove it, or use it in a rule; names starting with `_` are not reported");
+            }
+        }
+        if self.uses_std && !self.std_used {
+            if let Some(u) = decls.uses.first() {
+                self.help(Code::W0109, u.span, "`use std` is never used", "remove it, or refer to a standard set such as `std.causal`");
+            }
+        }
+    }
+
+    /// The exported keyword sets and patterns of a checked module, by name.
+    pub(crate) fn into_exports(self) -> Vec<(String, Export)> {
+        let mut out = Vec::new();
+        for decl in &self.lets {
+            match decl.lowered {
+                Some(Value::Set(id)) => out.push((decl.name.name.clone(), Export::Set(self.keyword_sets[id].clone()))),
+                Some(Value::Pattern(id)) => out.push((decl.name.name.clone(), Export::Pattern(self.patterns[id].clone()))),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// What a module exports under one name.
+#[derive(Debug, Clone)]
+pub(crate) enum Export {
+    Set(crate::ir::KeywordSet),
+    Pattern(crate::ir::PatternDef),
+}
+
+/// Checks a module and returns its exports, or its diagnostics.
+pub(crate) fn check_module(source: &str) -> Result<Vec<(String, Export)>, Vec<Diagnostic>> {
+    let file = mesa_grammar::parse(source)?;
+    let mut checker = Checker::new(source);
+    checker.module_mode = true;
+    let _ = checker.run(&file);
+    if checker.diags.iter().any(Diagnostic::is_error) {
+        return Err(checker.diags);
+    }
+    Ok(checker.into_exports())
+}

@@ -1,0 +1,216 @@
+//! The checked decision program: what a policy means, with names resolved,
+//! `let`s inlined and every cue set and pattern numbered.
+//!
+//! The interpreter ([`crate::interp`]) evaluates this form; it is the
+//! reference semantics that every other backend must agree with.
+
+use crate::mask::{Mask, Structure};
+use mesa_grammar::ast::{ActionKind, HeaderKind, MetaField, Subject};
+use mesa_grammar::Span;
+use serde::Serialize;
+
+/// A preview feature of one structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Feature {
+    /// Evidence tokens the structure would add.
+    Tokens = 0,
+    /// Best normalized retrieval score.
+    Top = 1,
+    /// Number of hits.
+    Hits = 2,
+}
+
+impl Feature {
+    /// All three, in order.
+    pub const ALL: [Feature; 3] = [Feature::Tokens, Feature::Top, Feature::Hits];
+
+    /// The feature's name as written after `preview.K.`.
+    pub fn name(self) -> &'static str {
+        ["tokens", "top", "hits"][self as usize]
+    }
+
+    /// Reads a feature name.
+    pub fn from_name(name: &str) -> Option<Feature> {
+        Feature::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// A numeric expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NumExpr {
+    /// A constant.
+    Const(f64),
+    /// `preview.K.feature` (0 when the host does not supply it).
+    Preview(Structure, Feature),
+    /// `query.words` / `task.words`.
+    WordCount(Subject),
+    /// `hits(subject, set)`: distinct keywords of the set found.
+    Hits(Subject, usize),
+    /// `size`: structures in the current mask.
+    Size,
+    /// `-x`.
+    Neg(Box<NumExpr>),
+    /// `a + b`.
+    Add(Box<NumExpr>, Box<NumExpr>),
+    /// `a - b`.
+    Sub(Box<NumExpr>, Box<NumExpr>),
+    /// `a * b`.
+    Mul(Box<NumExpr>, Box<NumExpr>),
+    /// `a / b`, 0 when `b` is 0.
+    Div(Box<NumExpr>, Box<NumExpr>),
+    /// `min(a, b, ...)`.
+    Min(Vec<NumExpr>),
+    /// `max(a, b, ...)`.
+    Max(Vec<NumExpr>),
+    /// `if c then a else b`.
+    If(Box<BoolExpr>, Box<NumExpr>, Box<NumExpr>),
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+impl CmpOp {
+    /// Applies the comparison with IEEE semantics (any NaN: false, except `!=`).
+    pub fn apply(self, a: f64, b: f64) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+}
+
+/// A boolean expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BoolExpr {
+    /// A constant.
+    Const(bool),
+    /// `subject has set`.
+    Has(Subject, usize),
+    /// `subject matches pattern`.
+    Matches(Subject, usize),
+    /// `domain in [...]` / `qtype in [...]`: ASCII case-insensitive equality
+    /// with one of the values; false when the field is absent.
+    MetaIn(MetaField, Vec<String>),
+    /// A numeric comparison.
+    Cmp(CmpOp, Box<NumExpr>, Box<NumExpr>),
+    /// All hold (evaluated left to right, stopping at the first false).
+    And(Vec<BoolExpr>),
+    /// One holds (evaluated left to right, stopping at the first true).
+    Or(Vec<BoolExpr>),
+    /// Negation.
+    Not(Box<BoolExpr>),
+    /// `if c then a else b` over booleans.
+    If(Box<BoolExpr>, Box<BoolExpr>, Box<BoolExpr>),
+}
+
+/// A mask-valued expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MaskExpr {
+    /// A fixed mask.
+    Const(Mask),
+    /// `top k by score [above x]`.
+    Top {
+        /// At most this many structures (1..=5).
+        k: u8,
+        /// Only scores strictly above this count.
+        above: Option<Box<NumExpr>>,
+    },
+}
+
+/// A keyword set, normalized.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeywordSet {
+    /// How the policy names it (`failing`, `std.causal`, or `words@3:12`).
+    pub name: String,
+    /// Lower-cased keywords with single spaces, without duplicates.
+    pub keywords: Vec<String>,
+}
+
+/// A pattern.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PatternDef {
+    /// How the policy names it.
+    pub name: String,
+    /// The regex as written.
+    pub source: String,
+}
+
+/// One rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Its name.
+    pub name: String,
+    /// Its 1-based line in the policy's source.
+    pub line: usize,
+    /// Its span in the source.
+    pub span: Span,
+    /// Its condition (`Const(true)` when it has none).
+    pub cond: BoolExpr,
+    /// What it does.
+    pub action: ActionKind,
+    /// The mask the action uses.
+    pub mask: MaskExpr,
+    /// The condition as written (for explanations).
+    pub cond_text: String,
+    /// The mask as written.
+    pub mask_text: String,
+}
+
+/// What a program needs from its host, so a host computes only that.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Features {
+    /// The query text is read.
+    pub query: bool,
+    /// The task text is read.
+    pub task: bool,
+    /// The domain is read.
+    pub domain: bool,
+    /// The question type is read.
+    pub qtype: bool,
+    /// Preview features read, as `"R.tokens"`, in structure then feature order.
+    pub previews: Vec<String>,
+}
+
+/// A checked policy (or module).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    /// The name from the header.
+    pub name: String,
+    /// Policy or module.
+    pub kind: HeaderKind,
+    /// Every keyword set, numbered by position.
+    pub keyword_sets: Vec<KeywordSet>,
+    /// Every pattern, numbered by position.
+    pub patterns: Vec<PatternDef>,
+    /// Per-structure score (`None`: the structure's `preview.K.top`).
+    pub scores: [Option<NumExpr>; 5],
+    /// Rules in order.
+    pub rules: Vec<Rule>,
+    /// The starting mask.
+    pub default: Mask,
+    /// The mask used when the result would be empty (the default unless declared).
+    pub fallback: Mask,
+    /// Token budget, if any.
+    pub budget: Option<f64>,
+    /// What the host must supply.
+    pub features: Features,
+}

@@ -1,0 +1,168 @@
+//! Structures and masks: which of the five memory structures a policy reads.
+
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// One of the five memory structures, in their fixed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Structure {
+    /// S: the episode summary.
+    Summary = 0,
+    /// T: the turn-indexed temporal store.
+    Temporal = 1,
+    /// G: the knowledge graph.
+    Graph = 2,
+    /// V: the vector index.
+    Vector = 3,
+    /// R: raw episodic windows.
+    Raw = 4,
+}
+
+impl Structure {
+    /// All five, in mask-bit order.
+    pub const ALL: [Structure; 5] = [
+        Structure::Summary,
+        Structure::Temporal,
+        Structure::Graph,
+        Structure::Vector,
+        Structure::Raw,
+    ];
+
+    /// Bit index in a mask (0..5).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The one-letter name (`S T G V R`).
+    pub fn letter(self) -> char {
+        ['S', 'T', 'G', 'V', 'R'][self.index()]
+    }
+
+    /// The long name (`summary temporal graph vector raw`).
+    pub fn long_name(self) -> &'static str {
+        ["summary", "temporal", "graph", "vector", "raw"][self.index()]
+    }
+
+    /// Reads a letter or long name, ASCII case-insensitively for long names.
+    /// Letters must be upper case (`S`, not `s`).
+    pub fn from_name(name: &str) -> Option<Structure> {
+        Structure::ALL.into_iter().find(|s| {
+            name.len() == 1 && name.starts_with(s.letter())
+                || name.eq_ignore_ascii_case(s.long_name())
+        })
+    }
+
+    /// Every accepted spelling, for "did you mean" suggestions.
+    pub fn spellings() -> impl Iterator<Item = &'static str> {
+        ["S", "T", "G", "V", "R", "summary", "temporal", "graph", "vector", "raw"].into_iter()
+    }
+}
+
+/// A set of structures: bit i is `Structure::ALL[i]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Mask(u8);
+
+impl Mask {
+    /// No structure.
+    pub const EMPTY: Mask = Mask(0);
+    /// All five structures.
+    pub const ALL: Mask = Mask(0b11111);
+
+    /// The mask with these bits; bits above 4 are dropped.
+    pub fn from_bits(bits: u8) -> Mask {
+        Mask(bits & 0b11111)
+    }
+
+    /// The mask's bits (0..32).
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+
+    /// The mask with just `s`.
+    pub fn single(s: Structure) -> Mask {
+        Mask(1 << s.index())
+    }
+
+    /// Whether `s` is in the mask.
+    pub fn contains(self, s: Structure) -> bool {
+        self.0 & (1 << s.index()) != 0
+    }
+
+    /// How many structures.
+    pub fn len(self) -> u32 {
+        self.0.count_ones()
+    }
+
+    /// Whether no structure is in the mask.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Union.
+    pub fn union(self, other: Mask) -> Mask {
+        Mask(self.0 | other.0)
+    }
+
+    /// Difference: `self` without `other`.
+    pub fn without(self, other: Mask) -> Mask {
+        Mask(self.0 & !other.0)
+    }
+
+    /// Adds one structure.
+    pub fn with(self, s: Structure) -> Mask {
+        Mask(self.0 | (1 << s.index()))
+    }
+
+    /// The structures in the mask, in order.
+    pub fn iter(self) -> impl Iterator<Item = Structure> {
+        Structure::ALL.into_iter().filter(move |s| self.contains(*s))
+    }
+
+    /// The letters, e.g. `["S", "T"]`.
+    pub fn letters(self) -> Vec<String> {
+        self.iter().map(|s| s.letter().to_string()).collect()
+    }
+}
+
+impl fmt::Display for Mask {
+    /// `{S, T, R}`; the empty mask is `{}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, s) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", s.letter())?;
+        }
+        f.write_str("}")
+    }
+}
+
+impl Serialize for Structure {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_char(self.letter())
+    }
+}
+
+impl Serialize for Mask {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.letters().serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_display() {
+        assert_eq!(Structure::from_name("S"), Some(Structure::Summary));
+        assert_eq!(Structure::from_name("Raw"), Some(Structure::Raw));
+        assert_eq!(Structure::from_name("s"), None);
+        assert_eq!(Structure::from_name("X"), None);
+        let m = Mask::EMPTY.with(Structure::Summary).with(Structure::Raw);
+        assert_eq!(m.to_string(), "{S, R}");
+        assert_eq!(m.bits(), 0b10001);
+        assert_eq!(Mask::EMPTY.to_string(), "{}");
+    }
+}
