@@ -1,1 +1,49 @@
-fn main(){}
+//! `mesa`: check, format, run and explain MESA selector policies.
+
+#![forbid(unsafe_code)]
+
+mod cmd;
+mod source;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Selector policies for long-horizon agent memory.
+#[derive(Parser)]
+#[command(name = "mesa", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check policies: exit 0 when clean (warnings allowed), 1 on any error.
+    Check(cmd::check::Args),
+    /// Rewrite policies in the canonical layout (or just report with --check).
+    Fmt(cmd::fmt::Args),
+    /// Select structures for a query (or for every line of a JSONL file).
+    Run(cmd::run::Args),
+    /// Select for one query and explain the evaluation in words.
+    Explain(cmd::run::ExplainArgs),
+    /// List the standard cue sets, or print one standard module.
+    Std(cmd::std_cmd::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(a) => cmd::check::run(a),
+        Command::Fmt(a) => cmd::fmt::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Explain(a) => cmd::run::explain(a),
+        Command::Std(a) => cmd::std_cmd::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -90,7 +90,7 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
                 let rule = &p.rules[*index];
                 let head = format!("rule {} (line {})", rule.name, rule.line);
                 if !fired {
-                    let _ = writeln!(out, "{head}: not fired ({} is false)", rule.cond_text);
+                    let _ = writeln!(out, "{head}: not fired, `{}` does not hold", rule.cond_text);
                     continue;
                 }
                 let effect = match rule.action {
@@ -100,7 +100,7 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
                 };
                 let _ = writeln!(
                     out,
-                    "{head}: fired ({} is true) -> {} {}: {effect}",
+                    "{head}: fired, `{}` holds -> {} {}: {effect}",
                     rule.cond_text,
                     rule.action.keyword(),
                     rule.mask_text

@@ -1,0 +1,6 @@
+//! One module per subcommand.
+
+pub mod check;
+pub mod fmt;
+pub mod run;
+pub mod std_cmd;

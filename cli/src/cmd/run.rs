@@ -1,0 +1,190 @@
+//! `mesa run` and `mesa explain`.
+
+use crate::source::{load_program, read, CliError};
+use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
+use mesa_compiler::{explain as explain_text, Input, Outcome, Selector};
+use serde_json::json;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Output format for a single query.
+#[derive(Clone, Copy, clap::ValueEnum, Default)]
+pub enum Format {
+    /// `{S, T, R}  (decided by rule NAME, line N)`.
+    #[default]
+    Human,
+    /// One JSON object.
+    Json,
+}
+
+/// The question and its metadata, shared by `run` and `explain`.
+#[derive(clap::Args)]
+pub struct QueryArgs {
+    /// The question to select for.
+    #[arg(long, short)]
+    query: Option<String>,
+    /// The episode's domain (e.g. text2sql).
+    #[arg(long)]
+    domain: Option<String>,
+    /// The episode's task description.
+    #[arg(long)]
+    task: Option<String>,
+    /// The question type (optional metadata).
+    #[arg(long)]
+    qtype: Option<String>,
+    /// A preview value, `K.feature=VALUE` (e.g. R.tokens=4000); repeatable.
+    #[arg(long = "preview", value_name = "K.FEATURE=VALUE")]
+    previews: Vec<String>,
+}
+
+impl QueryArgs {
+    /// The input these flags describe, with `query` as the question.
+    fn input(&self, query: String) -> Result<Input, CliError> {
+        let mut input = Input {
+            query,
+            task: self.task.clone(),
+            domain: self.domain.clone(),
+            qtype: self.qtype.clone(),
+            ..Input::default()
+        };
+        for p in &self.previews {
+            apply_preview_assignment(&mut input.previews, p).map_err(|e| CliError::Message(e.to_string()))?;
+        }
+        Ok(input)
+    }
+
+    /// Fills what a JSONL line left out from the flags.
+    fn defaults_into(&self, input: &mut Input) {
+        if input.domain.is_none() {
+            input.domain.clone_from(&self.domain);
+        }
+        if input.task.is_none() {
+            input.task.clone_from(&self.task);
+        }
+        if input.qtype.is_none() {
+            input.qtype.clone_from(&self.qtype);
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The policy (`.mesa`).
+    file: String,
+    #[command(flatten)]
+    query: QueryArgs,
+    /// Read questions from a JSONL file (`-` for standard input) and write one
+    /// result per line.
+    #[arg(long, conflicts_with = "query")]
+    input: Option<String>,
+    /// Output format for a single query (JSONL input always gives JSON).
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+    /// Include the evaluation trace in JSON output.
+    #[arg(long)]
+    trace: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    /// The policy (`.mesa`).
+    file: String,
+    #[command(flatten)]
+    query: QueryArgs,
+}
+
+fn selector(path: &str) -> Result<Selector, CliError> {
+    let program = load_program(path)?;
+    Selector::new(program).map_err(|e| CliError::Message(e.to_string()))
+}
+
+fn result_json(selector: &Selector, outcome: &Outcome, trace: bool) -> serde_json::Value {
+    let rule = outcome.rule.map(|i| selector.program().rules[i].name.clone());
+    let mut v = json!({
+        "mask": outcome.mask,
+        "bits": outcome.mask.bits(),
+        "rule": rule,
+    });
+    if trace {
+        v["trace"] = serde_json::to_value(&outcome.trace).unwrap_or(serde_json::Value::Null);
+    }
+    v
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let selector = selector(&args.file)?;
+    if let Some(path) = &args.input {
+        return run_lines(&selector, path, &args);
+    }
+    let Some(query) = args.query.query.clone() else {
+        return Err(CliError::Message("give a question with --query, or a JSONL file with --input".into()));
+    };
+    let outcome = selector.select(&args.query.input(query)?);
+    match args.format {
+        Format::Human => {
+            let decided = match outcome.rule {
+                Some(i) => {
+                    let r = &selector.program().rules[i];
+                    format!("decided by rule {} (line {})", r.name, r.line)
+                }
+                None => "no rule changed the default".into(),
+            };
+            println!("{}  ({decided})", outcome.mask);
+        }
+        Format::Json => println!("{}", result_json(&selector, &outcome, args.trace)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_lines(selector: &Selector, path: &str, args: &Args) -> Result<ExitCode, CliError> {
+    let bytes = read(path)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let write_err = |source| CliError::Io {
+        action: "write results for",
+        path: path.to_string(),
+        source,
+    };
+    let mut bad = 0usize;
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line_no = n + 1;
+        let text = String::from_utf8_lossy(line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let result = match parse_json_line(&text) {
+            Ok((id, mut input)) => {
+                args.query.defaults_into(&mut input);
+                let outcome = selector.select(&input);
+                let mut v = result_json(selector, &outcome, args.trace);
+                if let Some(id) = id {
+                    v["id"] = id;
+                }
+                v
+            }
+            Err(e) => {
+                bad += 1;
+                eprintln!("error: {path}:{line_no}: {e}");
+                json!({ "line": line_no, "error": e.to_string() })
+            }
+        };
+        writeln!(out, "{result}").map_err(write_err)?;
+    }
+    out.flush().map_err(write_err)?;
+    if bad > 0 {
+        eprintln!("{bad} line(s) of `{path}` could not be read; their results carry an \"error\"");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
+    let selector = selector(&args.file)?;
+    let Some(query) = args.query.query.clone() else {
+        return Err(CliError::Message("give a question with --query".into()));
+    };
+    let input = args.query.input(query)?;
+    let outcome = selector.select(&input);
+    print!("{}", explain_text(&selector, &input, &outcome));
+    Ok(ExitCode::SUCCESS)
+}
