@@ -429,3 +429,6 @@ impl<'a> Eval<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
