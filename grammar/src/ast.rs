@@ -388,3 +388,88 @@ impl Expr {
         }
     }
 }
+
+impl File {
+    /// Sets every span to `0..0`, so that two trees can be compared for
+    /// structure alone (e.g. a policy and its formatted version).
+    pub fn erase_spans(&mut self) {
+        for stmt in &mut self.statements {
+            stmt.span = Span::default();
+            match &mut stmt.kind {
+                StatementKind::Header { name, .. } => name.span = Span::default(),
+                StatementKind::Use { module } => module.span = Span::default(),
+                StatementKind::Let { name, value } => {
+                    name.span = Span::default();
+                    value.erase_spans();
+                }
+                StatementKind::Score { structure, value } => {
+                    structure.span = Span::default();
+                    value.erase_spans();
+                }
+                StatementKind::Rule {
+                    name,
+                    when,
+                    action_span,
+                    mask,
+                    ..
+                } => {
+                    name.span = Span::default();
+                    *action_span = Span::default();
+                    if let Some(w) = when {
+                        w.erase_spans();
+                    }
+                    mask.erase_spans();
+                }
+                StatementKind::Default(e) | StatementKind::Fallback(e) => e.erase_spans(),
+                StatementKind::Budget { amount_span, .. } => *amount_span = Span::default(),
+            }
+        }
+    }
+}
+
+impl Expr {
+    /// Sets every span in this expression to `0..0`.
+    pub fn erase_spans(&mut self) {
+        self.span = Span::default();
+        match &mut self.kind {
+            ExprKind::Name(i) | ExprKind::Std(i) => i.span = Span::default(),
+            ExprKind::Words(ws) => ws.iter_mut().for_each(|w| w.span = Span::default()),
+            ExprKind::Pattern(p) => p.span = Span::default(),
+            ExprKind::Mask(items) => items.iter_mut().for_each(|i| i.span = Span::default()),
+            ExprKind::Top { k_span, above, .. } => {
+                *k_span = Span::default();
+                if let Some(a) = above {
+                    a.erase_spans();
+                }
+            }
+            ExprKind::MetaIs { values, .. } => values.iter_mut().for_each(|v| v.span = Span::default()),
+            ExprKind::Preview { structure, feature } => {
+                structure.span = Span::default();
+                feature.span = Span::default();
+            }
+            ExprKind::Has { set: e, .. }
+            | ExprKind::Matches { pattern: e, .. }
+            | ExprKind::Hits { set: e, .. }
+            | ExprKind::Neg(e)
+            | ExprKind::Not(e)
+            | ExprKind::Paren(e) => e.erase_spans(),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                lhs.erase_spans();
+                rhs.erase_spans();
+            }
+            ExprKind::And(v) | ExprKind::Or(v) | ExprKind::Call { args: v, .. } => {
+                v.iter_mut().for_each(Expr::erase_spans)
+            }
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.erase_spans();
+                then.erase_spans();
+                otherwise.erase_spans();
+            }
+            ExprKind::Number(_) | ExprKind::Bool(_) | ExprKind::All | ExprKind::WordCount(_) | ExprKind::Size => {}
+        }
+    }
+}
