@@ -200,9 +200,17 @@ impl Diagnostic {
             Severity::Error => ReportKind::Error,
             Severity::Warning => ReportKind::Warning,
         };
+        // Spans may come from the raw bytes of a file that is not UTF-8 and is
+        // shown lossily decoded: keep them inside the text, on char boundaries.
         let clamp = |s: Span| {
-            let end = s.end.min(source.len());
-            let start = s.start.min(end);
+            let mut end = s.end.min(source.len());
+            while !source.is_char_boundary(end) {
+                end += 1;
+            }
+            let mut start = s.start.min(end);
+            while !source.is_char_boundary(start) {
+                start -= 1;
+            }
             start..end
         };
         let mut report = Report::build(kind, (file, clamp(self.span)))
@@ -317,6 +325,9 @@ mod tests {
         assert!(text.contains("E0203"), "{text}");
         assert!(text.contains("default {X}"), "{text}");
         assert!(text.contains("structures are S, T, G, V, R"), "{text}");
+        // A span that cuts a character in two is widened, not a panic.
+        let odd = Diagnostic::new(Code::E0001, Span::new(1, 2), "bad byte");
+        assert!(odd.render("p.mesa", "a\u{fffd}b", false).contains("E0001"));
         let json = d.to_json("p.mesa", src);
         assert_eq!((json.line, json.column), (2, 10));
     }

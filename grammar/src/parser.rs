@@ -341,20 +341,27 @@ impl Builder<'_> {
         Some(Statement { kind, span })
     }
 
-    /// An expression at statement level; reports trees that are too deep.
+    /// An expression at statement level.
     fn top_expr(&mut self, pair: Pair<'_, Rule>) -> Option<Expr> {
-        let (expr, depth) = self.expr(pair)?;
-        if depth > MAX_EXPR_DEPTH {
-            self.errors.push(
-                Diagnostic::new(
-                    Code::E0003,
-                    expr.span,
-                    format!("expression tree is {depth} levels deep; the limit is {MAX_EXPR_DEPTH} (a chain of N operators is N levels)"),
-                )
-                .with_help("split the expression into `let`s"),
-            );
+        self.expr(pair).map(|(e, _)| e)
+    }
+
+    /// Reports a tree deeper than [`MAX_EXPR_DEPTH`]. Trees are checked while
+    /// they are built, so no deeper tree ever exists (dropping one would
+    /// recurse as deep as it is).
+    fn deep(&mut self, depth: u32, span: Span) -> Option<()> {
+        if depth <= MAX_EXPR_DEPTH {
+            return Some(());
         }
-        Some(expr)
+        self.errors.push(
+            Diagnostic::new(
+                Code::E0003,
+                span,
+                format!("expression tree deeper than {MAX_EXPR_DEPTH} levels (a chain of N operators is N levels)"),
+            )
+            .with_help("split the expression into `let`s"),
+        );
+        None
     }
 
     fn number(&mut self, pair: &Pair<'_, Rule>) -> f64 {
@@ -487,6 +494,7 @@ impl Builder<'_> {
                 for not_span in nots.into_iter().rev() {
                     let s = not_span.to(e.span);
                     depth += 1;
+                    self.deep(depth, s)?;
                     e = Expr {
                         kind: ExprKind::Not(Box::new(e)),
                         span: s,
@@ -506,6 +514,7 @@ impl Builder<'_> {
                 for neg_span in negs.into_iter().rev() {
                     let s = neg_span.to(e.span);
                     depth += 1;
+                    self.deep(depth, s)?;
                     e = Expr {
                         kind: ExprKind::Neg(Box::new(e)),
                         span: s,
@@ -521,6 +530,7 @@ impl Builder<'_> {
                     let (rhs, d) = self.expr(inner.next()?)?;
                     depth = depth.max(d) + 1;
                     let s = lhs.span.to(rhs.span);
+                    self.deep(depth, s)?;
                     lhs = Expr {
                         kind: ExprKind::Binary {
                             op,
