@@ -40,7 +40,12 @@ fn examples() -> Vec<String> {
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "mesa"))
-        .map(|p| format!("examples/{}", p.file_name().unwrap_or_default().to_string_lossy()))
+        .map(|p| {
+            format!(
+                "examples/{}",
+                p.file_name().unwrap_or_default().to_string_lossy()
+            )
+        })
         .collect();
     v.sort();
     v
@@ -61,9 +66,18 @@ fn every_example_is_clean_formatted_and_runs() {
     for ex in &examples {
         let o = mesa(&["check", ex]);
         assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
-        assert!(stderr(&o).contains("no problems"), "{ex} has warnings: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("no problems"),
+            "{ex} has warnings: {}",
+            stderr(&o)
+        );
         let o = mesa(&["fmt", "--check", ex]);
-        assert_eq!(o.status.code(), Some(0), "{ex} is not formatted: {}", stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{ex} is not formatted: {}",
+            stderr(&o)
+        );
         let o = mesa(&["run", ex, "--input", "examples/queries.jsonl"]);
         assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
         let lines: Vec<serde_json::Value> = stdout(&o)
@@ -82,14 +96,43 @@ fn every_example_is_clean_formatted_and_runs() {
 
 #[test]
 fn run_and_explain_a_single_query() {
-    let o = mesa(&["run", "examples/fig5.mesa", "--query", "Why did the SQL fail?", "--domain", "text2sql"]);
+    let o = mesa(&[
+        "run",
+        "examples/fig5.mesa",
+        "--query",
+        "Why did the SQL fail?",
+        "--domain",
+        "text2sql",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o).trim(), "{S, T, R}  (decided by rule causal_sql, line 9)".replace(", line", " (line").replace("9)", "9))"));
-    let o = mesa(&["run", "examples/fig5.mesa", "-q", "x", "--format", "json", "--trace"]);
+    assert_eq!(
+        stdout(&o).trim(),
+        "{S, T, R}  (decided by rule causal_sql, line 9)"
+            .replace(", line", " (line")
+            .replace("9)", "9))")
+    );
+    let o = mesa(&[
+        "run",
+        "examples/fig5.mesa",
+        "-q",
+        "x",
+        "--format",
+        "json",
+        "--trace",
+    ]);
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("json");
     assert_eq!(v["mask"], serde_json::json!(["S", "V"]));
     assert!(v["trace"]["steps"].as_array().is_some_and(|s| s.len() == 6));
-    let o = mesa(&["explain", "examples/token_budget.mesa", "-q", "summarize it", "--preview", "R.tokens=5000", "--preview", "V.tokens=3000"]);
+    let o = mesa(&[
+        "explain",
+        "examples/token_budget.mesa",
+        "-q",
+        "summarize it",
+        "--preview",
+        "R.tokens=5000",
+        "--preview",
+        "V.tokens=3000",
+    ]);
     let text = stdout(&o);
     assert!(text.contains("rule abstract (line 6): fired"), "{text}");
     assert!(text.contains("dropped R (5000 tokens)"), "{text}");
@@ -98,7 +141,14 @@ fn run_and_explain_a_single_query() {
 
 #[test]
 fn bad_preview_and_missing_query_are_errors() {
-    let o = mesa(&["run", "examples/fig5.mesa", "-q", "x", "--preview", "Q.tokens=3"]);
+    let o = mesa(&[
+        "run",
+        "examples/fig5.mesa",
+        "-q",
+        "x",
+        "--preview",
+        "Q.tokens=3",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown structure `Q`"));
     let o = mesa(&["run", "examples/fig5.mesa"]);
@@ -114,8 +164,15 @@ fn bad_jsonl_lines_get_error_results_and_exit_1() {
     let input = tmp("q.jsonl", b"{\"query\": \"why\"}\nnot json\n\n{\"query\": 3}\n{\"id\": \"x\", \"query\": \"summarize\"}\n");
     let o = mesa(&["run", "examples/fig5.mesa", "--input", &input]);
     assert_eq!(o.status.code(), Some(1));
-    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).expect("json")).collect();
-    assert_eq!(lines.len(), 4, "blank lines are skipped, every other line answered");
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        4,
+        "blank lines are skipped, every other line answered"
+    );
     assert_eq!(lines[1]["line"], 2);
     assert!(lines[1]["error"].is_string());
     assert_eq!(lines[2]["line"], 4);
@@ -132,14 +189,25 @@ fn check_json_output() {
     let d = &v[0];
     assert_eq!(d["code"], "E0203");
     assert_eq!(d["severity"], "error");
-    assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(2), Some(13)));
-    assert_eq!((d["byte_start"].as_u64(), d["byte_end"].as_u64()), (Some(23), Some(24)));
-    assert!(d["help"].as_str().is_some_and(|h| h.contains("S, T, G, V, R")));
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(13))
+    );
+    assert_eq!(
+        (d["byte_start"].as_u64(), d["byte_end"].as_u64()),
+        (Some(23), Some(24))
+    );
+    assert!(d["help"]
+        .as_str()
+        .is_some_and(|h| h.contains("S, T, G, V, R")));
 }
 
 #[test]
 fn warnings_pass_unless_denied() {
-    let f = tmp("warn.mesa", b"policy \"p\"\nlet unused = words [\"x\"]\ndefault {S}\n");
+    let f = tmp(
+        "warn.mesa",
+        b"policy \"p\"\nlet unused = words [\"x\"]\ndefault {S}\n",
+    );
     assert_eq!(mesa(&["check", &f]).status.code(), Some(0));
     let o = mesa(&["check", "--deny-warnings", &f]);
     assert_eq!(o.status.code(), Some(1));
@@ -153,10 +221,17 @@ fn fmt_rewrites_and_check_reports() {
     let o = mesa(&["fmt", "--check", &f]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("would reformat"));
-    assert_eq!(std::fs::read(&f).expect("read"), messy, "--check changes nothing");
+    assert_eq!(
+        std::fs::read(&f).expect("read"),
+        messy,
+        "--check changes nothing"
+    );
     assert_eq!(mesa(&["fmt", &f]).status.code(), Some(0));
     let formatted = std::fs::read_to_string(&f).expect("read");
-    assert_eq!(formatted, "policy \"p\"\nrule r when size > 1 -> add {T}  # keep me\ndefault {S}\n");
+    assert_eq!(
+        formatted,
+        "policy \"p\"\nrule r when size > 1 -> add {T}  # keep me\ndefault {S}\n"
+    );
     assert_eq!(mesa(&["fmt", "--check", &f]).status.code(), Some(0));
     // A file that does not parse is left alone.
     let broken = tmp("broken.mesa", b"policy \"p\" rule");
@@ -181,28 +256,63 @@ fn bad_input_gets_a_diagnostic_never_a_panic() {
     // Random printable ASCII.
     let ascii: Vec<u8> = random.iter().map(|b| 32 + b % 95).collect();
     rejected(&mesa(&["check", &tmp("ascii.mesa", &ascii)]), "E0");
-    rejected(&mesa(&["check", &tmp("utf8.mesa", b"policy \"p\xc3\x28\"\ndefault {S}\n")]), "E0001");
+    rejected(
+        &mesa(&[
+            "check",
+            &tmp("utf8.mesa", b"policy \"p\xc3\x28\"\ndefault {S}\n"),
+        ]),
+        "E0001",
+    );
     rejected(&mesa(&["check", &tmp("empty.mesa", b"")]), "E0103");
     let mut big = b"policy \"big\"\ndefault {S}\n".to_vec();
     while big.len() < 10 << 20 {
         big.extend_from_slice(b"rule r when query has words [\"padding\"] -> add {T}\n");
     }
     rejected(&mesa(&["check", &tmp("big.mesa", &big)]), "E0002");
-    let deep = format!("policy \"deep\"\nrule r when {}true{} -> add {{S}}\ndefault {{T}}\n", "(".repeat(100_000), ")".repeat(100_000));
-    rejected(&mesa(&["check", &tmp("deep.mesa", deep.as_bytes())]), "E0003");
-    let nots = format!("policy \"nots\"\nrule r when {}true -> add {{S}}\ndefault {{T}}\n", "not ".repeat(100_000));
-    rejected(&mesa(&["check", &tmp("nots.mesa", nots.as_bytes())]), "E0003");
-    let ifs = format!("policy \"ifs\"\nrule r when {}true -> add {{S}}\ndefault {{T}}\n", "if true then true else ".repeat(20_000));
+    let deep = format!(
+        "policy \"deep\"\nrule r when {}true{} -> add {{S}}\ndefault {{T}}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    rejected(
+        &mesa(&["check", &tmp("deep.mesa", deep.as_bytes())]),
+        "E0003",
+    );
+    let nots = format!(
+        "policy \"nots\"\nrule r when {}true -> add {{S}}\ndefault {{T}}\n",
+        "not ".repeat(100_000)
+    );
+    rejected(
+        &mesa(&["check", &tmp("nots.mesa", nots.as_bytes())]),
+        "E0003",
+    );
+    let ifs = format!(
+        "policy \"ifs\"\nrule r when {}true -> add {{S}}\ndefault {{T}}\n",
+        "if true then true else ".repeat(20_000)
+    );
     rejected(&mesa(&["check", &tmp("ifs.mesa", ifs.as_bytes())]), "E0003");
-    let sum = format!("policy \"sum\"\nrule r when 1{} > 0 -> add {{S}}\ndefault {{T}}\n", " + 1".repeat(100_000));
+    let sum = format!(
+        "policy \"sum\"\nrule r when 1{} > 0 -> add {{S}}\ndefault {{T}}\n",
+        " + 1".repeat(100_000)
+    );
     rejected(&mesa(&["check", &tmp("sum.mesa", sum.as_bytes())]), "E0003");
-    let cycle = b"policy \"p\"\nlet a = b\nlet b = c\nlet c = a\nrule r when a -> add {S}\ndefault {T}\n";
+    let cycle =
+        b"policy \"p\"\nlet a = b\nlet b = c\nlet c = a\nrule r when a -> add {S}\ndefault {T}\n";
     let o = mesa(&["check", &tmp("cycle.mesa", cycle)]);
     rejected(&o, "E0207");
     assert!(stderr(&o).contains("`a`, `b`, `c`"), "{}", stderr(&o));
-    let o = mesa(&["check", &tmp("letter.mesa", b"policy \"p\"\ndefault {S, Q}\n")]);
+    let o = mesa(&[
+        "check",
+        &tmp("letter.mesa", b"policy \"p\"\ndefault {S, Q}\n"),
+    ]);
     rejected(&o, "E0203");
     // The same inputs through `run` and `fmt`.
-    rejected(&mesa(&["run", &tmp("random2.mesa", &random), "-q", "x"]), "E0001");
-    rejected(&mesa(&["fmt", &tmp("deep2.mesa", deep.as_bytes())]), "E0003");
+    rejected(
+        &mesa(&["run", &tmp("random2.mesa", &random), "-q", "x"]),
+        "E0001",
+    );
+    rejected(
+        &mesa(&["fmt", &tmp("deep2.mesa", deep.as_bytes())]),
+        "E0003",
+    );
 }

@@ -1,1 +1,93 @@
-fn main(){}
+//! Criterion benchmarks for the language front end and the interpreter.
+//!
+//! Run: `cargo bench -p mesa-compiler --bench policy`. Results and the
+//! machine they were measured on are in docs/BENCHMARKS.md.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use mesa_compiler::{check, Input, Selector};
+use std::hint::black_box;
+
+/// A policy with `sets` keyword sets of `per_set` keywords, `patterns`
+/// patterns and `rules` rules that use them in turn.
+fn policy(sets: usize, per_set: usize, patterns: usize, rules: usize) -> String {
+    let mut s = String::from("policy \"bench\"\nuse std\n");
+    for i in 0..sets {
+        let words: Vec<String> = (0..per_set).map(|j| format!("\"kw{i}x{j}\"")).collect();
+        s.push_str(&format!("let set{i} = words [{}]\n", words.join(", ")));
+    }
+    for i in 0..patterns {
+        s.push_str(&format!("let pat{i} = pattern r\"\\bstep{i}\\s+\\d+\"\n"));
+    }
+    let masks = ["{S, T}", "{G}", "{V}", "{R}", "{S, T, R}"];
+    for i in 0..rules {
+        let cond = match i % 4 {
+            0 if sets > 0 => format!("query has set{}", i % sets),
+            1 if patterns > 0 => format!("query matches pat{}", i % patterns),
+            2 => format!("domain is d{i} and preview.R.tokens > {}", i * 10),
+            _ => format!("hits(query, set{}) >= 2 or size > 3", i % sets.max(1)),
+        };
+        let action = ["add", "remove", "add", "select"][i % 4];
+        s.push_str(&format!(
+            "rule r{i} when {cond} -> {action} {}\n",
+            masks[i % masks.len()]
+        ));
+    }
+    s.push_str("default {S, T, V}\n");
+    s
+}
+
+/// A query of `len` bytes with a few keywords from the policy in it.
+fn query(len: usize) -> String {
+    let mut q =
+        String::from("Why did the agent fail at step3 12 after kw7x3 and kw19x24 were seen; ");
+    let filler = "the agent opened the file and then looked at the table before it moved on ";
+    while q.len() < len {
+        q.push_str(filler);
+    }
+    q.truncate(len);
+    q
+}
+
+fn bench_check(c: &mut Criterion) {
+    let src = policy(20, 25, 10, 200);
+    assert!(!check(&src).has_errors(), "bench policy must check");
+    let mut g = c.benchmark_group("check");
+    g.throughput(Throughput::Bytes(src.len() as u64));
+    g.bench_function("parse+check 200 rules, 500 keywords, 10 patterns", |b| {
+        b.iter(|| check(black_box(&src)))
+    });
+    g.bench_function("parse+check, cold pattern cache", |b| {
+        b.iter(|| {
+            mesa_compiler::cues::clear_pattern_cache();
+            check(black_box(&src))
+        })
+    });
+    g.bench_function("parse only (200 rules)", |b| {
+        b.iter(|| mesa_grammar::parse(black_box(&src)))
+    });
+    g.finish();
+}
+
+fn bench_select(c: &mut Criterion) {
+    let mut g = c.benchmark_group("interpreter select");
+    for (name, sets, per_set, patterns, rules) in [
+        ("20 keywords", 2, 10, 0, 20),
+        ("500 keywords + 10 patterns", 20, 25, 10, 200),
+    ] {
+        let checked = check(&policy(sets, per_set, patterns, rules));
+        let selector = Selector::new(checked.program.expect("checks")).expect("selector");
+        for len in [100, 200, 2048] {
+            let mut input = Input::query(query(len));
+            input.domain = Some("web".into());
+            g.bench_with_input(
+                BenchmarkId::new(name, format!("{len} B")),
+                &input,
+                |b, input| b.iter(|| selector.select_mask(black_box(input))),
+            );
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_check, bench_select);
+criterion_main!(benches);

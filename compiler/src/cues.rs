@@ -43,14 +43,20 @@ pub fn normalize_into(text: &[u8], out: &mut Vec<u8>) {
 /// A keyword as matched: normalized and trimmed. Empty means invalid.
 pub fn normalize_keyword(keyword: &str) -> String {
     let mut out = Vec::with_capacity(keyword.len());
-    normalize_into(keyword.trim_matches(|c: char| c.is_ascii_whitespace()).as_bytes(), &mut out);
+    normalize_into(
+        keyword
+            .trim_matches(|c: char| c.is_ascii_whitespace())
+            .as_bytes(),
+        &mut out,
+    );
     // Only ASCII bytes were changed, so the result is still UTF-8.
     String::from_utf8(out).unwrap_or_default()
 }
 
 /// Whether an occurrence at `start..end` of normalized `text` is a whole word.
 pub fn at_word_boundaries(text: &[u8], start: usize, end: usize) -> bool {
-    (start == 0 || !is_word_byte(text[start - 1])) && (end >= text.len() || !is_word_byte(text[end]))
+    (start == 0 || !is_word_byte(text[start - 1]))
+        && (end >= text.len() || !is_word_byte(text[end]))
 }
 
 /// The number of words: maximal runs of non-whitespace bytes.
@@ -122,7 +128,41 @@ pub enum PatternProblem {
 }
 
 /// Checks that a pattern is valid and DFA-compatible.
+///
+/// Results are cached for the process (the optimizer checks many candidates
+/// that share patterns); [`clear_pattern_cache`] empties the cache.
 pub fn validate_pattern(source: &str) -> Result<(), PatternProblem> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, Result<(), PatternProblem>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if CLEAR.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        if let Ok(mut map) = cache.lock() {
+            map.clear();
+        }
+    }
+    if let Some(hit) = cache.lock().ok().and_then(|map| map.get(source).cloned()) {
+        return hit;
+    }
+    let result = validate_pattern_uncached(source);
+    if let Ok(mut map) = cache.lock() {
+        // Bound the memory: start over rather than grow without limit.
+        if map.len() >= 4096 {
+            map.clear();
+        }
+        map.insert(source.to_string(), result.clone());
+    }
+    result
+}
+
+static CLEAR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Empties the pattern-validation cache (benchmarks use it to measure a cold check).
+pub fn clear_pattern_cache() {
+    CLEAR.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn validate_pattern_uncached(source: &str) -> Result<(), PatternProblem> {
     if source.len() > MAX_PATTERN_BYTES {
         return Err(PatternProblem::TooLong(source.len()));
     }
@@ -149,10 +189,22 @@ mod pattern_tests {
     #[test]
     fn patterns_are_ascii_and_dfa_compatible() {
         assert_eq!(validate_pattern(r"\bstep\s+\d+"), Ok(()));
-        assert!(matches!(validate_pattern("("), Err(PatternProblem::Syntax(_))));
-        assert!(matches!(validate_pattern(r"(?u:\b)x"), Err(PatternProblem::NotDfa(_))));
-        assert!(matches!(validate_pattern(&"a".repeat(2000)), Err(PatternProblem::TooLong(2000))));
-        assert!(matches!(validate_pattern(r"(?u:\w){1000}"), Err(PatternProblem::TooBig)));
+        assert!(matches!(
+            validate_pattern("("),
+            Err(PatternProblem::Syntax(_))
+        ));
+        assert!(matches!(
+            validate_pattern(r"(?u:\b)x"),
+            Err(PatternProblem::NotDfa(_))
+        ));
+        assert!(matches!(
+            validate_pattern(&"a".repeat(2000)),
+            Err(PatternProblem::TooLong(2000))
+        ));
+        assert!(matches!(
+            validate_pattern(r"(?u:\w){1000}"),
+            Err(PatternProblem::TooBig)
+        ));
         let re = build_regex(r"\d").unwrap();
         // ASCII mode: an Arabic-Indic digit is not \d.
         assert!(!re.is_match("٣".as_bytes()));

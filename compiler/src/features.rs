@@ -139,10 +139,16 @@ pub(crate) fn finish(program: &mut Program) {
     };
     second.program(program, Some((&set_map, &pat_map)));
     let mut keep = uses.sets.iter();
-    program.keyword_sets.retain(|_| *keep.next().unwrap_or(&false));
+    program
+        .keyword_sets
+        .retain(|_| *keep.next().unwrap_or(&false));
     let mut keep = uses.patterns.iter();
     program.patterns.retain(|_| *keep.next().unwrap_or(&false));
-    if !program.rules.iter().any(|r| matches!(r.mask, MaskExpr::Top { .. })) {
+    if !program
+        .rules
+        .iter()
+        .any(|r| matches!(r.mask, MaskExpr::Top { .. }))
+    {
         program.scores = Default::default();
     }
     let mut previews = Vec::new();

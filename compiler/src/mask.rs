@@ -54,7 +54,10 @@ impl Structure {
 
     /// Every accepted spelling, for "did you mean" suggestions.
     pub fn spellings() -> impl Iterator<Item = &'static str> {
-        ["S", "T", "G", "V", "R", "summary", "temporal", "graph", "vector", "raw"].into_iter()
+        [
+            "S", "T", "G", "V", "R", "summary", "temporal", "graph", "vector", "raw",
+        ]
+        .into_iter()
     }
 }
 
@@ -115,7 +118,9 @@ impl Mask {
 
     /// The structures in the mask, in order.
     pub fn iter(self) -> impl Iterator<Item = Structure> {
-        Structure::ALL.into_iter().filter(move |s| self.contains(*s))
+        Structure::ALL
+            .into_iter()
+            .filter(move |s| self.contains(*s))
     }
 
     /// The letters, e.g. `["S", "T"]`.

@@ -22,7 +22,10 @@ fn table() -> &'static Table {
 
 /// The standard set or pattern named `name` (without `std.`).
 pub(crate) fn lookup(name: &str) -> Option<Export> {
-    table().iter().find(|(n, _)| n == name).map(|(_, e)| e.clone())
+    table()
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, e)| e.clone())
 }
 
 /// Every standard name, in module order.
@@ -36,10 +39,26 @@ mod tests {
     fn every_module_checks_cleanly() {
         for m in mesa_stdlib::MODULES {
             let checked = crate::check(m.source);
-            assert!(checked.diagnostics.is_empty(), "{}: {:?}", m.name, checked.diagnostics);
+            assert!(
+                checked.diagnostics.is_empty(),
+                "{}: {:?}",
+                m.name,
+                checked.diagnostics
+            );
             assert!(super::check_module(m.source).is_ok(), "{}", m.name);
         }
-        for name in ["temporal", "causal", "state", "abstraction", "counting", "identifiers", "entities", "stepref", "steprange", "recent"] {
+        for name in [
+            "temporal",
+            "causal",
+            "state",
+            "abstraction",
+            "counting",
+            "identifiers",
+            "entities",
+            "stepref",
+            "steprange",
+            "recent",
+        ] {
             assert!(super::lookup(name).is_some(), "std.{name}");
         }
     }

@@ -442,7 +442,9 @@ impl Expr {
                     a.erase_spans();
                 }
             }
-            ExprKind::MetaIs { values, .. } => values.iter_mut().for_each(|v| v.span = Span::default()),
+            ExprKind::MetaIs { values, .. } => {
+                values.iter_mut().for_each(|v| v.span = Span::default())
+            }
             ExprKind::Preview { structure, feature } => {
                 structure.span = Span::default();
                 feature.span = Span::default();
@@ -469,7 +471,11 @@ impl Expr {
                 then.erase_spans();
                 otherwise.erase_spans();
             }
-            ExprKind::Number(_) | ExprKind::Bool(_) | ExprKind::All | ExprKind::WordCount(_) | ExprKind::Size => {}
+            ExprKind::Number(_)
+            | ExprKind::Bool(_)
+            | ExprKind::All
+            | ExprKind::WordCount(_)
+            | ExprKind::Size => {}
         }
     }
 }

@@ -223,8 +223,8 @@ impl Diagnostic {
             .with_message(&self.message)
             .with_label(ALabel::new((file, clamp(self.span))).with_message(self.code.title()));
         for label in &self.labels {
-            report =
-                report.with_label(ALabel::new((file, clamp(label.span))).with_message(&label.message));
+            report = report
+                .with_label(ALabel::new((file, clamp(label.span))).with_message(&label.message));
         }
         if let Some(help) = &self.help {
             report = report.with_help(help);
@@ -238,7 +238,12 @@ impl Diagnostic {
             // Writing to a Vec cannot fail; keep a plain rendering just in case.
             Err(_) => {
                 let (line, column) = line_column(source, self.span.start);
-                format!("{}[{}]: {} at {file}:{line}:{column}\n", severity_word(self.severity), self.code, self.message)
+                format!(
+                    "{}[{}]: {} at {file}:{line}:{column}\n",
+                    severity_word(self.severity),
+                    self.code,
+                    self.message
+                )
             }
         }
     }
@@ -280,7 +285,10 @@ pub struct JsonDiagnostic {
 
 /// The closest candidate to `name` by edit distance, if it is close enough to
 /// be a likely typo. Used for "did you mean" help lines.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = name.to_ascii_lowercase();
     candidates
         .into_iter()

@@ -71,7 +71,10 @@ pub fn format_file(file: &File, source: &str) -> String {
     let mut out = String::new();
     let mut prev_end: Option<usize> = None;
     for (n, stmt) in file.statements.iter().enumerate() {
-        let next_start = file.statements.get(n + 1).map_or(usize::MAX, |s| s.span.start);
+        let next_start = file
+            .statements
+            .get(n + 1)
+            .map_or(usize::MAX, |s| s.span.start);
         // Leading comments: everything before this statement's end that is not
         // a trailing comment of its last line.
         let mut leading = Vec::new();
@@ -134,7 +137,10 @@ fn blank_line_between(source: &str, from: usize, to: usize) -> bool {
         return false;
     };
     let pieces: Vec<&str> = gap.split('\n').collect();
-    pieces.len() > 2 && pieces[1..pieces.len() - 1].iter().any(|l| l.trim().is_empty())
+    pieces.len() > 2
+        && pieces[1..pieces.len() - 1]
+            .iter()
+            .any(|l| l.trim().is_empty())
 }
 
 fn statement(stmt: &Statement) -> String {
@@ -260,7 +266,11 @@ fn expr(e: &Expr) -> String {
             list,
         } => {
             if *list {
-                format!("{} in [{}]", field.keyword(), join(values.iter().map(value)))
+                format!(
+                    "{} in [{}]",
+                    field.keyword(),
+                    join(values.iter().map(value))
+                )
             } else {
                 format!("{} is {}", field.keyword(), join(values.iter().map(value)))
             }
@@ -335,7 +345,10 @@ mod tests {
     #[test]
     fn long_word_lists_break() {
         let words: Vec<String> = (0..30).map(|i| format!("\"word{i}\"")).collect();
-        let src = format!("policy \"p\"\nlet k = words [{}]\ndefault {{S}}\n", words.join(","));
+        let src = format!(
+            "policy \"p\"\nlet k = words [{}]\ndefault {{S}}\n",
+            words.join(",")
+        );
         let out = fmt(&src);
         assert!(out.contains("let k = words [\n    \"word0\",\n"), "{out}");
         assert_eq!(fmt(&out), out);
@@ -343,7 +356,8 @@ mod tests {
 
     #[test]
     fn values_become_bare_words_when_possible() {
-        let out = fmt("policy \"p\" default {S} rule r when domain in [\"web\", \"a b\"] -> add {T}");
+        let out =
+            fmt("policy \"p\" default {S} rule r when domain in [\"web\", \"a b\"] -> add {T}");
         assert!(out.contains("domain in [web, \"a b\"]"), "{out}");
     }
 }

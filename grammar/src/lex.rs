@@ -35,8 +35,13 @@ impl<'a> Pieces<'a> {
     fn skip_string(&mut self, raw: bool) {
         // self.i is on the opening quote.
         self.i += 1;
-        while self.i < self.bytes.len() && self.bytes[self.i] != b'"' && self.bytes[self.i] != b'\n' {
-            self.i += if self.bytes[self.i] == b'\\' && !raw { 2 } else { 1 };
+        while self.i < self.bytes.len() && self.bytes[self.i] != b'"' && self.bytes[self.i] != b'\n'
+        {
+            self.i += if self.bytes[self.i] == b'\\' && !raw {
+                2
+            } else {
+                1
+            };
         }
         if self.bytes.get(self.i) == Some(&b'"') {
             self.i += 1;

@@ -116,7 +116,14 @@ fn first_too_deep(source: &str) -> Option<Span> {
                 let word = &source[start..end];
                 let starts_statement = matches!(
                     word,
-                    "policy" | "module" | "use" | "let" | "rule" | "default" | "fallback" | "budget"
+                    "policy"
+                        | "module"
+                        | "use"
+                        | "let"
+                        | "rule"
+                        | "default"
+                        | "fallback"
+                        | "budget"
                 ) || (word == "score" && prev_word != "by");
                 if starts_statement && levels.len() == 1 {
                     depth -= levels[0];
@@ -172,15 +179,19 @@ fn describe(rule: &Rule) -> String {
         | Rule::budget_stmt
         | Rule::kw_policy
         | Rule::kw_module
-        | Rule::header_kind => "a statement (policy, use, let, score, rule, default, fallback, budget)",
-        Rule::expr | Rule::and_expr | Rule::not_expr | Rule::cmp_expr | Rule::sum | Rule::product | Rule::unary => "an expression",
+        | Rule::header_kind => {
+            "a statement (policy, use, let, score, rule, default, fallback, budget)"
+        }
+        Rule::expr | Rule::neg => "an expression",
         Rule::kw_not => "`not`",
         Rule::cmp_op => "a comparison (<, <=, >, >=, ==, !=)",
         Rule::add_op => "`+` or `-`",
         Rule::mul_op => "`*` or `/`",
         Rule::kw_and => "`and`",
         Rule::kw_or => "`or`",
-        Rule::action | Rule::kw_select | Rule::kw_add | Rule::kw_remove => "an action (select, add, remove)",
+        Rule::action | Rule::kw_select | Rule::kw_add | Rule::kw_remove => {
+            "an action (select, add, remove)"
+        }
         Rule::kw_when => "`when`",
         Rule::string | Rule::raw_string | Rule::cooked_string => "a string",
         Rule::number => "a number",
@@ -260,7 +271,12 @@ impl Builder<'_> {
     /// after a trailing repetition.
     fn span(&self, pair: &Pair<'_, Rule>) -> Span {
         let span = Span::from(pair.as_span());
-        Span::new(span.start, span.start + code_len(&self.source[span.start..span.end]))
+        let text = &self.source[span.start..span.end];
+        // Most spans end in code; only scan the ones that may end in trivia.
+        if !text.ends_with(|c: char| c.is_ascii_whitespace()) && !text.contains('#') {
+            return span;
+        }
+        Span::new(span.start, span.start + code_len(text))
     }
 
     fn statement(&mut self, pair: Pair<'_, Rule>) -> Option<Statement> {
@@ -365,7 +381,7 @@ impl Builder<'_> {
     }
 
     fn number(&mut self, pair: &Pair<'_, Rule>) -> f64 {
-        let span = self.span(&pair);
+        let span = self.span(pair);
         match pair.as_str().parse::<f64>() {
             Ok(v) if v.is_finite() => v,
             _ => {
@@ -460,87 +476,11 @@ impl Builder<'_> {
     fn expr(&mut self, pair: Pair<'_, Rule>) -> Option<Built> {
         let span = self.span(&pair);
         match pair.as_rule() {
-            Rule::expr | Rule::and_expr => {
-                let is_or = pair.as_rule() == Rule::expr;
-                let mut items = Vec::new();
-                let mut depth = 0;
-                for p in pair.into_inner() {
-                    if matches!(p.as_rule(), Rule::kw_or | Rule::kw_and) {
-                        continue;
-                    }
-                    let (e, d) = self.expr(p)?;
-                    depth = depth.max(d);
-                    items.push(e);
-                }
-                if items.len() == 1 {
-                    return items.pop().map(|e| (e, depth));
-                }
-                let kind = if is_or {
-                    ExprKind::Or(items)
-                } else {
-                    ExprKind::And(items)
-                };
-                Some(mk(kind, span, depth + 1))
-            }
-            Rule::not_expr => {
-                let parts: Vec<_> = pair.into_inner().collect();
-                let nots: Vec<Span> = parts
-                    .iter()
-                    .filter(|p| p.as_rule() == Rule::kw_not)
-                    .map(|p| Span::from(p.as_span()))
-                    .collect();
-                let last = parts.into_iter().last()?;
-                let (mut e, mut depth) = self.expr(last)?;
-                for not_span in nots.into_iter().rev() {
-                    let s = not_span.to(e.span);
-                    depth += 1;
-                    self.deep(depth, s)?;
-                    e = Expr {
-                        kind: ExprKind::Not(Box::new(e)),
-                        span: s,
-                    };
-                }
-                Some((e, depth))
-            }
-            Rule::unary => {
-                let parts: Vec<_> = pair.into_inner().collect();
-                let negs: Vec<Span> = parts
-                    .iter()
-                    .filter(|p| p.as_rule() == Rule::neg)
-                    .map(|p| Span::from(p.as_span()))
-                    .collect();
-                let last = parts.into_iter().last()?;
-                let (mut e, mut depth) = self.expr(last)?;
-                for neg_span in negs.into_iter().rev() {
-                    let s = neg_span.to(e.span);
-                    depth += 1;
-                    self.deep(depth, s)?;
-                    e = Expr {
-                        kind: ExprKind::Neg(Box::new(e)),
-                        span: s,
-                    };
-                }
-                Some((e, depth))
-            }
-            Rule::cmp_expr | Rule::sum | Rule::product => {
-                let mut inner = pair.into_inner();
-                let (mut lhs, mut depth) = self.expr(inner.next()?)?;
-                while let Some(op) = inner.next() {
-                    let op = binary_op(op.as_str());
-                    let (rhs, d) = self.expr(inner.next()?)?;
-                    depth = depth.max(d) + 1;
-                    let s = lhs.span.to(rhs.span);
-                    self.deep(depth, s)?;
-                    lhs = Expr {
-                        kind: ExprKind::Binary {
-                            op,
-                            lhs: Box::new(lhs),
-                            rhs: Box::new(rhs),
-                        },
-                        span: s,
-                    };
-                }
-                Some((lhs, depth))
+            Rule::expr => {
+                let items: Vec<Pair<'_, Rule>> = pair.into_inner().collect();
+                let mut pos = 0;
+                let built = self.climb(&items, &mut pos, 0, 0)?;
+                Some(built)
             }
             Rule::paren => {
                 let (e, d) = self.expr(pair.into_inner().next()?)?;
@@ -594,7 +534,10 @@ impl Builder<'_> {
             }
             Rule::top_mask => {
                 let mut inner = pair.into_inner().filter(|p| {
-                    !matches!(p.as_rule(), Rule::kw_top | Rule::kw_by | Rule::kw_score | Rule::kw_above)
+                    !matches!(
+                        p.as_rule(),
+                        Rule::kw_top | Rule::kw_by | Rule::kw_score | Rule::kw_above
+                    )
                 });
                 let k_pair = inner.next()?;
                 let k_span = Span::from(k_pair.as_span());
@@ -692,11 +635,148 @@ impl Builder<'_> {
                 Some(mk(ExprKind::Std(ident(inner.next()?)), span, 1))
             }
             Rule::name_ref => {
-                let w = pair.into_inner().next()?;
-                Some(mk(ExprKind::Name(ident(w)), span, 1))
+                let w = ident(pair.into_inner().next()?);
+                if crate::format::RESERVED.contains(&w.name.as_str()) {
+                    self.errors.push(
+                        Diagnostic::new(
+                            Code::E0100,
+                            w.span,
+                            format!(
+                                "syntax error: expected an expression, found the keyword `{}`",
+                                w.name
+                            ),
+                        )
+                        .with_help("see docs/LANGUAGE.md for the syntax of each statement"),
+                    );
+                    return None;
+                }
+                Some(mk(ExprKind::Name(w), span, 1))
             }
             _ => None,
         }
+    }
+
+    /// Precedence climbing over the flat operand/operator list of an `expr`.
+    /// Binding, loosest first: `or`, `and`, prefix `not`, comparisons, `+ -`,
+    /// `* /`, prefix `-`. Binary operators group to the left; comparisons do
+    /// not chain. `level` counts recursion, bounded by [`MAX_EXPR_DEPTH`].
+    fn climb(
+        &mut self,
+        items: &[Pair<'_, Rule>],
+        pos: &mut usize,
+        min_prec: u8,
+        level: u32,
+    ) -> Option<Built> {
+        let first = items.get(*pos)?.clone();
+        let span = Span::from(first.as_span());
+        self.deep(level, span)?;
+        let (mut lhs, mut depth) = match first.as_rule() {
+            Rule::kw_not | Rule::neg => {
+                *pos += 1;
+                let is_not = first.as_rule() == Rule::kw_not;
+                // `not` applies to a comparison; `-` to one operand.
+                let (operand, d) = self.climb(
+                    items,
+                    pos,
+                    if is_not { PREC_CMP } else { PREC_NEG },
+                    level + 1,
+                )?;
+                let s = span.to(operand.span);
+                let kind = if is_not {
+                    ExprKind::Not(Box::new(operand))
+                } else {
+                    ExprKind::Neg(Box::new(operand))
+                };
+                self.deep(d + 1, s)?;
+                mk(kind, s, d + 1)
+            }
+            _ => {
+                *pos += 1;
+                self.expr(first)?
+            }
+        };
+        while let Some(op_pair) = items.get(*pos) {
+            let prec = infix_prec(op_pair.as_rule());
+            if prec < min_prec.max(1) {
+                break;
+            }
+            let op_span = Span::from(op_pair.as_span());
+            let op_rule = op_pair.as_rule();
+            let op_text = op_pair.as_str();
+            *pos += 1;
+            let (rhs, d) = self.climb(items, pos, prec + 1, level + 1)?;
+            let s = lhs.span.to(rhs.span);
+            lhs = match op_rule {
+                Rule::kw_and | Rule::kw_or => {
+                    let is_and = op_rule == Rule::kw_and;
+                    match lhs.kind {
+                        ExprKind::And(mut v) if is_and => {
+                            v.push(rhs);
+                            depth = depth.max(d + 1);
+                            Expr {
+                                kind: ExprKind::And(v),
+                                span: s,
+                            }
+                        }
+                        ExprKind::Or(mut v) if !is_and => {
+                            v.push(rhs);
+                            depth = depth.max(d + 1);
+                            Expr {
+                                kind: ExprKind::Or(v),
+                                span: s,
+                            }
+                        }
+                        kind => {
+                            depth = depth.max(d) + 1;
+                            let v = vec![
+                                Expr {
+                                    kind,
+                                    span: lhs.span,
+                                },
+                                rhs,
+                            ];
+                            Expr {
+                                kind: if is_and {
+                                    ExprKind::And(v)
+                                } else {
+                                    ExprKind::Or(v)
+                                },
+                                span: s,
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    let op = binary_op(op_text);
+                    if op.is_comparison() {
+                        if let ExprKind::Binary { op: prev, .. } = &lhs.kind {
+                            if prev.is_comparison() {
+                                self.errors.push(
+                                    Diagnostic::new(
+                                        Code::E0100,
+                                        op_span,
+                                        "syntax error: comparisons cannot be chained",
+                                    )
+                                    .with_help("write `a < b and b < c`, or add parentheses"),
+                                );
+                                return None;
+                            }
+                        }
+                    }
+                    depth = depth.max(d) + 1;
+                    Expr {
+                        kind: ExprKind::Binary {
+                            op,
+                            lhs: Box::new(lhs),
+                            rhs: Box::new(rhs),
+                        },
+                        span: s,
+                    }
+                }
+            };
+            self.deep(depth, s)?;
+        }
+        Some((lhs, depth))
     }
 
     /// A metadata value: a bare word or a string (the formatter writes a bare
@@ -726,6 +806,21 @@ fn subject(pair: Pair<'_, Rule>) -> Subject {
     match pair.into_inner().next().map(|p| p.as_rule()) {
         Some(Rule::kw_task) => Subject::Task,
         _ => Subject::Query,
+    }
+}
+
+const PREC_CMP: u8 = 4;
+const PREC_NEG: u8 = 7;
+
+/// The binding strength of an infix operator; 0 for anything else.
+fn infix_prec(rule: Rule) -> u8 {
+    match rule {
+        Rule::kw_or => 1,
+        Rule::kw_and => 2,
+        Rule::cmp_op => PREC_CMP,
+        Rule::add_op => 5,
+        Rule::mul_op => 6,
+        _ => 0,
     }
 }
 

@@ -57,3 +57,48 @@ mod tests {
         assert_eq!(line_column(src, 100), (2, 5));
     }
 }
+
+/// Line starts of a source, for turning many byte offsets into lines and
+/// columns without rescanning the text each time.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `source`'s lines.
+    pub fn new(source: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The same as [`line_column`], for the source this index was built from.
+    pub fn line_column(&self, source: &str, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(source.len());
+        while !source.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        (line, source[start..offset].chars().count() + 1)
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+
+    #[test]
+    fn index_agrees_with_line_column() {
+        let src = "ab\ncé d\n\nxyz";
+        let index = LineIndex::new(src);
+        for offset in 0..=src.len() + 2 {
+            assert_eq!(
+                index.line_column(src, offset),
+                line_column(src, offset),
+                "{offset}"
+            );
+        }
+    }
+}

@@ -10,7 +10,10 @@ fn sp() -> Span {
 }
 
 fn ident(name: &str) -> Ident {
-    Ident { name: name.to_string(), span: sp() }
+    Ident {
+        name: name.to_string(),
+        span: sp(),
+    }
 }
 
 fn e(kind: ExprKind) -> Expr {
@@ -32,7 +35,11 @@ fn wrap(x: Expr) -> Box<Expr> {
             | ExprKind::MetaIs { .. }
             | ExprKind::Top { .. }
     );
-    Box::new(if atomic { x } else { e(ExprKind::Paren(Box::new(x))) })
+    Box::new(if atomic {
+        x
+    } else {
+        e(ExprKind::Paren(Box::new(x)))
+    })
 }
 
 fn text() -> impl Strategy<Value = String> {
@@ -42,7 +49,11 @@ fn text() -> impl Strategy<Value = String> {
 fn str_lit() -> impl Strategy<Value = StrLit> {
     (text(), any::<bool>()).prop_map(|(value, raw)| {
         let raw = raw && !value.contains('"') && !value.contains('\n');
-        StrLit { value, raw, span: sp() }
+        StrLit {
+            value,
+            raw,
+            span: sp(),
+        }
     })
 }
 
@@ -76,79 +87,144 @@ fn leaf() -> impl Strategy<Value = Expr> {
         Just(e(ExprKind::All)),
         Just(e(ExprKind::Size)),
         subject().prop_map(|s| e(ExprKind::WordCount(s))),
-        (structure, prop::sample::select(vec!["tokens", "top", "hits", "tok"])).prop_map(|(s, f)| e(ExprKind::Preview {
-            structure: ident(s),
-            feature: ident(f)
+        (
+            structure,
+            prop::sample::select(vec!["tokens", "top", "hits", "tok"])
+        )
+            .prop_map(|(s, f)| e(ExprKind::Preview {
+                structure: ident(s),
+                feature: ident(f)
+            })),
+        (subject(), name()).prop_map(|(s, n)| e(ExprKind::Hits {
+            subject: s,
+            set: Box::new(e(ExprKind::Name(ident(&n))))
         })),
-        (subject(), name()).prop_map(|(s, n)| e(ExprKind::Hits { subject: s, set: Box::new(e(ExprKind::Name(ident(&n)))) })),
     ]
 }
 
 fn expr() -> impl Strategy<Value = Expr> {
     leaf().prop_recursive(4, 32, 3, |inner| {
         let op = prop::sample::select(vec![
-            BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Lt, BinaryOp::Le,
-            BinaryOp::Gt, BinaryOp::Ge, BinaryOp::Eq, BinaryOp::Ne,
+            BinaryOp::Add,
+            BinaryOp::Sub,
+            BinaryOp::Mul,
+            BinaryOp::Div,
+            BinaryOp::Lt,
+            BinaryOp::Le,
+            BinaryOp::Gt,
+            BinaryOp::Ge,
+            BinaryOp::Eq,
+            BinaryOp::Ne,
         ]);
         let field = prop::sample::select(vec![MetaField::Domain, MetaField::Qtype]);
         prop_oneof![
             inner.clone().prop_map(|x| e(ExprKind::Neg(wrap(x)))),
             inner.clone().prop_map(|x| e(ExprKind::Not(wrap(x)))),
-            (op, inner.clone(), inner.clone()).prop_map(|(op, l, r)| e(ExprKind::Binary { op, lhs: wrap(l), rhs: wrap(r) })),
-            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| e(ExprKind::And(v.into_iter().map(|x| *wrap(x)).collect()))),
-            prop::collection::vec(inner.clone(), 2..4).prop_map(|v| e(ExprKind::Or(v.into_iter().map(|x| *wrap(x)).collect()))),
-            (any::<bool>(), prop::collection::vec(inner.clone(), 2..4)).prop_map(|(min, args)| e(ExprKind::Call {
-                name: if min { CallName::Min } else { CallName::Max },
-                args
+            (op, inner.clone(), inner.clone()).prop_map(|(op, l, r)| e(ExprKind::Binary {
+                op,
+                lhs: wrap(l),
+                rhs: wrap(r)
             })),
+            prop::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| e(ExprKind::And(v.into_iter().map(|x| *wrap(x)).collect()))),
+            prop::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| e(ExprKind::Or(v.into_iter().map(|x| *wrap(x)).collect()))),
+            (any::<bool>(), prop::collection::vec(inner.clone(), 2..4)).prop_map(|(min, args)| e(
+                ExprKind::Call {
+                    name: if min { CallName::Min } else { CallName::Max },
+                    args
+                }
+            )),
             (inner.clone(), inner.clone(), inner.clone()).prop_map(|(c, t, o)| e(ExprKind::If {
                 cond: Box::new(c),
                 then: Box::new(t),
                 otherwise: Box::new(o)
             })),
             inner.clone().prop_map(|x| e(ExprKind::Paren(Box::new(x)))),
-            (0u64..10, prop::option::of(inner.clone())).prop_map(|(k, a)| e(ExprKind::Top { k, k_span: sp(), above: a.map(wrap) })),
-            (subject(), name()).prop_map(|(s, n)| e(ExprKind::Has { subject: s, set: Box::new(e(ExprKind::Name(ident(&n)))) })),
-            (subject(), str_lit()).prop_map(|(s, p)| e(ExprKind::Matches { subject: s, pattern: Box::new(e(ExprKind::Pattern(p))) })),
-            (field.clone(), str_lit()).prop_map(|(f, v)| e(ExprKind::MetaIs { field: f, values: vec![StrLit { raw: false, ..v }], list: false })),
-            (field, prop::collection::vec(str_lit(), 1..3)).prop_map(|(f, vs)| e(ExprKind::MetaIs {
-                field: f,
-                values: vs.into_iter().map(|v| StrLit { raw: false, ..v }).collect(),
-                list: true
+            (0u64..10, prop::option::of(inner.clone())).prop_map(|(k, a)| e(ExprKind::Top {
+                k,
+                k_span: sp(),
+                above: a.map(wrap)
             })),
+            (subject(), name()).prop_map(|(s, n)| e(ExprKind::Has {
+                subject: s,
+                set: Box::new(e(ExprKind::Name(ident(&n))))
+            })),
+            (subject(), str_lit()).prop_map(|(s, p)| e(ExprKind::Matches {
+                subject: s,
+                pattern: Box::new(e(ExprKind::Pattern(p)))
+            })),
+            (field.clone(), str_lit()).prop_map(|(f, v)| e(ExprKind::MetaIs {
+                field: f,
+                values: vec![StrLit { raw: false, ..v }],
+                list: false
+            })),
+            (field, prop::collection::vec(str_lit(), 1..3)).prop_map(|(f, vs)| e(
+                ExprKind::MetaIs {
+                    field: f,
+                    values: vs.into_iter().map(|v| StrLit { raw: false, ..v }).collect(),
+                    list: true
+                }
+            )),
         ]
     })
 }
 
 fn statement() -> impl Strategy<Value = StatementKind> {
-    let action = prop::sample::select(vec![ActionKind::Select, ActionKind::Add, ActionKind::Remove]);
+    let action = prop::sample::select(vec![
+        ActionKind::Select,
+        ActionKind::Add,
+        ActionKind::Remove,
+    ]);
     prop_oneof![
-        Just(StatementKind::Use { module: ident("std") }),
-        (name(), expr()).prop_map(|(n, v)| StatementKind::Let { name: ident(&n), value: v }),
-        (prop::sample::select(vec!["S", "R", "vector"]), expr()).prop_map(|(s, v)| StatementKind::Score { structure: ident(s), value: v }),
-        (name(), prop::option::of(expr()), action, expr()).prop_map(|(n, w, a, m)| StatementKind::Rule {
+        Just(StatementKind::Use {
+            module: ident("std")
+        }),
+        (name(), expr()).prop_map(|(n, v)| StatementKind::Let {
             name: ident(&n),
-            when: w,
-            action: a,
-            action_span: sp(),
-            mask: m
+            value: v
+        }),
+        (prop::sample::select(vec!["S", "R", "vector"]), expr()).prop_map(|(s, v)| {
+            StatementKind::Score {
+                structure: ident(s),
+                value: v,
+            }
+        }),
+        (name(), prop::option::of(expr()), action, expr()).prop_map(|(n, w, a, m)| {
+            StatementKind::Rule {
+                name: ident(&n),
+                when: w,
+                action: a,
+                action_span: sp(),
+                mask: m,
+            }
         }),
         expr().prop_map(StatementKind::Default),
         expr().prop_map(StatementKind::Fallback),
-        number().prop_map(|amount| StatementKind::Budget { amount, amount_span: sp() }),
+        number().prop_map(|amount| StatementKind::Budget {
+            amount,
+            amount_span: sp()
+        }),
     ]
 }
 
 fn file() -> impl Strategy<Value = File> {
     (str_lit(), prop::collection::vec(statement(), 0..8)).prop_map(|(name, rest)| {
-        let mut statements = vec![Statement { kind: StatementKind::Header { kind: HeaderKind::Policy, name }, span: sp() }];
+        let mut statements = vec![Statement {
+            kind: StatementKind::Header {
+                kind: HeaderKind::Policy,
+                name,
+            },
+            span: sp(),
+        }];
         statements.extend(rest.into_iter().map(|kind| Statement { kind, span: sp() }));
         File { statements }
     })
 }
 
 fn parsed(text: &str) -> File {
-    let mut f = parse(text).unwrap_or_else(|d| panic!("formatted text does not parse: {d:?}\n{text}"));
+    let mut f =
+        parse(text).unwrap_or_else(|d| panic!("formatted text does not parse: {d:?}\n{text}"));
     f.erase_spans();
     f
 }

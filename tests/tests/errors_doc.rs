@@ -17,7 +17,9 @@ fn examples() -> Vec<Example> {
     let mut out = Vec::new();
     let mut lines = doc.lines().peekable();
     while let Some(line) = lines.next() {
-        let Some(heading) = line.strip_prefix("## ") else { continue };
+        let Some(heading) = line.strip_prefix("## ") else {
+            continue;
+        };
         let (code, title) = heading.split_once(": ").expect("`## CODE: title`");
         // The first fenced block after the heading is the example.
         let info = loop {
@@ -34,7 +36,12 @@ fn examples() -> Vec<Example> {
             body.push_str(l);
             body.push('\n');
         }
-        out.push(Example { code: code.into(), title: title.into(), info, body });
+        out.push(Example {
+            code: code.into(),
+            title: title.into(),
+            info,
+            body,
+        });
     }
     out
 }
@@ -62,7 +69,11 @@ fn build(info: &str, body: &str) -> Vec<u8> {
             out
         }
         Some(rep) => {
-            let n: usize = rep.strip_prefix("repeat=").expect("repeat=N").parse().expect("N");
+            let n: usize = rep
+                .strip_prefix("repeat=")
+                .expect("repeat=N")
+                .parse()
+                .expect("N");
             let mut out = String::new();
             let mut rest = body;
             while let Some(start) = rest.find("<<") {
@@ -88,7 +99,11 @@ fn every_code_is_documented_with_its_title() {
         let ex = ex.unwrap_or_else(|| panic!("{code} is not in docs/ERRORS.md"));
         assert_eq!(ex.title, code.title(), "title of {code}");
     }
-    assert_eq!(examples.len(), Code::ALL.len(), "ERRORS.md lists a code that does not exist");
+    assert_eq!(
+        examples.len(),
+        Code::ALL.len(),
+        "ERRORS.md lists a code that does not exist"
+    );
 }
 
 #[test]
@@ -96,9 +111,22 @@ fn every_example_triggers_its_code() {
     for ex in examples() {
         let bytes = build(&ex.info, &ex.body);
         let checked = check_bytes(&bytes);
-        let codes: Vec<&str> = checked.diagnostics.iter().map(|d| d.code.as_str()).collect();
-        assert!(codes.contains(&ex.code.as_str()), "{}: got {codes:?}", ex.code);
+        let codes: Vec<&str> = checked
+            .diagnostics
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect();
+        assert!(
+            codes.contains(&ex.code.as_str()),
+            "{}: got {codes:?}",
+            ex.code
+        );
         let is_error = ex.code.starts_with('E');
-        assert_eq!(checked.program.is_none(), is_error, "{}: a warning alone must not reject", ex.code);
+        assert_eq!(
+            checked.program.is_none(),
+            is_error,
+            "{}: a warning alone must not reject",
+            ex.code
+        );
     }
 }

@@ -36,7 +36,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         warnings += diags.iter().filter(|d| !d.is_error()).count();
         match args.format {
             Format::Human => print_human(&loaded.path, &loaded.text, diags),
-            Format::Json => json.extend(diags.iter().map(|d| d.to_json(&loaded.path, &loaded.text))),
+            Format::Json => {
+                json.extend(diags.iter().map(|d| d.to_json(&loaded.path, &loaded.text)))
+            }
         }
     }
     match args.format {
@@ -44,14 +46,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             if errors + warnings == 0 {
                 eprintln!("ok: {} file(s) checked, no problems", args.files.len());
             } else {
-                eprintln!("{errors} error(s), {warnings} warning(s) in {} file(s)", args.files.len());
+                eprintln!(
+                    "{errors} error(s), {warnings} warning(s) in {} file(s)",
+                    args.files.len()
+                );
             }
         }
         Format::Json => {
-            let text = serde_json::to_string_pretty(&json).map_err(|e| CliError::Message(e.to_string()))?;
+            let text = serde_json::to_string_pretty(&json)
+                .map_err(|e| CliError::Message(e.to_string()))?;
             println!("{text}");
         }
     }
     let failed = errors > 0 || (args.deny_warnings && warnings > 0);
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

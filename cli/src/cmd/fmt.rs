@@ -40,7 +40,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             eprintln!("formatted `{path}`");
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Writes through a temporary file in the same folder, then renames it over

@@ -48,7 +48,8 @@ impl QueryArgs {
             ..Input::default()
         };
         for p in &self.previews {
-            apply_preview_assignment(&mut input.previews, p).map_err(|e| CliError::Message(e.to_string()))?;
+            apply_preview_assignment(&mut input.previews, p)
+                .map_err(|e| CliError::Message(e.to_string()))?;
         }
         Ok(input)
     }
@@ -99,7 +100,9 @@ fn selector(path: &str) -> Result<Selector, CliError> {
 }
 
 fn result_json(selector: &Selector, outcome: &Outcome, trace: bool) -> serde_json::Value {
-    let rule = outcome.rule.map(|i| selector.program().rules[i].name.clone());
+    let rule = outcome
+        .rule
+        .map(|i| selector.program().rules[i].name.clone());
     let mut v = json!({
         "mask": outcome.mask,
         "bits": outcome.mask.bits(),
@@ -117,7 +120,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         return run_lines(&selector, path, &args);
     }
     let Some(query) = args.query.query.clone() else {
-        return Err(CliError::Message("give a question with --query, or a JSONL file with --input".into()));
+        return Err(CliError::Message(
+            "give a question with --query, or a JSONL file with --input".into(),
+        ));
     };
     let outcome = selector.select(&args.query.input(query)?);
     match args.format {

@@ -29,7 +29,9 @@ impl MaskSet {
         self.0 & (1 << m.bits()) != 0
     }
     fn iter(self) -> impl Iterator<Item = Mask> {
-        (0..32u8).filter(move |b| self.0 & (1 << b) != 0).map(Mask::from_bits)
+        (0..32u8)
+            .filter(move |b| self.0 & (1 << b) != 0)
+            .map(Mask::from_bits)
     }
     fn map(self, f: impl Fn(Mask) -> Mask) -> Self {
         let mut out = MaskSet::default();
@@ -98,8 +100,14 @@ pub(super) fn check_rules(
     for (i, rule) in program.rules.iter().enumerate() {
         let span = stmts.get(i).map_or(rule.span, |s| s.span);
         if reach.is_empty() {
-            let mut d = Diagnostic::new(Code::W0100, span, format!("rule `{}` is unreachable", rule.name))
-                .with_help("an earlier rule always selects and stops; move this rule above it or remove it");
+            let mut d = Diagnostic::new(
+                Code::W0100,
+                span,
+                format!("rule `{}` is unreachable", rule.name),
+            )
+            .with_help(
+                "an earlier rule always selects and stops; move this rule above it or remove it",
+            );
             if let Some(j) = stopper {
                 d = d.with_label(program.rules[j].span, "this rule always stops evaluation");
             }
@@ -109,16 +117,33 @@ pub(super) fn check_rules(
         let c = constant(&rule.cond);
         if c == Some(false) {
             checker.diags.push(
-                Diagnostic::new(Code::W0101, span, format!("rule `{}` can never fire: its condition is always false", rule.name))
-                    .with_help("fix the condition or remove the rule"),
+                Diagnostic::new(
+                    Code::W0101,
+                    span,
+                    format!(
+                        "rule `{}` can never fire: its condition is always false",
+                        rule.name
+                    ),
+                )
+                .with_help("fix the condition or remove the rule"),
             );
             continue;
         }
-        if let Some(&j) = selects.iter().find(|&&j| program.rules[j].cond == rule.cond) {
+        if let Some(&j) = selects
+            .iter()
+            .find(|&&j| program.rules[j].cond == rule.cond)
+        {
             checker.diags.push(
-                Diagnostic::new(Code::W0102, span, format!("rule `{}` is shadowed: `{}` has the same condition and selects first", rule.name, program.rules[j].name))
-                    .with_label(program.rules[j].span, "this rule fires first and stops")
-                    .with_help("merge the two rules or change one condition"),
+                Diagnostic::new(
+                    Code::W0102,
+                    span,
+                    format!(
+                        "rule `{}` is shadowed: `{}` has the same condition and selects first",
+                        rule.name, program.rules[j].name
+                    ),
+                )
+                .with_label(program.rules[j].span, "this rule fires first and stops")
+                .with_help("merge the two rules or change one condition"),
             );
             continue;
         }
@@ -151,7 +176,11 @@ pub(super) fn check_rules(
                     );
                 }
                 let after = reach.map(apply);
-                reach = if c == Some(true) { after } else { MaskSet(reach.0 | after.0) };
+                reach = if c == Some(true) {
+                    after
+                } else {
+                    MaskSet(reach.0 | after.0)
+                };
             }
             (_, MaskExpr::Top { .. }) => {
                 // add/remove top-k: any mask the union/difference can give.
@@ -159,10 +188,18 @@ pub(super) fn check_rules(
                 for x in reach.iter() {
                     for b in 0..32u8 {
                         let t = Mask::from_bits(b);
-                        any.insert(if rule.action == ActionKind::Add { x.union(t) } else { x.without(t) });
+                        any.insert(if rule.action == ActionKind::Add {
+                            x.union(t)
+                        } else {
+                            x.without(t)
+                        });
                     }
                 }
-                reach = if c == Some(true) { any } else { MaskSet(reach.0 | any.0) };
+                reach = if c == Some(true) {
+                    any
+                } else {
+                    MaskSet(reach.0 | any.0)
+                };
             }
         }
     }

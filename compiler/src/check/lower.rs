@@ -59,7 +59,11 @@ impl Measure {
             return 0;
         }
         1 + match e {
-            NumExpr::Const(_) | NumExpr::Preview(..) | NumExpr::WordCount(_) | NumExpr::Hits(..) | NumExpr::Size => 0,
+            NumExpr::Const(_)
+            | NumExpr::Preview(..)
+            | NumExpr::WordCount(_)
+            | NumExpr::Hits(..)
+            | NumExpr::Size => 0,
             NumExpr::Neg(a) => self.num(a),
             NumExpr::Add(a, b) | NumExpr::Sub(a, b) | NumExpr::Mul(a, b) | NumExpr::Div(a, b) => {
                 self.num(a).max(self.num(b))
@@ -75,9 +79,14 @@ impl Measure {
             return 0;
         }
         1 + match e {
-            BoolExpr::Const(_) | BoolExpr::Has(..) | BoolExpr::Matches(..) | BoolExpr::MetaIn(..) => 0,
+            BoolExpr::Const(_)
+            | BoolExpr::Has(..)
+            | BoolExpr::Matches(..)
+            | BoolExpr::MetaIn(..) => 0,
             BoolExpr::Cmp(_, a, b) => self.num(a).max(self.num(b)),
-            BoolExpr::And(v) | BoolExpr::Or(v) => v.iter().map(|x| self.boolean(x)).max().unwrap_or(0),
+            BoolExpr::And(v) | BoolExpr::Or(v) => {
+                v.iter().map(|x| self.boolean(x)).max().unwrap_or(0)
+            }
             BoolExpr::Not(a) => self.boolean(a),
             BoolExpr::If(c, a, b) => self.boolean(c).max(self.boolean(a)).max(self.boolean(b)),
         }
@@ -123,15 +132,23 @@ impl Checker<'_> {
             return;
         }
         let help = help.unwrap_or_else(|| match (want, got) {
-            ("a boolean", Value::Num(_)) => "compare the number, e.g. `preview.R.tokens > 4000`".into(),
+            ("a boolean", Value::Num(_)) => {
+                "compare the number, e.g. `preview.R.tokens > 4000`".into()
+            }
             ("a boolean", Value::Set(_)) => "test it against a text, e.g. `query has NAME`".into(),
-            ("a boolean", Value::Pattern(_)) => "test it against a text, e.g. `query matches NAME`".into(),
+            ("a boolean", Value::Pattern(_)) => {
+                "test it against a text, e.g. `query matches NAME`".into()
+            }
             ("a mask", _) => "write a set such as {S, T}, `all`, or `top 2 by score`".into(),
             _ => format!("this place needs {want}"),
         });
         self.diags.push(
-            Diagnostic::new(Code::E0300, span, format!("type mismatch: expected {want}, found {}", got.type_name()))
-                .with_help(help),
+            Diagnostic::new(
+                Code::E0300,
+                span,
+                format!("type mismatch: expected {want}, found {}", got.type_name()),
+            )
+            .with_help(help),
         );
     }
 
@@ -190,8 +207,13 @@ impl Checker<'_> {
             Value::Set(id) => Some(id),
             other => {
                 let help = match other {
-                    Value::Pattern(_) => Some("`has` and `hits` take keyword sets; test a pattern with `matches`".to_string()),
-                    _ => Some(format!("`{verb}` takes a keyword set such as `words [\"why\"]` or `std.causal`")),
+                    Value::Pattern(_) => Some(
+                        "`has` and `hits` take keyword sets; test a pattern with `matches`"
+                            .to_string(),
+                    ),
+                    _ => Some(format!(
+                        "`{verb}` takes a keyword set such as `words [\"why\"]` or `std.causal`"
+                    )),
                 };
                 self.mismatch(e.span, "a keyword set", &other, help);
                 None
@@ -204,8 +226,12 @@ impl Checker<'_> {
             Value::Pattern(id) => Some(id),
             other => {
                 let help = match other {
-                    Value::Set(_) => Some("`matches` takes a pattern; test a keyword set with `has`".to_string()),
-                    _ => Some("`matches` takes a pattern such as `pattern r\"step \\d+\"`".to_string()),
+                    Value::Set(_) => {
+                        Some("`matches` takes a pattern; test a keyword set with `has`".to_string())
+                    }
+                    _ => Some(
+                        "`matches` takes a pattern such as `pattern r\"step \\d+\"`".to_string(),
+                    ),
                 };
                 self.mismatch(e.span, "a pattern", &other, help);
                 None
@@ -224,11 +250,11 @@ impl Checker<'_> {
             ExprKind::Name(ident) => self.name(&ident.name, ident.span),
             ExprKind::Std(ident) => self.std_ref(&ident.name, ident.span, span),
             ExprKind::Words(words) => {
-                let (line, col) = mesa_grammar::span::line_column(self.source, span.start);
+                let (line, col) = self.lines.line_column(self.source, span.start);
                 self.keyword_set(words, format!("words@{line}:{col}"), span)
             }
             ExprKind::Pattern(p) => {
-                let (line, col) = mesa_grammar::span::line_column(self.source, span.start);
+                let (line, col) = self.lines.line_column(self.source, span.start);
                 self.pattern(p, format!("pattern@{line}:{col}"))
             }
             ExprKind::Mask(items) => {
@@ -237,8 +263,12 @@ impl Checker<'_> {
                 for item in items {
                     match self.structure(item) {
                         Some(s) if mask.contains(s) => self.diags.push(
-                            Diagnostic::new(Code::W0107, item.span, format!("{} is listed twice in this mask", s.letter()))
-                                .with_help("remove the repetition"),
+                            Diagnostic::new(
+                                Code::W0107,
+                                item.span,
+                                format!("{} is listed twice in this mask", s.letter()),
+                            )
+                            .with_help("remove the repetition"),
                         ),
                         Some(s) => mask = mask.with(s),
                         None => ok = false,
@@ -268,31 +298,41 @@ impl Checker<'_> {
                 }
                 Value::Mask(MaskExpr::Top { k: *k as u8, above })
             }
-            ExprKind::Has { subject, set } => {
-                wrap_b(self.sub_set(set, "has").map(|id| BoolExpr::Has(*subject, id)))
-            }
-            ExprKind::Matches { subject, pattern } => {
-                wrap_b(self.sub_pattern(pattern).map(|id| BoolExpr::Matches(*subject, id)))
-            }
-            ExprKind::MetaIs { field, values, .. } => {
-                Value::Bool(BoolExpr::MetaIn(*field, values.iter().map(|v| v.value.clone()).collect()))
-            }
+            ExprKind::Has { subject, set } => wrap_b(
+                self.sub_set(set, "has")
+                    .map(|id| BoolExpr::Has(*subject, id)),
+            ),
+            ExprKind::Matches { subject, pattern } => wrap_b(
+                self.sub_pattern(pattern)
+                    .map(|id| BoolExpr::Matches(*subject, id)),
+            ),
+            ExprKind::MetaIs { field, values, .. } => Value::Bool(BoolExpr::MetaIn(
+                *field,
+                values.iter().map(|v| v.value.clone()).collect(),
+            )),
             ExprKind::WordCount(subject) => Value::Num(NumExpr::WordCount(*subject)),
-            ExprKind::Hits { subject, set } => {
-                wrap_n(self.sub_set(set, "hits").map(|id| NumExpr::Hits(*subject, id)))
-            }
+            ExprKind::Hits { subject, set } => wrap_n(
+                self.sub_set(set, "hits")
+                    .map(|id| NumExpr::Hits(*subject, id)),
+            ),
             ExprKind::Preview { structure, feature } => {
                 let s = self.structure(structure);
                 let f = Feature::from_name(&feature.name);
                 if f.is_none() {
                     let names = Feature::ALL.map(Feature::name);
                     let help = match did_you_mean(&feature.name, names) {
-                        Some(n) => format!("did you mean `{n}`? previews have `tokens`, `top` and `hits`"),
+                        Some(n) => {
+                            format!("did you mean `{n}`? previews have `tokens`, `top` and `hits`")
+                        }
                         None => "previews have `tokens`, `top` and `hits`".into(),
                     };
                     self.diags.push(
-                        Diagnostic::new(Code::E0204, feature.span, format!("unknown preview feature `{}`", feature.name))
-                            .with_help(help),
+                        Diagnostic::new(
+                            Code::E0204,
+                            feature.span,
+                            format!("unknown preview feature `{}`", feature.name),
+                        )
+                        .with_help(help),
                     );
                 }
                 match (s, f) {
@@ -306,7 +346,9 @@ impl Checker<'_> {
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.sub_num(lhs);
                 let b = self.sub_num(rhs);
-                let (Some(a), Some(b)) = (a, b) else { return Value::Error };
+                let (Some(a), Some(b)) = (a, b) else {
+                    return Value::Error;
+                };
                 let (a, b) = (Box::new(a), Box::new(b));
                 match op {
                     BinaryOp::Add => Value::Num(NumExpr::Add(a, b)),
@@ -322,7 +364,8 @@ impl Checker<'_> {
                 }
             }
             ExprKind::And(items) | ExprKind::Or(items) => {
-                let lowered: Vec<Option<BoolExpr>> = items.iter().map(|x| self.sub_bool(x)).collect();
+                let lowered: Vec<Option<BoolExpr>> =
+                    items.iter().map(|x| self.sub_bool(x)).collect();
                 let Some(all) = lowered.into_iter().collect::<Option<Vec<_>>>() else {
                     return Value::Error;
                 };
@@ -342,22 +385,40 @@ impl Checker<'_> {
                     CallName::Max => NumExpr::Max(all),
                 })
             }
-            ExprKind::If { cond, then, otherwise } => {
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let c = self.sub_bool(cond);
                 let t = self.lower(then);
                 let o = self.lower(otherwise);
                 let Some(c) = c else { return Value::Error };
                 match (t, o) {
-                    (Value::Num(a), Value::Num(b)) => Value::Num(NumExpr::If(Box::new(c), Box::new(a), Box::new(b))),
-                    (Value::Bool(a), Value::Bool(b)) => Value::Bool(BoolExpr::If(Box::new(c), Box::new(a), Box::new(b))),
+                    (Value::Num(a), Value::Num(b)) => {
+                        Value::Num(NumExpr::If(Box::new(c), Box::new(a), Box::new(b)))
+                    }
+                    (Value::Bool(a), Value::Bool(b)) => {
+                        Value::Bool(BoolExpr::If(Box::new(c), Box::new(a), Box::new(b)))
+                    }
                     (Value::Error, _) | (_, Value::Error) => Value::Error,
                     (a @ (Value::Num(_) | Value::Bool(_)), b) => {
                         let want = a.type_name();
-                        self.mismatch(otherwise.span, want, &b, Some("both branches of `if` must have the same type".into()));
+                        self.mismatch(
+                            otherwise.span,
+                            want,
+                            &b,
+                            Some("both branches of `if` must have the same type".into()),
+                        );
                         Value::Error
                     }
                     (a, _) => {
-                        self.mismatch(then.span, "a number or a boolean", &a, Some("`if` chooses between numbers or between booleans".into()));
+                        self.mismatch(
+                            then.span,
+                            "a number or a boolean",
+                            &a,
+                            Some("`if` chooses between numbers or between booleans".into()),
+                        );
                         Value::Error
                     }
                 }
@@ -380,15 +441,21 @@ impl Checker<'_> {
         if !self.module_mode && crate::stdlib::lookup(name).is_some() {
             help = format!("`{name}` is a standard set: write `std.{name}` (and `use std`)");
         }
-        self.diags.push(Diagnostic::new(Code::E0200, span, format!("unknown name `{name}`")).with_help(help));
+        self.diags.push(
+            Diagnostic::new(Code::E0200, span, format!("unknown name `{name}`")).with_help(help),
+        );
         Value::Error
     }
 
     fn std_ref(&mut self, name: &str, name_span: Span, span: Span) -> Value {
         if !self.uses_std {
             self.diags.push(
-                Diagnostic::new(Code::E0202, span, format!("`std.{name}` is used without `use std`"))
-                    .with_help("add `use std` after the `policy` line"),
+                Diagnostic::new(
+                    Code::E0202,
+                    span,
+                    format!("`std.{name}` is used without `use std`"),
+                )
+                .with_help("add `use std` after the `policy` line"),
             );
             return Value::Error;
         }
@@ -398,11 +465,17 @@ impl Checker<'_> {
         }
         let value = match crate::stdlib::lookup(name) {
             Some(Export::Set(set)) => {
-                self.keyword_sets.push(KeywordSet { name: format!("std.{name}"), keywords: set.keywords.clone() });
+                self.keyword_sets.push(KeywordSet {
+                    name: format!("std.{name}"),
+                    keywords: set.keywords.clone(),
+                });
                 Value::Set(self.keyword_sets.len() - 1)
             }
             Some(Export::Pattern(p)) => {
-                self.patterns.push(PatternDef { name: format!("std.{name}"), source: p.source.clone() });
+                self.patterns.push(PatternDef {
+                    name: format!("std.{name}"),
+                    source: p.source.clone(),
+                });
                 Value::Pattern(self.patterns.len() - 1)
             }
             None => {
@@ -412,7 +485,12 @@ impl Checker<'_> {
                     None => format!("the standard sets are: {}", names.join(", ")),
                 };
                 self.diags.push(
-                    Diagnostic::new(Code::E0201, name_span, format!("unknown standard cue set `std.{name}`")).with_help(help),
+                    Diagnostic::new(
+                        Code::E0201,
+                        name_span,
+                        format!("unknown standard cue set `std.{name}`"),
+                    )
+                    .with_help(help),
                 );
                 return Value::Error;
             }
@@ -424,8 +502,12 @@ impl Checker<'_> {
     fn keyword_set(&mut self, words: &[StrLit], name: String, span: Span) -> Value {
         if words.is_empty() {
             self.diags.push(
-                Diagnostic::new(Code::W0108, span, "this keyword set is empty: it never matches")
-                    .with_help("add keywords, or remove the set and the conditions that use it"),
+                Diagnostic::new(
+                    Code::W0108,
+                    span,
+                    "this keyword set is empty: it never matches",
+                )
+                .with_help("add keywords, or remove the set and the conditions that use it"),
             );
         }
         let mut seen = HashSet::new();
@@ -443,8 +525,15 @@ impl Checker<'_> {
             }
             if k.len() > MAX_KEYWORD_BYTES {
                 self.diags.push(
-                    Diagnostic::new(Code::E0502, w.span, format!("keyword of {} bytes; the limit is {MAX_KEYWORD_BYTES}", k.len()))
-                        .with_help("keywords are words or short phrases; use a pattern for long text"),
+                    Diagnostic::new(
+                        Code::E0502,
+                        w.span,
+                        format!(
+                            "keyword of {} bytes; the limit is {MAX_KEYWORD_BYTES}",
+                            k.len()
+                        ),
+                    )
+                    .with_help("keywords are words or short phrases; use a pattern for long text"),
                 );
                 ok = false;
                 continue;
@@ -462,8 +551,12 @@ impl Checker<'_> {
         self.total_keywords += keywords.len();
         if before <= MAX_KEYWORDS && self.total_keywords > MAX_KEYWORDS {
             self.diags.push(
-                Diagnostic::new(Code::E0501, span, format!("the policy has more than {MAX_KEYWORDS} keywords"))
-                    .with_help("keep the sets that decide something; remove the rest"),
+                Diagnostic::new(
+                    Code::E0501,
+                    span,
+                    format!("the policy has more than {MAX_KEYWORDS} keywords"),
+                )
+                .with_help("keep the sets that decide something; remove the rest"),
             );
         }
         if !ok {
@@ -476,7 +569,10 @@ impl Checker<'_> {
     fn pattern(&mut self, p: &StrLit, name: String) -> Value {
         match cues::validate_pattern(&p.value) {
             Ok(()) => {
-                self.patterns.push(PatternDef { name, source: p.value.clone() });
+                self.patterns.push(PatternDef {
+                    name,
+                    source: p.value.clone(),
+                });
                 Value::Pattern(self.patterns.len() - 1)
             }
             Err(problem) => {

@@ -119,6 +119,7 @@ pub(crate) struct Checker<'f> {
     total_keywords: usize,
     /// Checking a standard module: the standard library is not consulted.
     module_mode: bool,
+    lines: mesa_grammar::span::LineIndex,
 }
 
 impl<'f> Checker<'f> {
@@ -135,6 +136,7 @@ impl<'f> Checker<'f> {
             std_ids: HashMap::new(),
             total_keywords: 0,
             module_mode: false,
+            lines: mesa_grammar::span::LineIndex::new(source),
         }
     }
 
@@ -144,13 +146,19 @@ impl<'f> Checker<'f> {
         &mut self.diags[last]
     }
 
-    fn help(&mut self, code: Code, span: Span, message: impl Into<String>, help: impl Into<String>) {
+    fn help(
+        &mut self,
+        code: Code,
+        span: Span,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) {
         self.diags
             .push(Diagnostic::new(code, span, message).with_help(help));
     }
 
     fn line_of(&self, offset: usize) -> usize {
-        mesa_grammar::span::line_column(self.source, offset).0
+        self.lines.line_column(self.source, offset).0
     }
 
     fn text(&self, span: Span) -> String {
@@ -190,7 +198,9 @@ impl<'f> Checker<'f> {
             if is_module
                 && !matches!(
                     stmt.kind,
-                    StatementKind::Header { .. } | StatementKind::Let { .. } | StatementKind::Use { .. }
+                    StatementKind::Header { .. }
+                        | StatementKind::Let { .. }
+                        | StatementKind::Use { .. }
                 )
             {
                 self.help(
@@ -204,8 +214,17 @@ impl<'f> Checker<'f> {
             match &stmt.kind {
                 StatementKind::Header { kind, name } => {
                     if i > 0 {
-                        let code = if d.header.is_some() { Code::E0104 } else { Code::E0103 };
-                        self.help(code, stmt.span, "the header must be the first statement, once", "remove this line or move it to the top");
+                        let code = if d.header.is_some() {
+                            Code::E0104
+                        } else {
+                            Code::E0103
+                        };
+                        self.help(
+                            code,
+                            stmt.span,
+                            "the header must be the first statement, once",
+                            "remove this line or move it to the top",
+                        );
                     } else {
                         d.header = Some((*kind, name.value.clone()));
                     }
@@ -216,9 +235,19 @@ impl<'f> Checker<'f> {
                             Some(s) => format!("did you mean `{s}`? the only module is `std`"),
                             None => "the only module is `std`".into(),
                         };
-                        self.help(Code::E0210, module.span, format!("unknown module `{}`", module.name), hint);
+                        self.help(
+                            Code::E0210,
+                            module.span,
+                            format!("unknown module `{}`", module.name),
+                            hint,
+                        );
                     } else if self.uses_std {
-                        self.help(Code::W0109, stmt.span, "`use std` is given twice", "remove the second one");
+                        self.help(
+                            Code::W0109,
+                            stmt.span,
+                            "`use std` is given twice",
+                            "remove the second one",
+                        );
                     } else {
                         self.uses_std = true;
                         d.uses.push(module);
@@ -226,45 +255,88 @@ impl<'f> Checker<'f> {
                 }
                 StatementKind::Let { name, value } => {
                     if mesa_grammar::RESERVED.contains(&name.name.as_str()) {
-                        self.help(Code::E0208, name.span, format!("`{}` is a reserved word and cannot name a `let`", name.name), format!("rename it, e.g. `{}_set`", name.name));
+                        self.help(
+                            Code::E0208,
+                            name.span,
+                            format!("`{}` is a reserved word and cannot name a `let`", name.name),
+                            format!("rename it, e.g. `{}_set`", name.name),
+                        );
                         continue;
                     }
                     if let Some(&prev) = self.let_index.get(name.name.as_str()) {
                         let prev_span = self.lets[prev].name.span;
-                        self.error(Code::E0205, name.span, format!("`{}` is defined twice", name.name))
-                            .labels
-                            .push(mesa_grammar::diagnostic::Label { span: prev_span, message: "first defined here".into() });
+                        self.error(
+                            Code::E0205,
+                            name.span,
+                            format!("`{}` is defined twice", name.name),
+                        )
+                        .labels
+                        .push(mesa_grammar::diagnostic::Label {
+                            span: prev_span,
+                            message: "first defined here".into(),
+                        });
                         if let Some(last) = self.diags.last_mut() {
                             last.help = Some("rename one of them".into());
                         }
                         continue;
                     }
                     if self.lets.len() == MAX_LETS {
-                        self.help(Code::E0505, name.span, format!("more than {MAX_LETS} `let`s"), "merge keyword sets or split the policy");
+                        self.help(
+                            Code::E0505,
+                            name.span,
+                            format!("more than {MAX_LETS} `let`s"),
+                            "merge keyword sets or split the policy",
+                        );
                     }
                     self.let_index.insert(&name.name, self.lets.len());
-                    self.lets.push(LetDecl { name, value, lowered: None, used: false });
+                    self.lets.push(LetDecl {
+                        name,
+                        value,
+                        lowered: None,
+                        used: false,
+                    });
                 }
                 StatementKind::Score { structure, value } => d.scores.push((structure, value)),
                 StatementKind::Rule { name, .. } => {
                     if let Some(prev) = rule_names.insert(&name.name, name.span) {
-                        self.error(Code::E0206, name.span, format!("rule name `{}` is used twice", name.name))
-                            .labels
-                            .push(mesa_grammar::diagnostic::Label { span: prev, message: "first used here".into() });
+                        self.error(
+                            Code::E0206,
+                            name.span,
+                            format!("rule name `{}` is used twice", name.name),
+                        )
+                        .labels
+                        .push(mesa_grammar::diagnostic::Label {
+                            span: prev,
+                            message: "first used here".into(),
+                        });
                         if let Some(last) = self.diags.last_mut() {
-                            last.help = Some("rule names appear in traces; give each rule its own".into());
+                            last.help =
+                                Some("rule names appear in traces; give each rule its own".into());
                         }
                     }
                     if d.rules.len() == MAX_RULES {
-                        self.help(Code::E0500, stmt.span, format!("more than {MAX_RULES} rules"), "merge rules that share an action");
+                        self.help(
+                            Code::E0500,
+                            stmt.span,
+                            format!("more than {MAX_RULES} rules"),
+                            "merge rules that share an action",
+                        );
                     }
                     d.rules.push(stmt);
                 }
                 StatementKind::Default(e) => self.once(&mut d.default, e, stmt.span, "default"),
                 StatementKind::Fallback(e) => self.once(&mut d.fallback, e, stmt.span, "fallback"),
-                StatementKind::Budget { amount, amount_span } => {
+                StatementKind::Budget {
+                    amount,
+                    amount_span,
+                } => {
                     if d.budget.is_some() {
-                        self.help(Code::E0104, stmt.span, "`budget` is given twice", "keep one budget");
+                        self.help(
+                            Code::E0104,
+                            stmt.span,
+                            "`budget` is given twice",
+                            "keep one budget",
+                        );
                     } else {
                         d.budget = Some((*amount, *amount_span));
                     }
@@ -285,7 +357,12 @@ impl<'f> Checker<'f> {
 
     fn once(&mut self, slot: &mut Option<&'f Expr>, e: &'f Expr, span: Span, what: &str) {
         if slot.is_some() {
-            self.help(Code::E0104, span, format!("`{what}` is given twice"), format!("keep one `{what}`"));
+            self.help(
+                Code::E0104,
+                span,
+                format!("`{what}` is given twice"),
+                format!("keep one `{what}`"),
+            );
         } else {
             *slot = Some(e);
         }
@@ -311,7 +388,10 @@ impl<'f> Checker<'f> {
             if cyclic {
                 let mut members: Vec<usize> = scc.iter().map(|n| graph[*n]).collect();
                 members.sort_unstable();
-                let names: Vec<String> = members.iter().map(|&m| format!("`{}`", self.lets[m].name.name)).collect();
+                let names: Vec<String> = members
+                    .iter()
+                    .map(|&m| format!("`{}`", self.lets[m].name.name))
+                    .collect();
                 let first = self.lets[members[0]].name.span;
                 let mut diag = Diagnostic::new(
                     Code::E0207,
@@ -355,8 +435,12 @@ impl<'f> Checker<'f> {
             let lowered = self.lower_num(value);
             if let Some(s) = s {
                 if let Some(prev) = score_spans[s.index()] {
-                    let mut d = Diagnostic::new(Code::E0209, structure.span, format!("structure {} is scored twice", s.letter()))
-                        .with_help("keep one `score` line per structure");
+                    let mut d = Diagnostic::new(
+                        Code::E0209,
+                        structure.span,
+                        format!("structure {} is scored twice", s.letter()),
+                    )
+                    .with_help("keep one `score` line per structure");
                     d = d.with_label(prev, "first scored here");
                     self.diags.push(d);
                 } else {
@@ -369,20 +453,37 @@ impl<'f> Checker<'f> {
         let fallback_decl = decls.fallback.and_then(|e| self.fixed_mask(e, "fallback"));
         if let (Some(fb), Some(e)) = (fallback_decl, decls.fallback) {
             if fb.is_empty() {
-                self.help(Code::E0401, e.span, "the fallback mask is empty", "the fallback is what an empty result becomes; name at least one structure");
+                self.help(
+                    Code::E0401,
+                    e.span,
+                    "the fallback mask is empty",
+                    "the fallback is what an empty result becomes; name at least one structure",
+                );
             }
         }
         let budget = decls.budget.and_then(|(amount, span)| {
             if amount > 0.0 {
                 Some(amount)
             } else {
-                self.help(Code::E0305, span, "the budget must be more than 0 tokens", "remove the budget or give a positive number of tokens");
+                self.help(
+                    Code::E0305,
+                    span,
+                    "the budget must be more than 0 tokens",
+                    "remove the budget or give a positive number of tokens",
+                );
                 None
             }
         });
         let mut rules = Vec::new();
         for stmt in &decls.rules {
-            if let StatementKind::Rule { name, when, action, mask, .. } = &stmt.kind {
+            if let StatementKind::Rule {
+                name,
+                when,
+                action,
+                mask,
+                ..
+            } = &stmt.kind
+            {
                 let cond = match when {
                     Some(c) => self.lower_bool(c),
                     None => Some(crate::ir::BoolExpr::Const(true)),
@@ -396,7 +497,9 @@ impl<'f> Checker<'f> {
                         cond,
                         action: *action,
                         mask: mask_expr,
-                        cond_text: when.as_ref().map_or_else(|| "always".to_string(), |c| self.text(c.span)),
+                        cond_text: when
+                            .as_ref()
+                            .map_or_else(|| "always".to_string(), |c| self.text(c.span)),
                         mask_text: self.text(mask.span),
                     });
                 }
@@ -419,10 +522,21 @@ impl<'f> Checker<'f> {
             budget,
             features: Features::default(),
         };
-        lints::check_rules(self, &program, &decls.rules, fallback_decl.is_some(), decls.default.map(|e| e.span));
+        lints::check_rules(
+            self,
+            &program,
+            &decls.rules,
+            fallback_decl.is_some(),
+            decls.default.map(|e| e.span),
+        );
         if let (Some(fb), Some(e)) = (fallback_decl, decls.fallback) {
             if fb == default {
-                self.help(Code::W0106, e.span, "the fallback repeats the default", "remove the `fallback` line: the default is the fallback when none is given");
+                self.help(
+                    Code::W0106,
+                    e.span,
+                    "the fallback repeats the default",
+                    "remove the `fallback` line: the default is the fallback when none is given",
+                );
             }
         }
         crate::features::finish(&mut program);
@@ -434,7 +548,12 @@ impl<'f> Checker<'f> {
         match self.lower_mask(e)? {
             MaskExpr::Const(m) => Some(m),
             MaskExpr::Top { .. } => {
-                self.help(Code::E0306, e.span, format!("the {what} must be a fixed mask"), "write a set such as {S, T} or `all`; `top` can only be used in rules");
+                self.help(
+                    Code::E0306,
+                    e.span,
+                    format!("the {what} must be a fixed mask"),
+                    "write a set such as {S, T} or `all`; `top` can only be used in rules",
+                );
                 None
             }
         }
@@ -447,16 +566,29 @@ impl<'f> Checker<'f> {
                 Some(s) => format!("did you mean `{s}`? structures are S, T, G, V, R (summary, temporal, graph, vector, raw)"),
                 None => "structures are S, T, G, V, R (summary, temporal, graph, vector, raw)".into(),
             };
-            self.help(Code::E0203, ident.span, format!("unknown structure `{}`", ident.name), help);
+            self.help(
+                Code::E0203,
+                ident.span,
+                format!("unknown structure `{}`", ident.name),
+                help,
+            );
         }
         s
     }
 
     fn check_module_exports(&mut self) {
         for i in 0..self.lets.len() {
-            if !matches!(self.lets[i].lowered, Some(Value::Set(_)) | Some(Value::Pattern(_)) | Some(Value::Error)) {
+            if !matches!(
+                self.lets[i].lowered,
+                Some(Value::Set(_)) | Some(Value::Pattern(_)) | Some(Value::Error)
+            ) {
                 let span = self.lets[i].name.span;
-                self.help(Code::E0106, span, "a module `let` must be a keyword set or a pattern", "modules export cue sets; keep numbers, conditions and masks in policies");
+                self.help(
+                    Code::E0106,
+                    span,
+                    "a module `let` must be a keyword set or a pattern",
+                    "modules export cue sets; keep numbers, conditions and masks in policies",
+                );
             }
         }
     }
@@ -465,12 +597,22 @@ impl<'f> Checker<'f> {
         for i in 0..self.lets.len() {
             if !self.lets[i].used && !self.lets[i].name.name.starts_with('_') {
                 let name = self.lets[i].name;
-                self.help(Code::W0103, name.span, format!("`{}` is never used", name.name), "remove it, or use it in a rule; names starting with `_` are not reported");
+                self.help(
+                    Code::W0103,
+                    name.span,
+                    format!("`{}` is never used", name.name),
+                    "remove it, or use it in a rule; names starting with `_` are not reported",
+                );
             }
         }
         if self.uses_std && !self.std_used {
             if let Some(u) = decls.uses.first() {
-                self.help(Code::W0109, u.span, "`use std` is never used", "remove it, or refer to a standard set such as `std.causal`");
+                self.help(
+                    Code::W0109,
+                    u.span,
+                    "`use std` is never used",
+                    "remove it, or refer to a standard set such as `std.causal`",
+                );
             }
         }
     }
@@ -480,8 +622,14 @@ impl<'f> Checker<'f> {
         let mut out = Vec::new();
         for decl in &self.lets {
             match decl.lowered {
-                Some(Value::Set(id)) => out.push((decl.name.name.clone(), Export::Set(self.keyword_sets[id].clone()))),
-                Some(Value::Pattern(id)) => out.push((decl.name.name.clone(), Export::Pattern(self.patterns[id].clone()))),
+                Some(Value::Set(id)) => out.push((
+                    decl.name.name.clone(),
+                    Export::Set(self.keyword_sets[id].clone()),
+                )),
+                Some(Value::Pattern(id)) => out.push((
+                    decl.name.name.clone(),
+                    Export::Pattern(self.patterns[id].clone()),
+                )),
                 _ => {}
             }
         }

@@ -55,7 +55,10 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
         meta(&input.task),
         meta(&input.qtype)
     );
-    let subjects = [(Subject::Query, Some(input.query.as_str())), (Subject::Task, input.task.as_deref())];
+    let subjects = [
+        (Subject::Query, Some(input.query.as_str())),
+        (Subject::Task, input.task.as_deref()),
+    ];
     let mut cue_lines = Vec::new();
     for (subject, text) in subjects {
         let Some(text) = text else { continue };
@@ -63,12 +66,22 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
             let found = selector.matched_keywords(text, i);
             if !found.is_empty() {
                 let quoted: Vec<String> = found.iter().map(|k| quote(k)).collect();
-                cue_lines.push(format!("  {} has {}: {}", subject.keyword(), set.name, quoted.join(", ")));
+                cue_lines.push(format!(
+                    "  {} has {}: {}",
+                    subject.keyword(),
+                    set.name,
+                    quoted.join(", ")
+                ));
             }
         }
         for (i, pat) in p.patterns.iter().enumerate() {
             if let Some(m) = selector.pattern_match(text, i) {
-                cue_lines.push(format!("  {} matches {}: {}", subject.keyword(), pat.name, quote(&m)));
+                cue_lines.push(format!(
+                    "  {} matches {}: {}",
+                    subject.keyword(),
+                    pat.name,
+                    quote(&m)
+                ));
             }
         }
     }
@@ -85,7 +98,12 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
     let mut evaluated = 0;
     for step in &outcome.trace.steps {
         match step {
-            Step::Rule { index, fired, before, after } => {
+            Step::Rule {
+                index,
+                fired,
+                before,
+                after,
+            } => {
                 evaluated += 1;
                 let rule = &p.rules[*index];
                 let head = format!("rule {} (line {})", rule.name, rule.line);
@@ -106,7 +124,11 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
                     rule.mask_text
                 );
             }
-            Step::Budget { dropped, tokens, estimate } => {
+            Step::Budget {
+                dropped,
+                tokens,
+                estimate,
+            } => {
                 let _ = writeln!(
                     out,
                     "budget {} tokens: estimate {estimate} is over; dropped {} ({tokens} tokens)",
@@ -124,7 +146,10 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
         let _ = writeln!(out, "({skipped} later rule(s) not evaluated)");
     }
     let decided = match outcome.rule {
-        Some(i) => format!("decided by rule {} (line {})", p.rules[i].name, p.rules[i].line),
+        Some(i) => format!(
+            "decided by rule {} (line {})",
+            p.rules[i].name, p.rules[i].line
+        ),
         None => "no rule changed the default".to_string(),
     };
     let _ = writeln!(out, "result: {} ({decided})", outcome.mask);

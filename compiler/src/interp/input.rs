@@ -119,7 +119,8 @@ pub fn parse_json_line(line: &str) -> Result<(Option<serde_json::Value>, Input),
         let s = Structure::from_name(structure)
             .ok_or_else(|| InputError::UnknownStructure(structure.clone()))?;
         for (feature, value) in features {
-            let f = Feature::from_name(feature).ok_or_else(|| InputError::UnknownFeature(feature.clone()))?;
+            let f = Feature::from_name(feature)
+                .ok_or_else(|| InputError::UnknownFeature(feature.clone()))?;
             previews.set(s, f, *value);
         }
     }
@@ -146,9 +147,18 @@ mod tests {
         assert_eq!(input.domain.as_deref(), Some("web"));
         assert_eq!(input.previews.get(Structure::Raw, Feature::Tokens), 10.0);
         assert_eq!(input.previews.get(Structure::Vector, Feature::Top), 0.5);
-        assert!(matches!(parse_json_line(r#"{"query": 1}"#), Err(InputError::Json(_))));
-        assert!(matches!(parse_json_line(r#"{"query": "", "preview": {"X": {}}}"#), Err(InputError::UnknownStructure(_))));
-        assert!(matches!(parse_json_line(r#"{"query": "", "preview": {"S": {"tok": 1}}}"#), Err(InputError::UnknownFeature(_))));
+        assert!(matches!(
+            parse_json_line(r#"{"query": 1}"#),
+            Err(InputError::Json(_))
+        ));
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "preview": {"X": {}}}"#),
+            Err(InputError::UnknownStructure(_))
+        ));
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "preview": {"S": {"tok": 1}}}"#),
+            Err(InputError::UnknownFeature(_))
+        ));
     }
 
     #[test]

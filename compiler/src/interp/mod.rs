@@ -16,7 +16,9 @@ mod explain;
 mod input;
 
 pub use explain::explain;
-pub use input::{apply_preview_assignment, parse_json_line, parse_preview_key, Input, InputError, Previews};
+pub use input::{
+    apply_preview_assignment, parse_json_line, parse_preview_key, Input, InputError, Previews,
+};
 
 use crate::cues;
 use crate::ir::{BoolExpr, Feature, MaskExpr, NumExpr, Program};
@@ -229,7 +231,7 @@ impl Selector {
         }
         if ev.mask.is_empty() {
             ev.mask = p.fallback;
-            if let Some(t) = trace.as_deref_mut() {
+            if let Some(t) = trace {
                 t.steps.push(Step::Fallback { mask: p.fallback });
             }
         }
@@ -351,7 +353,9 @@ impl<'a> Eval<'a> {
         match e {
             NumExpr::Const(v) => *v,
             NumExpr::Preview(s, f) => self.input.previews.get(*s, *f),
-            NumExpr::WordCount(s) => self.text(*s).map_or(0, |t| cues::word_count(t.as_bytes())) as f64,
+            NumExpr::WordCount(s) => {
+                self.text(*s).map_or(0, |t| cues::word_count(t.as_bytes())) as f64
+            }
             NumExpr::Hits(s, set) => f64::from(self.hits(*s, *set)),
             NumExpr::Size => f64::from(self.mask.len()),
             NumExpr::Neg(a) => -self.num(a),
@@ -415,7 +419,10 @@ impl<'a> Eval<'a> {
                     let mut best: Option<Structure> = None;
                     for s in Structure::ALL {
                         let v = scores[s.index()];
-                        if !chosen.contains(s) && !v.is_nan() && best.is_none_or(|b| v > scores[b.index()]) {
+                        if !chosen.contains(s)
+                            && !v.is_nan()
+                            && best.is_none_or(|b| v > scores[b.index()])
+                        {
                             best = Some(s);
                         }
                     }

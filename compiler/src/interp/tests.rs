@@ -25,33 +25,60 @@ fn q(text: &str) -> Input {
 
 #[test]
 fn keywords_match_whole_words_case_insensitively() {
-    assert!(holds(r#"query has words ["error"]"#, &q("An ERROR occurred")));
-    assert!(!holds(r#"query has words ["error"]"#, &q("errors occurred")));
+    assert!(holds(
+        r#"query has words ["error"]"#,
+        &q("An ERROR occurred")
+    ));
+    assert!(!holds(
+        r#"query has words ["error"]"#,
+        &q("errors occurred")
+    ));
     assert!(!holds(r#"query has words ["error"]"#, &q("terror")));
     assert!(holds(r#"query has words ["error"]"#, &q("(error)")));
-    assert!(holds(r#"query has words ["led to"]"#, &q("what Led \t\n To this")));
+    assert!(holds(
+        r#"query has words ["led to"]"#,
+        &q("what Led \t\n To this")
+    ));
     assert!(!holds(r#"query has words ["led to"]"#, &q("ledto")));
     // Non-ASCII letters are word characters: "caf" is not a word of "café".
     assert!(!holds(r#"query has words ["caf"]"#, &q("un café")));
     assert!(holds(r#"query has words ["café"]"#, &q("un café noir")));
     // Overlapping keywords are all found.
-    assert!(holds(r#"hits(query, words ["step", "step 12", "12"]) == 3"#, &q("at step 12")));
+    assert!(holds(
+        r#"hits(query, words ["step", "step 12", "12"]) == 3"#,
+        &q("at step 12")
+    ));
     // An earlier failed boundary does not hide a later good match.
-    assert!(holds(r#"query has words ["error"]"#, &q("errors and an error")));
+    assert!(holds(
+        r#"query has words ["error"]"#,
+        &q("errors and an error")
+    ));
 }
 
 #[test]
 fn hits_count_distinct_keywords() {
     let i = q("why? why! because of the cause");
-    assert!(holds(r#"hits(query, words ["why", "because", "cause", "reason"]) == 3"#, &i));
+    assert!(holds(
+        r#"hits(query, words ["why", "because", "cause", "reason"]) == 3"#,
+        &i
+    ));
     assert!(holds(r#"hits(query, words ["nothing"]) == 0"#, &i));
 }
 
 #[test]
 fn patterns_are_ascii_and_case_sensitive() {
-    assert!(holds(r#"query matches pattern r"\bstep \d+""#, &q("at step 12")));
-    assert!(!holds(r#"query matches pattern r"\bstep \d+""#, &q("at Step 12")));
-    assert!(holds(r#"query matches pattern r"(?i)\bstep \d+""#, &q("at Step 12")));
+    assert!(holds(
+        r#"query matches pattern r"\bstep \d+""#,
+        &q("at step 12")
+    ));
+    assert!(!holds(
+        r#"query matches pattern r"\bstep \d+""#,
+        &q("at Step 12")
+    ));
+    assert!(holds(
+        r#"query matches pattern r"(?i)\bstep \d+""#,
+        &q("at Step 12")
+    ));
     assert!(!holds(r#"query matches pattern r"\d""#, &q("٣")));
     assert!(holds(r#"query matches pattern "^$""#, &q("")));
 }
@@ -132,7 +159,8 @@ fn deciding_rule_is_the_last_change() {
     let out = s.select(&q("x"));
     assert_eq!(out.mask.to_string(), "{S, G}");
     assert_eq!(out.rule, Some(0), "rule b fired but changed nothing");
-    let s = selector("policy \"t\"\nrule a when query has words [\"zzz\"] -> add {G}\ndefault {S}\n");
+    let s =
+        selector("policy \"t\"\nrule a when query has words [\"zzz\"] -> add {G}\ndefault {S}\n");
     assert_eq!(s.select(&q("x")).rule, None);
 }
 
@@ -144,10 +172,14 @@ fn top_k_by_score() {
     let src = "policy \"t\"\nscore S = 0.5\nscore T = 0.9\nrule r -> select top 3 by score above 0.5\ndefault {V}\nfallback {R}\n";
     // Only T is strictly above 0.5; unscored G, V, R use preview top (0).
     assert_eq!(selector(src).select(&q("x")).mask.to_string(), "{T}");
-    let src = "policy \"t\"\nrule r -> select top 2 by score above 0.95\ndefault {V}\nfallback {R}\n";
+    let src =
+        "policy \"t\"\nrule r -> select top 2 by score above 0.95\ndefault {V}\nfallback {R}\n";
     let out = selector(src).select(&q("x"));
     assert_eq!(out.mask.to_string(), "{R}");
-    assert!(matches!(out.trace.steps.last(), Some(Step::Fallback { .. })));
+    assert!(matches!(
+        out.trace.steps.last(),
+        Some(Step::Fallback { .. })
+    ));
     // Unscored structures are ranked by their preview top.
     let mut i = q("x");
     i.previews.set(Structure::Vector, Feature::Top, 0.8);
@@ -163,7 +195,13 @@ fn top_k_by_score() {
 fn budget_drops_costliest_first_never_below_one() {
     let src = "policy \"t\"\ndefault all\nbudget 3000 tokens\n";
     let mut i = q("x");
-    for (s, t) in [(Structure::Summary, 500.0), (Structure::Temporal, 1000.0), (Structure::Graph, 2000.0), (Structure::Vector, 2000.0), (Structure::Raw, 400.0)] {
+    for (s, t) in [
+        (Structure::Summary, 500.0),
+        (Structure::Temporal, 1000.0),
+        (Structure::Graph, 2000.0),
+        (Structure::Vector, 2000.0),
+        (Structure::Raw, 400.0),
+    ] {
         i.previews.set(s, Feature::Tokens, t);
     }
     let out = selector(src).select(&i);
@@ -202,7 +240,12 @@ fn lets_and_std_sets() {
 #[test]
 fn select_mask_agrees_with_select() {
     let s = selector(include_str!("../../../examples/fig5.mesa"));
-    for text in ["Why did the SQL fail?", "", "summarize", "at step 3 there was an error"] {
+    for text in [
+        "Why did the SQL fail?",
+        "",
+        "summarize",
+        "at step 3 there was an error",
+    ] {
         let mut i = q(text);
         i.domain = Some("text2sql".into());
         let full = s.select(&i);
