@@ -65,6 +65,12 @@ fn bench_check(c: &mut Criterion) {
     g.bench_function("parse only (200 rules)", |b| {
         b.iter(|| mesa_grammar::parse(black_box(&src)))
     });
+    // 200 rules over a few small sets: the size of a hand-written policy.
+    let small = policy(4, 10, 4, 200);
+    g.throughput(Throughput::Bytes(small.len() as u64));
+    g.bench_function("parse+check 200 rules, 40 keywords, 4 patterns", |b| {
+        b.iter(|| check(black_box(&small)))
+    });
     g.finish();
 }
 
