@@ -435,7 +435,14 @@ impl Checker<'_> {
         }
         let names: Vec<&str> = self.lets.iter().map(|l| l.name.name.as_str()).collect();
         let mut help = match did_you_mean(name, names.iter().copied()) {
-            Some(n) => format!("did you mean `{n}`?"),
+            Some(n) => {
+                // The suggested `let` was probably meant here: do not also
+                // report it as unused.
+                if let Some(&i) = self.let_index.get(n) {
+                    self.lets[i].used = true;
+                }
+                format!("did you mean `{n}`?")
+            }
             None => "define it with `let`".to_string(),
         };
         if !self.module_mode && crate::stdlib::lookup(name).is_some() {
