@@ -1,24 +1,16 @@
 //! `mesa check FILE...`
 
+use super::Format;
 use crate::source::{load, print_human, CliError};
 use std::process::ExitCode;
-
-/// Output format for diagnostics.
-#[derive(Clone, Copy, clap::ValueEnum, Default)]
-pub enum Format {
-    /// Source lines with the problem underlined, on standard error.
-    #[default]
-    Human,
-    /// One JSON array of diagnostics on standard output.
-    Json,
-}
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Policy files (`-` reads standard input).
     #[arg(required = true)]
     files: Vec<String>,
-    /// How to print diagnostics.
+    /// How to print diagnostics: `human` (source lines underlined, on standard error) or
+    /// `json` (one array on standard output).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// Exit 1 on warnings too.

@@ -4,3 +4,13 @@ pub mod check;
 pub mod fmt;
 pub mod run;
 pub mod std_cmd;
+
+/// How a command prints its results.
+#[derive(Clone, Copy, clap::ValueEnum, Default)]
+pub enum Format {
+    /// For people.
+    #[default]
+    Human,
+    /// For programs.
+    Json,
+}

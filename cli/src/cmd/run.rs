@@ -1,21 +1,12 @@
 //! `mesa run` and `mesa explain`.
 
+use super::Format;
 use crate::source::{load_program, read, CliError};
 use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
 use mesa_compiler::{explain as explain_text, Input, Outcome, Selector};
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
-
-/// Output format for a single query.
-#[derive(Clone, Copy, clap::ValueEnum, Default)]
-pub enum Format {
-    /// `{S, T, R}  (decided by rule NAME, line N)`.
-    #[default]
-    Human,
-    /// One JSON object.
-    Json,
-}
 
 /// The question and its metadata, shared by `run` and `explain`.
 #[derive(clap::Args)]

@@ -35,6 +35,20 @@ impl Value {
     }
 }
 
+fn take_bool(v: Value) -> Result<BoolExpr, Value> {
+    match v {
+        Value::Bool(b) => Ok(b),
+        other => Err(other),
+    }
+}
+
+fn take_num(v: Value) -> Result<NumExpr, Value> {
+    match v {
+        Value::Num(n) => Ok(n),
+        other => Err(other),
+    }
+}
+
 /// Every `let` name an expression refers to.
 pub(crate) fn referenced_names<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
     if let ExprKind::Name(ident) = &e.kind {
@@ -152,54 +166,52 @@ impl Checker<'_> {
         );
     }
 
+    /// Keeps a value of the expected type, or reports the mismatch.
+    fn expect<T>(
+        &mut self,
+        span: Span,
+        v: Value,
+        want: &str,
+        take: fn(Value) -> Result<T, Value>,
+    ) -> Option<T> {
+        match take(v) {
+            Ok(t) => Some(t),
+            Err(other) => {
+                self.mismatch(span, want, &other, None);
+                None
+            }
+        }
+    }
+
+    /// A statement-level condition.
     pub(crate) fn lower_bool(&mut self, e: &Expr) -> Option<BoolExpr> {
-        match self.lower_top(e, None) {
-            Value::Bool(b) => Some(b),
-            other => {
-                self.mismatch(e.span, "a boolean", &other, None);
-                None
-            }
-        }
+        let v = self.lower_top(e, None);
+        self.expect(e.span, v, "a boolean", take_bool)
     }
 
+    /// A statement-level number.
     pub(crate) fn lower_num(&mut self, e: &Expr) -> Option<NumExpr> {
-        match self.lower_top(e, None) {
-            Value::Num(n) => Some(n),
-            other => {
-                self.mismatch(e.span, "a number", &other, None);
-                None
-            }
-        }
+        let v = self.lower_top(e, None);
+        self.expect(e.span, v, "a number", take_num)
     }
 
+    /// A statement-level mask.
     pub(crate) fn lower_mask(&mut self, e: &Expr) -> Option<MaskExpr> {
-        match self.lower_top(e, None) {
-            Value::Mask(m) => Some(m),
-            other => {
-                self.mismatch(e.span, "a mask", &other, None);
-                None
-            }
-        }
+        let v = self.lower_top(e, None);
+        self.expect(e.span, v, "a mask", |v| match v {
+            Value::Mask(m) => Ok(m),
+            other => Err(other),
+        })
     }
 
     fn sub_bool(&mut self, e: &Expr) -> Option<BoolExpr> {
-        match self.lower(e) {
-            Value::Bool(b) => Some(b),
-            other => {
-                self.mismatch(e.span, "a boolean", &other, None);
-                None
-            }
-        }
+        let v = self.lower(e);
+        self.expect(e.span, v, "a boolean", take_bool)
     }
 
     fn sub_num(&mut self, e: &Expr) -> Option<NumExpr> {
-        match self.lower(e) {
-            Value::Num(n) => Some(n),
-            other => {
-                self.mismatch(e.span, "a number", &other, None);
-                None
-            }
-        }
+        let v = self.lower(e);
+        self.expect(e.span, v, "a number", take_num)
     }
 
     fn sub_set(&mut self, e: &Expr, verb: &str) -> Option<usize> {
