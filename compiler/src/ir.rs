@@ -176,7 +176,7 @@ pub struct Rule {
 }
 
 /// What a program needs from its host, so a host computes only that.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Features {
     /// The query text is read.
     pub query: bool,

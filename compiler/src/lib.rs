@@ -28,6 +28,7 @@ pub mod interp;
 pub mod ir;
 pub mod mask;
 mod stdlib;
+pub mod wasm;
 
 pub use check::{check, check_bytes, check_file, Checked};
 pub use interp::{explain, Input, Outcome, Selector, Step, Trace};

@@ -90,6 +90,7 @@ codes! {
     E0504 => Error, "pattern's DFA too large";
     E0505 => Error, "too many `let`s";
     E0506 => Error, "expression too large";
+    E0507 => Error, "too many patterns";
     W0100 => Warning, "unreachable rule";
     W0101 => Warning, "rule can never fire";
     W0102 => Warning, "rule shadowed by an earlier `select`";

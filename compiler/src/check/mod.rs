@@ -540,6 +540,19 @@ impl<'f> Checker<'f> {
             }
         }
         crate::features::finish(&mut program);
+        let limit = crate::wasm::patterns::MAX_PATTERNS;
+        if program.patterns.len() > limit {
+            self.help(
+                Code::E0507,
+                Span::new(0, 0),
+                format!(
+                    "the policy uses {} patterns; at most {limit} are supported",
+                    program.patterns.len()
+                ),
+                "merge patterns with `|`, or use keyword sets",
+            );
+            return None;
+        }
         Some(program)
     }
 

@@ -208,7 +208,10 @@ impl Selector {
         }
         if let Some(budget) = p.budget {
             let tokens = |s: Structure| input.previews.get(s, Feature::Tokens);
-            let mut estimate: f64 = ev.mask.iter().map(tokens).sum();
+            // Sums start from +0.0 and add in S T G V R order (the Wasm
+            // backend adds in the same order).
+            let estimate_of = |m: Mask| m.iter().map(tokens).fold(0.0, |a, b| a + b);
+            let mut estimate = estimate_of(ev.mask);
             while ev.mask.len() > 1 && estimate > budget {
                 // Costliest first; on a tie the later structure goes first.
                 let mut drop = None;
@@ -226,7 +229,7 @@ impl Selector {
                     });
                 }
                 ev.mask = ev.mask.without(Mask::single(s));
-                estimate = ev.mask.iter().map(tokens).sum();
+                estimate = estimate_of(ev.mask);
             }
         }
         if ev.mask.is_empty() {

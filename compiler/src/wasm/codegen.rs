@@ -1,0 +1,1754 @@
+//! The code generator: a checked [`Program`] to a self-contained module.
+//!
+//! The module has no imports and one fixed-size memory. Its data segment
+//! holds the keyword automaton and the pattern DFA as tables; `scan` runs
+//! both over one text in a single pass (normalizing on the fly for keywords)
+//! and counts words; `select` parses the input header, scans the texts the
+//! policy reads, then runs the rules as straight-line code, the budget and
+//! the fallback, writing a trace record at each step. The semantics are the
+//! interpreter's (`crate::interp`), operation for operation.
+
+use super::abi::{self, exports, record};
+use super::keywords::{KeywordAutomaton, NONE};
+use super::patterns::PatternDfa;
+use crate::ir::{BoolExpr, CmpOp, Feature, MaskExpr, NumExpr, Program};
+use crate::mask::Structure;
+use mesa_grammar::ast::{ActionKind, MetaField, Subject};
+use wasm_encoder::{
+    BlockType, CodeSection, ConstExpr, CustomSection, DataSection, ExportKind, ExportSection,
+    Function, FunctionSection, GlobalSection, GlobalType, Instruction as I, MemArg, MemorySection,
+    MemoryType, Module, TypeSection, ValType,
+};
+
+// ---- fixed memory area (bytes 0..256) ----
+const TRACE_N: u64 = 16;
+const FIELD_PTR: u64 = 32; // 4 x i32: query, task, domain, qtype
+const FIELD_LEN: u64 = 48; // 4 x i32, -1 when absent
+const WORDS: u64 = 64; // 2 x f64
+const PMASK: u64 = 80; // 2 x i64
+const SCORES: u64 = 96; // 5 x f64
+const TOKENS: u64 = 136; // 5 x f64
+const FIXED_ZERO_START: u64 = 64;
+const FIXED_ZERO_END: u64 = 176;
+const DATA_BASE: u64 = 256;
+
+// ---- function indices ----
+const F_INPUT_PTR: u32 = 0;
+const F_INPUT_CAP: u32 = 1;
+const F_SELECT: u32 = 2;
+const F_TRACE_PTR: u32 = 3;
+const F_TRACE_LEN: u32 = 4;
+const F_TRACE: u32 = 5;
+const F_SCAN: u32 = 6;
+const F_CHECK: u32 = 7;
+const F_EQ_CI: u32 = 8;
+const F_TOP_K: u32 = 9;
+const F_BUDGET: u32 = 10;
+const F_METADATA_PTR: u32 = 11;
+const F_METADATA_LEN: u32 = 12;
+
+/// Why a program cannot be compiled to Wasm.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompileError {
+    /// More patterns than one module supports.
+    #[error("the policy has {count} patterns; a compiled module supports at most {limit}")]
+    TooManyPatterns {
+        /// Patterns in the policy.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The patterns' DFA is larger than the limit.
+    #[error("{}", match pattern {
+        Some(p) => format!("pattern `{p}` compiles to a DFA larger than {limit} bytes (the limit); simplify it"),
+        None => format!("the policy's patterns together compile to a DFA larger than {limit} bytes (the limit); use fewer or simpler patterns"),
+    })]
+    DfaTooBig {
+        /// The pattern that is too big alone, if one is.
+        pattern: Option<String>,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A table does not fit the module's encoding.
+    #[error("the policy is too large to compile: {0}")]
+    TooLarge(String),
+}
+
+fn ma(offset: u64, align: u32) -> MemArg {
+    MemArg {
+        offset,
+        align,
+        memory_index: 0,
+    }
+}
+
+/// The data segment under construction and where each table lives.
+struct Data {
+    bytes: Vec<u8>,
+}
+
+impl Data {
+    fn align(&mut self, a: usize) {
+        while !(DATA_BASE as usize + self.bytes.len()).is_multiple_of(a) {
+            self.bytes.push(0);
+        }
+    }
+
+    /// Appends bytes (aligned to `a`) and returns their address.
+    fn put(&mut self, a: usize, bytes: &[u8]) -> u64 {
+        self.align(a);
+        let at = DATA_BASE + self.bytes.len() as u64;
+        self.bytes.extend_from_slice(bytes);
+        at
+    }
+
+    /// Appends values of width 2 or 4 bytes.
+    fn put_w(&mut self, w: u32, values: impl IntoIterator<Item = u32>) -> u64 {
+        let mut b = Vec::new();
+        for v in values {
+            if w == 2 {
+                b.extend_from_slice(&(v as u16).to_le_bytes());
+            } else {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        self.put(w as usize, &b)
+    }
+
+    fn end(&self) -> u64 {
+        DATA_BASE + self.bytes.len() as u64
+    }
+}
+
+/// Addresses of the keyword automaton's tables.
+struct KeywordTables {
+    w: u32,
+    none: u32,
+    root: u64,
+    off: u64,
+    len: u64,
+    fail: u64,
+    kw: u64,
+    out: u64,
+    tbyte: u64,
+    ttarget: u64,
+    kwlen: u64,
+    kwset_off: u64,
+    kwsets: u64,
+    words: u32,
+}
+
+/// Addresses of the pattern DFA's tables.
+struct PatternTables {
+    w: u32,
+    classes: u64,
+    class_count: u32,
+    next: u64,
+    eoi: u64,
+    masks: u64,
+}
+
+/// Every address the generated code uses.
+struct Layout {
+    norm: u64,
+    word: u64,
+    keywords: Option<KeywordTables>,
+    patterns: Option<PatternTables>,
+    counts: u64,
+    kwbits: u64,
+    zero_end: u64,
+    nbuf: u64,
+    trace: u64,
+    input: u64,
+    nsets: u32,
+}
+
+/// Instructions plus the bookkeeping for temporary locals.
+struct Asm {
+    code: Vec<I<'static>>,
+    /// First f64 temporary local and how many are in use / were ever used.
+    f64_base: u32,
+    f64_used: u32,
+    f64_max: u32,
+}
+
+impl Asm {
+    fn new(f64_base: u32) -> Self {
+        Asm {
+            code: Vec::new(),
+            f64_base,
+            f64_used: 0,
+            f64_max: 0,
+        }
+    }
+    fn op(&mut self, i: I<'static>) -> &mut Self {
+        self.code.push(i);
+        self
+    }
+    fn ops(&mut self, is: impl IntoIterator<Item = I<'static>>) -> &mut Self {
+        self.code.extend(is);
+        self
+    }
+    fn temp(&mut self) -> u32 {
+        let t = self.f64_base + self.f64_used;
+        self.f64_used += 1;
+        self.f64_max = self.f64_max.max(self.f64_used);
+        t
+    }
+    fn free(&mut self) {
+        self.f64_used -= 1;
+    }
+    /// Loads a table entry of width `w` at `base + index * w`; the index is on the stack.
+    fn load_w(&mut self, base: u64, w: u32) -> &mut Self {
+        if w == 2 {
+            self.ops([I::I32Const(1), I::I32Shl, I::I32Load16U(ma(base, 1))])
+        } else {
+            self.ops([I::I32Const(2), I::I32Shl, I::I32Load(ma(base, 2))])
+        }
+    }
+    fn finish(self, locals: Vec<(u32, ValType)>) -> Function {
+        let mut f = Function::new(locals);
+        for i in &self.code {
+            f.instruction(i);
+        }
+        f.instruction(&I::End);
+        f
+    }
+}
+
+fn subject_index(s: Subject) -> u32 {
+    match s {
+        Subject::Query => 0,
+        Subject::Task => 1,
+    }
+}
+
+fn field_index(f: MetaField) -> u64 {
+    match f {
+        MetaField::Domain => 2,
+        MetaField::Qtype => 3,
+    }
+}
+
+/// Compiles a checked program; `source` is its text (hashed into the metadata).
+pub fn compile(program: &Program, source: &str) -> Result<Vec<u8>, CompileError> {
+    let mut data = Data { bytes: Vec::new() };
+    // Byte maps shared by every scan: normalized byte, and word-byte flag.
+    let norm_map: Vec<u8> = (0..=255u8)
+        .map(|b| {
+            if crate::cues::is_space(b) {
+                b' '
+            } else {
+                b.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    let word_map: Vec<u8> = (0..=255u8)
+        .map(|b| u8::from(crate::cues::is_word_byte(b)))
+        .collect();
+    let norm = data.put(1, &norm_map);
+    let word = data.put(1, &word_map);
+
+    // Distinct keywords in the interpreter's order, and the sets of each.
+    let mut distinct: Vec<String> = Vec::new();
+    let mut sets_of: Vec<Vec<u32>> = Vec::new();
+    for (set_id, set) in program.keyword_sets.iter().enumerate() {
+        for k in &set.keywords {
+            let id = match distinct.iter().position(|d| d == k) {
+                Some(i) => i,
+                None => {
+                    distinct.push(k.clone());
+                    sets_of.push(Vec::new());
+                    distinct.len() - 1
+                }
+            };
+            if !sets_of[id].contains(&(set_id as u32)) {
+                sets_of[id].push(set_id as u32);
+            }
+        }
+    }
+    let nsets = program.keyword_sets.len() as u32;
+    if nsets > u16::MAX as u32 {
+        return Err(CompileError::TooLarge(format!(
+            "{nsets} keyword sets (at most 65535)"
+        )));
+    }
+    let keywords = if distinct.is_empty() {
+        None
+    } else {
+        let ac = KeywordAutomaton::new(&distinct);
+        let n = ac.children.len();
+        let w = if n < 0xFFFF && distinct.len() < 0xFFFF {
+            2
+        } else {
+            4
+        };
+        let none = if w == 2 { 0xFFFF } else { NONE };
+        let narrow = |v: u32| if v == NONE { none } else { v };
+        let mut root = vec![0u32; 256];
+        for &(b, t) in &ac.children[0] {
+            root[b as usize] = t;
+        }
+        let mut offs = Vec::with_capacity(n);
+        let mut lens = Vec::with_capacity(n);
+        let mut tbytes = Vec::new();
+        let mut ttargets = Vec::new();
+        for ch in &ac.children {
+            offs.push(tbytes.len() as u32);
+            lens.push(ch.len() as u32);
+            for &(b, t) in ch {
+                tbytes.push(b);
+                ttargets.push(t);
+            }
+        }
+        let mut kwset_off = vec![0u32];
+        let mut kwsets: Vec<u8> = Vec::new();
+        for sets in &sets_of {
+            for &s in sets {
+                kwsets.extend_from_slice(&(s as u16).to_le_bytes());
+            }
+            kwset_off.push((kwsets.len() / 2) as u32);
+        }
+        Some(KeywordTables {
+            w,
+            none,
+            root: data.put_w(w, root),
+            off: data.put_w(4, offs),
+            len: data.put_w(w, lens),
+            fail: data.put_w(w, ac.fail.iter().copied()),
+            kw: data.put_w(w, ac.keyword.iter().map(|&k| narrow(k))),
+            out: data.put_w(w, ac.output.iter().map(|&o| narrow(o))),
+            tbyte: data.put(1, &tbytes),
+            ttarget: data.put_w(w, ttargets),
+            kwlen: data.put_w(2, ac.lengths.iter().copied()),
+            kwset_off: data.put_w(4, kwset_off),
+            kwsets: data.put(2, &kwsets),
+            words: (distinct.len() as u32).div_ceil(32),
+        })
+    };
+    let patterns = if program.patterns.is_empty() {
+        None
+    } else {
+        let sources: Vec<String> = program.patterns.iter().map(|p| p.source.clone()).collect();
+        let dfa = PatternDfa::new(&sources).map_err(|e| match e {
+            super::patterns::DfaError::TooManyPatterns(count) => CompileError::TooManyPatterns {
+                count,
+                limit: super::patterns::MAX_PATTERNS,
+            },
+            super::patterns::DfaError::TooBig(i) => CompileError::DfaTooBig {
+                pattern: i.map(|i| program.patterns[i].name.clone()),
+                limit: super::patterns::MAX_DFA_BYTES,
+            },
+            super::patterns::DfaError::Other(m) => CompileError::TooLarge(m),
+        })?;
+        let w = if dfa.len() < 0xFFFF { 2 } else { 4 };
+        let masks: Vec<u8> = dfa.matches.iter().flat_map(|m| m.to_le_bytes()).collect();
+        Some(PatternTables {
+            w,
+            classes: data.put(1, &dfa.classes),
+            class_count: dfa.class_count as u32,
+            next: data.put_w(w, dfa.next.iter().copied()),
+            eoi: data.put_w(w, dfa.eoi.iter().copied()),
+            masks: data.put(8, &masks),
+        })
+    };
+
+    // Constant strings for `domain`/`qtype` comparisons, lower-cased.
+    let mut strings: Vec<(String, u64)> = Vec::new();
+    let mut intern = |data: &mut Data, s: &str| -> u64 {
+        let lower = s.to_ascii_lowercase();
+        if let Some((_, at)) = strings.iter().find(|(x, _)| *x == lower) {
+            return *at;
+        }
+        let at = data.put(1, lower.as_bytes());
+        strings.push((lower, at));
+        at
+    };
+    let mut meta_consts: Vec<(String, u64)> = Vec::new();
+    let mut add = |v: &str| {
+        let at = intern(&mut data, v);
+        meta_consts.push((v.to_string(), at));
+    };
+    // Every expression the code generator emits: conditions, `top`
+    // thresholds and scores.
+    for rule in &program.rules {
+        collect_meta(&rule.cond, &mut add);
+        if let MaskExpr::Top { above: Some(t), .. } = &rule.mask {
+            collect_meta_num(t, &mut add);
+        }
+    }
+    for score in program.scores.iter().flatten() {
+        collect_meta_num(score, &mut add);
+    }
+
+    // Scratch, trace and input regions after the tables.
+    let kw_words = keywords.as_ref().map_or(0, |k| k.words) as u64;
+    let mut at = data.end().next_multiple_of(8);
+    let counts = at;
+    at += 2 * nsets as u64 * 4;
+    let kwbits = at;
+    at += 2 * kw_words * 4;
+    let zero_end = at;
+    let nbuf = at.next_multiple_of(8);
+    at = nbuf + abi::INPUT_CAPACITY as u64;
+    let trace = at.next_multiple_of(8);
+    at = trace + (program.rules.len() as u64 + 8) * abi::TRACE_RECORD_BYTES as u64;
+    let input = at.next_multiple_of(8);
+    let end = input + abi::INPUT_CAPACITY as u64;
+    let layout = Layout {
+        norm,
+        word,
+        keywords,
+        patterns,
+        counts,
+        kwbits,
+        zero_end,
+        nbuf,
+        trace,
+        input,
+        nsets,
+    };
+    // The metadata JSON goes after the input buffer; its size depends on
+    // the page count it states, so settle the two together.
+    let mut pages = end.div_ceil(65536) as u32;
+    let json = loop {
+        let metadata = abi::metadata(program, source, pages);
+        let json =
+            serde_json::to_vec(&metadata).map_err(|e| CompileError::TooLarge(e.to_string()))?;
+        let needed = (end + json.len() as u64).div_ceil(65536) as u32;
+        if needed == pages {
+            break json;
+        }
+        pages = needed;
+    };
+
+    let gen = Gen {
+        program,
+        layout: &layout,
+        slots: abi::feature_slots(&program.features),
+        meta_consts,
+        metadata_at: end,
+        metadata_len: json.len() as u32,
+    };
+    Ok(gen.module(&data, pages, &json))
+}
+
+fn collect_meta(e: &BoolExpr, f: &mut impl FnMut(&str)) {
+    match e {
+        BoolExpr::MetaIn(_, values) => values.iter().for_each(|v| f(v)),
+        BoolExpr::And(v) | BoolExpr::Or(v) => v.iter().for_each(|x| collect_meta(x, f)),
+        BoolExpr::Not(x) => collect_meta(x, f),
+        BoolExpr::If(c, a, b) => {
+            collect_meta(c, f);
+            collect_meta(a, f);
+            collect_meta(b, f);
+        }
+        BoolExpr::Cmp(_, a, b) => {
+            collect_meta_num(a, f);
+            collect_meta_num(b, f);
+        }
+        BoolExpr::Const(_) | BoolExpr::Has(..) | BoolExpr::Matches(..) => {}
+    }
+}
+
+fn collect_meta_num(e: &NumExpr, f: &mut impl FnMut(&str)) {
+    match e {
+        NumExpr::If(c, a, b) => {
+            collect_meta(c, f);
+            collect_meta_num(a, f);
+            collect_meta_num(b, f);
+        }
+        NumExpr::Neg(a) => collect_meta_num(a, f),
+        NumExpr::Add(a, b) | NumExpr::Sub(a, b) | NumExpr::Mul(a, b) | NumExpr::Div(a, b) => {
+            collect_meta_num(a, f);
+            collect_meta_num(b, f);
+        }
+        NumExpr::Min(v) | NumExpr::Max(v) => v.iter().for_each(|x| collect_meta_num(x, f)),
+        _ => {}
+    }
+}
+
+struct Gen<'a> {
+    program: &'a Program,
+    layout: &'a Layout,
+    slots: Vec<(Structure, Feature)>,
+    meta_consts: Vec<(String, u64)>,
+    metadata_at: u64,
+    metadata_len: u32,
+}
+
+// Locals of `select`.
+const L_MASK: u32 = 0;
+const L_DECIDED: u32 = 1;
+const L_BEFORE: u32 = 2;
+const L_T: u32 = 3;
+const L_P: u32 = 4;
+const L_LEN: u32 = 5;
+const SELECT_I32_LOCALS: u32 = 6;
+
+impl Gen<'_> {
+    fn module(&self, data: &Data, pages: u32, json: &[u8]) -> Vec<u8> {
+        let mut types = TypeSection::new();
+        types.ty().function([], [ValType::I32]); // 0
+        types.ty().function(
+            [
+                ValType::I32,
+                ValType::I32,
+                ValType::I32,
+                ValType::I32,
+                ValType::I32,
+                ValType::F64,
+                ValType::F64,
+            ],
+            [],
+        ); // 1 trace
+        types
+            .ty()
+            .function([ValType::I32, ValType::I32, ValType::I32], []); // 2 scan
+        types
+            .ty()
+            .function([ValType::I32, ValType::I32, ValType::I32, ValType::I32], []); // 3 check
+        types.ty().function(
+            [ValType::I32, ValType::I32, ValType::I32, ValType::I32],
+            [ValType::I32],
+        ); // 4 eq_ci
+        types
+            .ty()
+            .function([ValType::I32, ValType::I32, ValType::F64], [ValType::I32]); // 5 top_k
+        types
+            .ty()
+            .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
+        let mut funcs = FunctionSection::new();
+        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0] {
+            funcs.function(ty);
+        }
+        let mut memories = MemorySection::new();
+        memories.memory(MemoryType {
+            minimum: pages as u64,
+            maximum: Some(pages as u64),
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        });
+        let mut globals = GlobalSection::new();
+        globals.global(
+            GlobalType {
+                val_type: ValType::I32,
+                mutable: false,
+                shared: false,
+            },
+            &ConstExpr::i32_const(abi::ABI_VERSION as i32),
+        );
+        let mut exps = ExportSection::new();
+        exps.export(exports::MEMORY, ExportKind::Memory, 0);
+        exps.export(exports::ABI_VERSION, ExportKind::Global, 0);
+        exps.export(exports::INPUT_PTR, ExportKind::Func, F_INPUT_PTR);
+        exps.export(exports::INPUT_CAP, ExportKind::Func, F_INPUT_CAP);
+        exps.export(exports::SELECT, ExportKind::Func, F_SELECT);
+        exps.export(exports::TRACE_PTR, ExportKind::Func, F_TRACE_PTR);
+        exps.export(exports::TRACE_LEN, ExportKind::Func, F_TRACE_LEN);
+        exps.export(exports::METADATA_PTR, ExportKind::Func, F_METADATA_PTR);
+        exps.export(exports::METADATA_LEN, ExportKind::Func, F_METADATA_LEN);
+        let mut code = CodeSection::new();
+        let constant = |v: i32| {
+            let mut a = Asm::new(0);
+            a.op(I::I32Const(v));
+            a.finish(vec![])
+        };
+        code.function(&constant(self.layout.input as i32));
+        code.function(&constant(abi::INPUT_CAPACITY as i32));
+        code.function(&self.select());
+        code.function(&constant(self.layout.trace as i32));
+        code.function(&{
+            let mut a = Asm::new(0);
+            a.ops([I::I32Const(0), I::I32Load(ma(TRACE_N, 2))]);
+            a.finish(vec![])
+        });
+        code.function(&self.trace_fn());
+        code.function(&self.scan_fn());
+        code.function(&self.check_fn());
+        code.function(&eq_ci_fn());
+        code.function(&top_k_fn());
+        code.function(&self.budget_fn());
+        code.function(&constant(self.metadata_at as i32));
+        code.function(&constant(self.metadata_len as i32));
+        let mut datas = DataSection::new();
+        datas.active(
+            0,
+            &ConstExpr::i32_const(DATA_BASE as i32),
+            data.bytes.iter().copied(),
+        );
+        datas.active(
+            0,
+            &ConstExpr::i32_const(self.metadata_at as i32),
+            json.iter().copied(),
+        );
+        let mut module = Module::new();
+        module
+            .section(&types)
+            .section(&funcs)
+            .section(&memories)
+            .section(&globals)
+            .section(&exps)
+            .section(&code)
+            .section(&datas)
+            .section(&CustomSection {
+                name: abi::METADATA_SECTION.into(),
+                data: json.to_vec().into(),
+            });
+        module.finish()
+    }
+
+    /// `trace(kind, a, before, after, index, x, y)`: appends one record.
+    fn trace_fn(&self) -> Function {
+        let mut a = Asm::new(0);
+        let p = 7;
+        a.ops([
+            I::I32Const(0),
+            I::I32Load(ma(TRACE_N, 2)),
+            I::I32Const(abi::TRACE_RECORD_BYTES as i32),
+            I::I32Mul,
+            I::I32Const(self.layout.trace as i32),
+            I::I32Add,
+            I::LocalSet(p),
+        ]);
+        for (param, off) in [(0, 0), (1, 1), (2, 2), (3, 3)] {
+            a.ops([I::LocalGet(p), I::LocalGet(param), I::I32Store8(ma(off, 0))]);
+        }
+        a.ops([I::LocalGet(p), I::LocalGet(4), I::I32Store(ma(4, 2))]);
+        a.ops([I::LocalGet(p), I::LocalGet(5), I::F64Store(ma(8, 3))]);
+        a.ops([I::LocalGet(p), I::LocalGet(6), I::F64Store(ma(16, 3))]);
+        a.ops([
+            I::I32Const(0),
+            I::I32Const(0),
+            I::I32Load(ma(TRACE_N, 2)),
+            I::I32Const(1),
+            I::I32Add,
+            I::I32Store(ma(TRACE_N, 2)),
+        ]);
+        a.finish(vec![(1, ValType::I32)])
+    }
+
+    /// `scan(ptr, len, subject)`: one pass over a text for patterns, word
+    /// count and keywords.
+    fn scan_fn(&self) -> Function {
+        let l = self.layout;
+        let (ptr, len, subj) = (0, 1, 2);
+        let (i, b, c, ac, prev_ns, ds, words, in_word, j, k, e) =
+            (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+        let pm = 14;
+        let mut a = Asm::new(0);
+        a.op(I::Block(BlockType::Empty)); // $done
+        a.op(I::Loop(BlockType::Empty)); // $next
+        a.ops([I::LocalGet(i), I::LocalGet(len), I::I32GeU, I::BrIf(1)]);
+        a.ops([
+            I::LocalGet(ptr),
+            I::LocalGet(i),
+            I::I32Add,
+            I::I32Load8U(ma(0, 0)),
+            I::LocalSet(b),
+            I::LocalGet(i),
+            I::I32Const(1),
+            I::I32Add,
+            I::LocalSet(i),
+        ]);
+        if let Some(p) = &l.patterns {
+            // ds = next[ds * C + classes[b]]; pm |= masks[ds]
+            a.ops([
+                I::LocalGet(ds),
+                I::I32Const(p.class_count as i32),
+                I::I32Mul,
+                I::LocalGet(b),
+                I::I32Load8U(ma(p.classes, 0)),
+                I::I32Add,
+            ]);
+            a.load_w(p.next, p.w);
+            a.op(I::LocalSet(ds));
+            a.ops([
+                I::LocalGet(pm),
+                I::LocalGet(ds),
+                I::I32Const(3),
+                I::I32Shl,
+                I::I64Load(ma(p.masks, 3)),
+                I::I64Or,
+                I::LocalSet(pm),
+            ]);
+        }
+        // c = norm[b]; word count over raw whitespace.
+        a.ops([I::LocalGet(b), I::I32Load8U(ma(l.norm, 0)), I::LocalSet(c)]);
+        a.ops([I::LocalGet(c), I::I32Const(32), I::I32Eq]);
+        a.op(I::If(BlockType::Empty));
+        a.ops([I::I32Const(0), I::LocalSet(in_word)]);
+        a.op(I::Else);
+        a.ops([
+            I::LocalGet(words),
+            I::LocalGet(in_word),
+            I::I32Eqz,
+            I::I32Add,
+            I::LocalSet(words),
+            I::I32Const(1),
+            I::LocalSet(in_word),
+        ]);
+        a.op(I::End);
+        if let Some(k_t) = &l.keywords {
+            // Collapse whitespace runs.
+            a.ops([
+                I::LocalGet(c),
+                I::I32Const(32),
+                I::I32Eq,
+                I::LocalGet(prev_ns),
+                I::I32And,
+                I::BrIf(0),
+                I::LocalGet(c),
+                I::I32Const(32),
+                I::I32Eq,
+                I::LocalSet(prev_ns),
+            ]);
+            // Outputs of the state before this byte, now that the next byte is known.
+            a.ops([
+                I::LocalGet(ac),
+                I::LocalGet(j),
+                I::LocalGet(c),
+                I::LocalGet(subj),
+                I::Call(F_CHECK),
+            ]);
+            a.ops([
+                I::LocalGet(j),
+                I::LocalGet(c),
+                I::I32Store8(ma(l.nbuf, 0)),
+                I::LocalGet(j),
+                I::I32Const(1),
+                I::I32Add,
+                I::LocalSet(j),
+            ]);
+            // ac = step(ac, c)
+            a.op(I::Block(BlockType::Empty)); // $found
+            a.op(I::Loop(BlockType::Empty)); // $fail
+            a.ops([
+                I::LocalGet(ac),
+                I::I32Eqz,
+                I::If(BlockType::Empty),
+                I::LocalGet(c),
+            ]);
+            a.load_w(k_t.root, k_t.w);
+            a.ops([I::LocalSet(ac), I::Br(2), I::End]);
+            a.op(I::LocalGet(ac));
+            a.load_w(k_t.off, 4);
+            a.op(I::LocalSet(k));
+            a.op(I::LocalGet(k));
+            a.op(I::LocalGet(ac));
+            a.load_w(k_t.len, k_t.w);
+            a.ops([I::I32Add, I::LocalSet(e)]);
+            a.op(I::Block(BlockType::Empty)); // $miss
+            a.op(I::Loop(BlockType::Empty)); // $scan
+            a.ops([I::LocalGet(k), I::LocalGet(e), I::I32GeU, I::BrIf(1)]);
+            a.ops([
+                I::LocalGet(k),
+                I::I32Load8U(ma(k_t.tbyte, 0)),
+                I::LocalGet(c),
+                I::I32Eq,
+                I::If(BlockType::Empty),
+                I::LocalGet(k),
+            ]);
+            a.load_w(k_t.ttarget, k_t.w);
+            a.ops([I::LocalSet(ac), I::Br(4), I::End]);
+            a.ops([
+                I::LocalGet(k),
+                I::I32Const(1),
+                I::I32Add,
+                I::LocalSet(k),
+                I::Br(0),
+            ]);
+            a.op(I::End); // loop $scan
+            a.op(I::End); // block $miss
+            a.op(I::LocalGet(ac));
+            a.load_w(k_t.fail, k_t.w);
+            a.ops([I::LocalSet(ac), I::Br(0)]);
+            a.op(I::End); // loop $fail
+            a.op(I::End); // block $found
+        }
+        a.op(I::Br(0));
+        a.op(I::End); // loop $next
+        a.op(I::End); // block $done
+        if let Some(p) = &l.patterns {
+            a.op(I::LocalGet(ds));
+            a.load_w(p.eoi, p.w);
+            a.op(I::LocalSet(ds));
+            a.ops([
+                I::LocalGet(subj),
+                I::I32Const(3),
+                I::I32Shl,
+                I::LocalGet(pm),
+                I::LocalGet(ds),
+                I::I32Const(3),
+                I::I32Shl,
+                I::I64Load(ma(p.masks, 3)),
+                I::I64Or,
+                I::I64Store(ma(PMASK, 3)),
+            ]);
+        }
+        a.ops([
+            I::LocalGet(subj),
+            I::I32Const(3),
+            I::I32Shl,
+            I::LocalGet(words),
+            I::F64ConvertI32U,
+            I::F64Store(ma(WORDS, 3)),
+        ]);
+        if l.keywords.is_some() {
+            a.ops([
+                I::LocalGet(ac),
+                I::LocalGet(j),
+                I::I32Const(32),
+                I::LocalGet(subj),
+                I::Call(F_CHECK),
+            ]);
+        }
+        a.finish(vec![(11, ValType::I32), (1, ValType::I64)])
+    }
+
+    /// `check(state, j, after, subject)`: records the keywords that end in
+    /// `state` at normalized offset `j` and are bounded by non-word bytes.
+    fn check_fn(&self) -> Function {
+        let l = self.layout;
+        let mut a = Asm::new(0);
+        let Some(k_t) = &l.keywords else {
+            return a.finish(vec![]);
+        };
+        let (state, j, after, subj) = (0, 1, 2, 3);
+        let (s, k, start, addr, bit, i, e) = (4, 5, 6, 7, 8, 9, 10);
+        a.ops([
+            I::LocalGet(after),
+            I::I32Load8U(ma(l.word, 0)),
+            I::If(BlockType::Empty),
+            I::Return,
+            I::End,
+        ]);
+        // s = kw[state] != NONE ? state : out[state]
+        a.op(I::LocalGet(state));
+        a.op(I::LocalGet(state));
+        a.load_w(k_t.out, k_t.w);
+        a.op(I::LocalGet(state));
+        a.load_w(k_t.kw, k_t.w);
+        a.ops([
+            I::I32Const(k_t.none as i32),
+            I::I32Ne,
+            I::Select,
+            I::LocalSet(s),
+        ]);
+        a.op(I::Block(BlockType::Empty));
+        a.op(I::Loop(BlockType::Empty));
+        a.ops([
+            I::LocalGet(s),
+            I::I32Const(k_t.none as i32),
+            I::I32Eq,
+            I::BrIf(1),
+        ]);
+        a.op(I::LocalGet(s));
+        a.load_w(k_t.kw, k_t.w);
+        a.op(I::LocalSet(k));
+        a.ops([I::LocalGet(j), I::LocalGet(k)]);
+        a.load_w(k_t.kwlen, 2);
+        a.ops([I::I32Sub, I::LocalSet(start)]);
+        // start == 0 || !word[nbuf[start - 1]]
+        a.ops([
+            I::LocalGet(start),
+            I::I32Eqz,
+            I::If(BlockType::Result(ValType::I32)),
+            I::I32Const(1),
+            I::Else,
+            I::LocalGet(start),
+            I::I32Const(1),
+            I::I32Sub,
+            I::I32Load8U(ma(l.nbuf, 0)),
+            I::I32Load8U(ma(l.word, 0)),
+            I::I32Eqz,
+            I::End,
+        ]);
+        a.op(I::If(BlockType::Empty));
+        // addr = kwbits + (subj * words + k / 32) * 4; bit = 1 << (k % 32)
+        a.ops([
+            I::LocalGet(subj),
+            I::I32Const(k_t.words as i32),
+            I::I32Mul,
+            I::LocalGet(k),
+            I::I32Const(5),
+            I::I32ShrU,
+            I::I32Add,
+            I::I32Const(2),
+            I::I32Shl,
+            I::LocalSet(addr),
+            I::I32Const(1),
+            I::LocalGet(k),
+            I::I32Shl,
+            I::LocalSet(bit),
+        ]);
+        a.ops([
+            I::LocalGet(addr),
+            I::I32Load(ma(l.kwbits, 2)),
+            I::LocalGet(bit),
+            I::I32And,
+            I::I32Eqz,
+            I::If(BlockType::Empty),
+        ]);
+        a.ops([
+            I::LocalGet(addr),
+            I::LocalGet(addr),
+            I::I32Load(ma(l.kwbits, 2)),
+            I::LocalGet(bit),
+            I::I32Or,
+            I::I32Store(ma(l.kwbits, 2)),
+        ]);
+        a.op(I::LocalGet(k));
+        a.load_w(k_t.kwset_off, 4);
+        a.op(I::LocalSet(i));
+        a.ops([I::LocalGet(k), I::I32Const(1), I::I32Add]);
+        a.load_w(k_t.kwset_off, 4);
+        a.op(I::LocalSet(e));
+        a.op(I::Block(BlockType::Empty));
+        a.op(I::Loop(BlockType::Empty));
+        a.ops([I::LocalGet(i), I::LocalGet(e), I::I32GeU, I::BrIf(1)]);
+        // counts[subj * nsets + set] += 1
+        a.ops([
+            I::LocalGet(subj),
+            I::I32Const(l.nsets as i32),
+            I::I32Mul,
+            I::LocalGet(i),
+        ]);
+        a.load_w(k_t.kwsets, 2);
+        a.ops([
+            I::I32Add,
+            I::I32Const(2),
+            I::I32Shl,
+            I::LocalTee(addr),
+            I::LocalGet(addr),
+            I::I32Load(ma(l.counts, 2)),
+            I::I32Const(1),
+            I::I32Add,
+            I::I32Store(ma(l.counts, 2)),
+        ]);
+        a.ops([
+            I::LocalGet(i),
+            I::I32Const(1),
+            I::I32Add,
+            I::LocalSet(i),
+            I::Br(0),
+        ]);
+        a.op(I::End);
+        a.op(I::End);
+        a.op(I::End); // if newly found
+        a.op(I::End); // if bounded before
+        a.op(I::LocalGet(s));
+        a.load_w(k_t.out, k_t.w);
+        a.ops([I::LocalSet(s), I::Br(0)]);
+        a.op(I::End);
+        a.op(I::End);
+        a.finish(vec![(7, ValType::I32)])
+    }
+
+    /// `budget(mask, limit) -> mask`, with the token estimates in TOKENS.
+    fn budget_fn(&self) -> Function {
+        let (mask, limit) = (0, 1);
+        let (s, drop, est) = (2, 3, 4);
+        let mut a = Asm::new(0);
+        a.op(I::Loop(BlockType::Empty));
+        // est = sum of tokens over the mask, in structure order from +0.0.
+        a.ops([
+            I::F64Const(0.0.into()),
+            I::LocalSet(est),
+            I::I32Const(0),
+            I::LocalSet(s),
+        ]);
+        a.op(I::Block(BlockType::Empty));
+        a.op(I::Loop(BlockType::Empty));
+        a.ops([I::LocalGet(s), I::I32Const(5), I::I32GeU, I::BrIf(1)]);
+        a.ops([
+            I::LocalGet(mask),
+            I::LocalGet(s),
+            I::I32ShrU,
+            I::I32Const(1),
+            I::I32And,
+            I::If(BlockType::Empty),
+            I::LocalGet(est),
+            I::LocalGet(s),
+            I::I32Const(3),
+            I::I32Shl,
+            I::F64Load(ma(TOKENS, 3)),
+            I::F64Add,
+            I::LocalSet(est),
+            I::End,
+        ]);
+        a.ops([
+            I::LocalGet(s),
+            I::I32Const(1),
+            I::I32Add,
+            I::LocalSet(s),
+            I::Br(0),
+        ]);
+        a.op(I::End);
+        a.op(I::End);
+        a.ops([
+            I::LocalGet(mask),
+            I::I32Popcnt,
+            I::I32Const(1),
+            I::I32LeU,
+            I::LocalGet(est),
+            I::LocalGet(limit),
+            I::F64Gt,
+            I::I32Eqz,
+            I::I32Or,
+            I::If(BlockType::Empty),
+            I::LocalGet(mask),
+            I::Return,
+            I::End,
+        ]);
+        // drop = the costliest; ties go to the later structure.
+        a.ops([
+            I::I32Const(-1),
+            I::LocalSet(drop),
+            I::I32Const(0),
+            I::LocalSet(s),
+        ]);
+        a.op(I::Block(BlockType::Empty));
+        a.op(I::Loop(BlockType::Empty));
+        a.ops([I::LocalGet(s), I::I32Const(5), I::I32GeU, I::BrIf(1)]);
+        a.ops([
+            I::LocalGet(mask),
+            I::LocalGet(s),
+            I::I32ShrU,
+            I::I32Const(1),
+            I::I32And,
+            I::If(BlockType::Empty),
+            I::LocalGet(drop),
+            I::I32Const(0),
+            I::I32LtS,
+            I::If(BlockType::Result(ValType::I32)),
+            I::I32Const(1),
+            I::Else,
+            I::LocalGet(s),
+            I::I32Const(3),
+            I::I32Shl,
+            I::F64Load(ma(TOKENS, 3)),
+            I::LocalGet(drop),
+            I::I32Const(3),
+            I::I32Shl,
+            I::F64Load(ma(TOKENS, 3)),
+            I::F64Ge,
+            I::End,
+            I::If(BlockType::Empty),
+            I::LocalGet(s),
+            I::LocalSet(drop),
+            I::End,
+            I::End,
+        ]);
+        a.ops([
+            I::LocalGet(s),
+            I::I32Const(1),
+            I::I32Add,
+            I::LocalSet(s),
+            I::Br(0),
+        ]);
+        a.op(I::End);
+        a.op(I::End);
+        a.ops([
+            I::I32Const(record::BUDGET as i32),
+            I::LocalGet(drop),
+            I::I32Const(0),
+            I::I32Const(0),
+            I::I32Const(0),
+            I::LocalGet(drop),
+            I::I32Const(3),
+            I::I32Shl,
+            I::F64Load(ma(TOKENS, 3)),
+            I::LocalGet(est),
+            I::Call(F_TRACE),
+        ]);
+        a.ops([
+            I::LocalGet(mask),
+            I::I32Const(1),
+            I::LocalGet(drop),
+            I::I32Shl,
+            I::I32Const(-1),
+            I::I32Xor,
+            I::I32And,
+            I::LocalSet(mask),
+            I::Br(0),
+        ]);
+        a.op(I::End);
+        a.op(I::LocalGet(mask));
+        a.finish(vec![(2, ValType::I32), (1, ValType::F64)])
+    }
+
+    fn slot(&self, s: Structure, f: Feature) -> Option<u64> {
+        self.slots
+            .iter()
+            .position(|x| *x == (s, f))
+            .map(|i| i as u64)
+    }
+
+    fn feature(&self, a: &mut Asm, s: Structure, f: Feature) {
+        match self.slot(s, f) {
+            Some(i) => {
+                a.ops([
+                    I::I32Const(0),
+                    I::F64Load(ma(self.layout.input + abi::HEADER_BYTES as u64 + 8 * i, 3)),
+                ]);
+            }
+            None => {
+                a.op(I::F64Const(0.0.into()));
+            }
+        }
+    }
+
+    fn select(&self) -> Function {
+        let l = self.layout;
+        let p = self.program;
+        let nfeat = self.slots.len() as u32;
+        let mut a = Asm::new(SELECT_I32_LOCALS);
+        let input = l.input as i32;
+        // Feature count.
+        a.ops([
+            I::I32Const(input),
+            I::I32Load(ma(16, 2)),
+            I::I32Const(nfeat as i32),
+            I::I32Ne,
+            I::If(BlockType::Empty),
+            I::I32Const(abi::ERR_FEATURE_COUNT),
+            I::Return,
+            I::End,
+        ]);
+        // Total size, in 64-bit arithmetic so lengths cannot wrap.
+        // The query is never absent: its length counts as written, so an
+        // "absent" query (0xFFFFFFFF) is simply too large.
+        a.op(I::I64Const((abi::HEADER_BYTES + 8 * nfeat) as i64));
+        a.ops([
+            I::I32Const(input),
+            I::I32Load(ma(0, 2)),
+            I::I64ExtendI32U,
+            I::I64Add,
+        ]);
+        for f in 1..4u64 {
+            a.ops([
+                I::I32Const(input),
+                I::I32Load(ma(4 * f, 2)),
+                I::LocalTee(L_T),
+                I::I64ExtendI32U,
+                I::I64Const(0),
+                I::LocalGet(L_T),
+                I::I32Const(-1),
+                I::I32Ne,
+                I::Select,
+                I::I64Add,
+            ]);
+        }
+        a.ops([
+            I::I64Const(abi::INPUT_CAPACITY as i64),
+            I::I64GtU,
+            I::If(BlockType::Empty),
+            I::I32Const(abi::ERR_INPUT_TOO_LARGE),
+            I::Return,
+            I::End,
+        ]);
+        // Text pointers and lengths.
+        a.ops([
+            I::I32Const(input + (abi::HEADER_BYTES + 8 * nfeat) as i32),
+            I::LocalSet(L_P),
+        ]);
+        for f in 0..4u64 {
+            a.ops([
+                I::I32Const(input),
+                I::I32Load(ma(4 * f, 2)),
+                I::LocalSet(L_LEN),
+                I::I32Const(0),
+                I::LocalGet(L_P),
+                I::I32Store(ma(FIELD_PTR + 4 * f, 2)),
+                I::I32Const(0),
+                I::LocalGet(L_LEN),
+                I::I32Store(ma(FIELD_LEN + 4 * f, 2)),
+                I::LocalGet(L_P),
+                I::LocalGet(L_LEN),
+                I::I32Const(0),
+                I::LocalGet(L_LEN),
+                I::I32Const(-1),
+                I::I32Ne,
+                I::Select,
+                I::I32Add,
+                I::LocalSet(L_P),
+            ]);
+        }
+        // Reset the scratch state of the previous call.
+        a.ops([
+            I::I32Const(FIXED_ZERO_START as i32),
+            I::I32Const(0),
+            I::I32Const((FIXED_ZERO_END - FIXED_ZERO_START) as i32),
+            I::MemoryFill(0),
+            I::I32Const(0),
+            I::I32Const(0),
+            I::I32Store(ma(TRACE_N, 2)),
+        ]);
+        if l.zero_end > l.counts {
+            a.ops([
+                I::I32Const(l.counts as i32),
+                I::I32Const(0),
+                I::I32Const((l.zero_end - l.counts) as i32),
+                I::MemoryFill(0),
+            ]);
+        }
+        // Scan the texts the policy reads.
+        if p.features.query {
+            a.ops([
+                I::I32Const(0),
+                I::I32Load(ma(FIELD_PTR, 2)),
+                I::I32Const(0),
+                I::I32Load(ma(FIELD_LEN, 2)),
+                I::I32Const(0),
+                I::Call(F_SCAN),
+            ]);
+        }
+        if p.features.task {
+            a.ops([
+                I::I32Const(0),
+                I::I32Load(ma(FIELD_LEN + 4, 2)),
+                I::I32Const(-1),
+                I::I32Ne,
+                I::If(BlockType::Empty),
+                I::I32Const(0),
+                I::I32Load(ma(FIELD_PTR + 4, 2)),
+                I::I32Const(0),
+                I::I32Load(ma(FIELD_LEN + 4, 2)),
+                I::I32Const(1),
+                I::Call(F_SCAN),
+                I::End,
+            ]);
+        }
+        let default = p.default.bits() as i32;
+        a.ops([
+            I::I32Const(default),
+            I::LocalSet(L_MASK),
+            I::I32Const(0),
+            I::LocalSet(L_DECIDED),
+        ]);
+        trace_call(
+            &mut a,
+            record::START,
+            I::I32Const(default),
+            I::I32Const(0),
+            I::I32Const(0),
+            0,
+        );
+        a.op(I::Block(BlockType::Empty)); // $rules
+        for (index, rule) in p.rules.iter().enumerate() {
+            self.boolean(&mut a, &rule.cond);
+            a.op(I::If(BlockType::Empty));
+            a.ops([I::LocalGet(L_MASK), I::LocalSet(L_BEFORE)]);
+            self.mask_value(&mut a, &rule.mask);
+            a.op(I::LocalSet(L_T));
+            match rule.action {
+                ActionKind::Select => {
+                    a.ops([I::LocalGet(L_T), I::LocalSet(L_MASK)]);
+                    a.ops([I::I32Const(index as i32 + 1), I::LocalSet(L_DECIDED)]);
+                    trace_call(
+                        &mut a,
+                        record::RULE,
+                        I::I32Const(1),
+                        I::LocalGet(L_BEFORE),
+                        I::LocalGet(L_MASK),
+                        index,
+                    );
+                    a.op(I::Br(1));
+                }
+                ActionKind::Add | ActionKind::Remove => {
+                    a.ops([I::LocalGet(L_BEFORE), I::LocalGet(L_T)]);
+                    if rule.action == ActionKind::Remove {
+                        a.ops([I::I32Const(-1), I::I32Xor, I::I32And]);
+                    } else {
+                        a.op(I::I32Or);
+                    }
+                    a.op(I::LocalSet(L_MASK));
+                    trace_call(
+                        &mut a,
+                        record::RULE,
+                        I::I32Const(1),
+                        I::LocalGet(L_BEFORE),
+                        I::LocalGet(L_MASK),
+                        index,
+                    );
+                    a.ops([
+                        I::LocalGet(L_MASK),
+                        I::LocalGet(L_BEFORE),
+                        I::I32Ne,
+                        I::If(BlockType::Empty),
+                        I::I32Const(index as i32 + 1),
+                        I::LocalSet(L_DECIDED),
+                        I::End,
+                    ]);
+                }
+            }
+            a.op(I::Else);
+            trace_call(
+                &mut a,
+                record::RULE,
+                I::I32Const(0),
+                I::LocalGet(L_MASK),
+                I::LocalGet(L_MASK),
+                index,
+            );
+            a.op(I::End);
+        }
+        a.op(I::End); // $rules
+        if let Some(limit) = p.budget {
+            for s in Structure::ALL {
+                a.op(I::I32Const(0));
+                self.feature(&mut a, s, Feature::Tokens);
+                a.op(I::F64Store(ma(TOKENS + 8 * s.index() as u64, 3)));
+            }
+            a.ops([
+                I::LocalGet(L_MASK),
+                I::F64Const(limit.into()),
+                I::Call(F_BUDGET),
+                I::LocalSet(L_MASK),
+            ]);
+        }
+        let fallback = p.fallback.bits() as i32;
+        a.ops([I::LocalGet(L_MASK), I::I32Eqz, I::If(BlockType::Empty)]);
+        a.ops([I::I32Const(fallback), I::LocalSet(L_MASK)]);
+        trace_call(
+            &mut a,
+            record::FALLBACK,
+            I::I32Const(fallback),
+            I::I32Const(0),
+            I::I32Const(0),
+            0,
+        );
+        a.op(I::End);
+        a.ops([
+            I::LocalGet(L_MASK),
+            I::LocalGet(L_DECIDED),
+            I::I32Const(8),
+            I::I32Shl,
+            I::I32Or,
+        ]);
+        let f64s = a.f64_max;
+        a.finish(vec![
+            (SELECT_I32_LOCALS, ValType::I32),
+            (f64s, ValType::F64),
+        ])
+    }
+
+    fn boolean(&self, a: &mut Asm, e: &BoolExpr) {
+        let l = self.layout;
+        match e {
+            BoolExpr::Const(b) => {
+                a.op(I::I32Const(i32::from(*b)));
+            }
+            BoolExpr::Has(s, set) => {
+                let off = (subject_index(*s) as u64 * l.nsets as u64 + *set as u64) * 4;
+                a.ops([
+                    I::I32Const(0),
+                    I::I32Load(ma(l.counts + off, 2)),
+                    I::I32Const(0),
+                    I::I32Ne,
+                ]);
+            }
+            BoolExpr::Matches(s, pat) => {
+                a.ops([
+                    I::I32Const(0),
+                    I::I64Load(ma(PMASK + 8 * subject_index(*s) as u64, 3)),
+                    I::I64Const(1i64 << *pat),
+                    I::I64And,
+                    I::I64Const(0),
+                    I::I64Ne,
+                ]);
+            }
+            BoolExpr::MetaIn(field, values) => {
+                let f = field_index(*field);
+                if values.is_empty() {
+                    a.op(I::I32Const(0));
+                }
+                for (n, v) in values.iter().enumerate() {
+                    let at = self
+                        .meta_consts
+                        .iter()
+                        .find(|(x, _)| x == v)
+                        .map_or(0, |(_, at)| *at);
+                    if n > 0 {
+                        a.ops([
+                            I::If(BlockType::Result(ValType::I32)),
+                            I::I32Const(1),
+                            I::Else,
+                        ]);
+                    }
+                    a.ops([
+                        I::I32Const(0),
+                        I::I32Load(ma(FIELD_PTR + 4 * f, 2)),
+                        I::I32Const(0),
+                        I::I32Load(ma(FIELD_LEN + 4 * f, 2)),
+                        I::I32Const(at as i32),
+                        I::I32Const(v.len() as i32),
+                        I::Call(F_EQ_CI),
+                    ]);
+                }
+                for _ in 1..values.len() {
+                    a.op(I::End);
+                }
+            }
+            BoolExpr::Cmp(op, x, y) => {
+                self.num(a, x);
+                self.num(a, y);
+                a.op(match op {
+                    CmpOp::Lt => I::F64Lt,
+                    CmpOp::Le => I::F64Le,
+                    CmpOp::Gt => I::F64Gt,
+                    CmpOp::Ge => I::F64Ge,
+                    CmpOp::Eq => I::F64Eq,
+                    CmpOp::Ne => I::F64Ne,
+                });
+            }
+            BoolExpr::And(v) => {
+                self.boolean(a, &v[0]);
+                for x in &v[1..] {
+                    a.op(I::If(BlockType::Result(ValType::I32)));
+                    self.boolean(a, x);
+                    a.ops([I::Else, I::I32Const(0)]);
+                }
+                for _ in 1..v.len() {
+                    a.op(I::End);
+                }
+            }
+            BoolExpr::Or(v) => {
+                self.boolean(a, &v[0]);
+                for x in &v[1..] {
+                    a.ops([
+                        I::If(BlockType::Result(ValType::I32)),
+                        I::I32Const(1),
+                        I::Else,
+                    ]);
+                    self.boolean(a, x);
+                }
+                for _ in 1..v.len() {
+                    a.op(I::End);
+                }
+            }
+            BoolExpr::Not(x) => {
+                self.boolean(a, x);
+                a.op(I::I32Eqz);
+            }
+            BoolExpr::If(c, x, y) => {
+                self.boolean(a, c);
+                a.op(I::If(BlockType::Result(ValType::I32)));
+                self.boolean(a, x);
+                a.op(I::Else);
+                self.boolean(a, y);
+                a.op(I::End);
+            }
+        }
+    }
+
+    fn num(&self, a: &mut Asm, e: &NumExpr) {
+        let l = self.layout;
+        match e {
+            NumExpr::Const(v) => {
+                a.op(I::F64Const((*v).into()));
+            }
+            NumExpr::Preview(s, f) => self.feature(a, *s, *f),
+            NumExpr::WordCount(s) => {
+                a.ops([
+                    I::I32Const(0),
+                    I::F64Load(ma(WORDS + 8 * subject_index(*s) as u64, 3)),
+                ]);
+            }
+            NumExpr::Hits(s, set) => {
+                let off = (subject_index(*s) as u64 * l.nsets as u64 + *set as u64) * 4;
+                a.ops([
+                    I::I32Const(0),
+                    I::I32Load(ma(l.counts + off, 2)),
+                    I::F64ConvertI32U,
+                ]);
+            }
+            NumExpr::Size => {
+                a.ops([I::LocalGet(L_MASK), I::I32Popcnt, I::F64ConvertI32U]);
+            }
+            NumExpr::Neg(x) => {
+                self.num(a, x);
+                a.op(I::F64Neg);
+            }
+            NumExpr::Add(x, y) | NumExpr::Sub(x, y) | NumExpr::Mul(x, y) => {
+                self.num(a, x);
+                self.num(a, y);
+                a.op(match e {
+                    NumExpr::Add(..) => I::F64Add,
+                    NumExpr::Sub(..) => I::F64Sub,
+                    _ => I::F64Mul,
+                });
+            }
+            NumExpr::Div(x, y) => {
+                // x / y, or 0 when y == 0.
+                let tx = a.temp();
+                let ty = a.temp();
+                self.num(a, x);
+                a.op(I::LocalSet(tx));
+                self.num(a, y);
+                a.op(I::LocalSet(ty));
+                a.ops([
+                    I::F64Const(0.0.into()),
+                    I::LocalGet(tx),
+                    I::LocalGet(ty),
+                    I::F64Div,
+                    I::LocalGet(ty),
+                    I::F64Const(0.0.into()),
+                    I::F64Eq,
+                    I::Select,
+                ]);
+                a.free();
+                a.free();
+            }
+            NumExpr::Min(v) | NumExpr::Max(v) => {
+                // acc = first; acc = x when x is strictly better.
+                let acc = a.temp();
+                let tx = a.temp();
+                self.num(a, &v[0]);
+                a.op(I::LocalSet(acc));
+                for x in &v[1..] {
+                    self.num(a, x);
+                    a.op(I::LocalSet(tx));
+                    a.ops([
+                        I::LocalGet(tx),
+                        I::LocalGet(acc),
+                        I::LocalGet(tx),
+                        I::LocalGet(acc),
+                        if matches!(e, NumExpr::Min(_)) {
+                            I::F64Lt
+                        } else {
+                            I::F64Gt
+                        },
+                        I::Select,
+                        I::LocalSet(acc),
+                    ]);
+                }
+                a.op(I::LocalGet(acc));
+                a.free();
+                a.free();
+            }
+            NumExpr::If(c, x, y) => {
+                self.boolean(a, c);
+                a.op(I::If(BlockType::Result(ValType::F64)));
+                self.num(a, x);
+                a.op(I::Else);
+                self.num(a, y);
+                a.op(I::End);
+            }
+        }
+    }
+
+    fn mask_value(&self, a: &mut Asm, m: &MaskExpr) {
+        match m {
+            MaskExpr::Const(m) => {
+                a.op(I::I32Const(m.bits() as i32));
+            }
+            MaskExpr::Top { k, above } => {
+                for s in Structure::ALL {
+                    a.op(I::I32Const(0));
+                    match &self.program.scores[s.index()] {
+                        Some(e) => self.num(a, e),
+                        None => self.feature(a, s, Feature::Top),
+                    }
+                    a.op(I::F64Store(ma(SCORES + 8 * s.index() as u64, 3)));
+                }
+                a.op(I::I32Const(*k as i32));
+                match above {
+                    Some(x) => {
+                        a.op(I::I32Const(1));
+                        self.num(a, x);
+                    }
+                    None => {
+                        a.ops([I::I32Const(0), I::F64Const(0.0.into())]);
+                    }
+                }
+                a.op(I::Call(F_TOP_K));
+            }
+        }
+    }
+}
+
+/// Emits `trace(kind, a, before, after, index, 0, 0)`.
+fn trace_call(
+    a: &mut Asm,
+    kind: u8,
+    x: I<'static>,
+    before: I<'static>,
+    after: I<'static>,
+    index: usize,
+) {
+    a.ops([
+        I::I32Const(kind as i32),
+        x,
+        before,
+        after,
+        I::I32Const(index as i32),
+        I::F64Const(0.0.into()),
+        I::F64Const(0.0.into()),
+        I::Call(F_TRACE),
+    ]);
+}
+
+/// `eq_ci(a_ptr, a_len, b_ptr, b_len) -> i32`: ASCII case-insensitive
+/// equality with a lower-cased constant.
+fn eq_ci_fn() -> Function {
+    let (pa, la, pb, lb) = (0, 1, 2, 3);
+    let (i, c) = (4, 5);
+    let mut a = Asm::new(0);
+    a.ops([
+        I::LocalGet(la),
+        I::LocalGet(lb),
+        I::I32Ne,
+        I::If(BlockType::Empty),
+        I::I32Const(0),
+        I::Return,
+        I::End,
+    ]);
+    a.op(I::Loop(BlockType::Empty));
+    a.ops([
+        I::LocalGet(i),
+        I::LocalGet(la),
+        I::I32GeU,
+        I::If(BlockType::Empty),
+        I::I32Const(1),
+        I::Return,
+        I::End,
+    ]);
+    a.ops([
+        I::LocalGet(pa),
+        I::LocalGet(i),
+        I::I32Add,
+        I::I32Load8U(ma(0, 0)),
+        I::LocalSet(c),
+        I::LocalGet(c),
+        I::I32Const(32),
+        I::I32Add,
+        I::LocalGet(c),
+        I::LocalGet(c),
+        I::I32Const(65),
+        I::I32Sub,
+        I::I32Const(26),
+        I::I32LtU,
+        I::Select,
+        I::LocalGet(pb),
+        I::LocalGet(i),
+        I::I32Add,
+        I::I32Load8U(ma(0, 0)),
+        I::I32Ne,
+        I::If(BlockType::Empty),
+        I::I32Const(0),
+        I::Return,
+        I::End,
+    ]);
+    a.ops([
+        I::LocalGet(i),
+        I::I32Const(1),
+        I::I32Add,
+        I::LocalSet(i),
+        I::Br(0),
+    ]);
+    a.op(I::End);
+    a.op(I::I32Const(0));
+    a.finish(vec![(2, ValType::I32)])
+}
+
+/// `top_k(k, has_threshold, threshold) -> mask`, with the scores in SCORES.
+fn top_k_fn() -> Function {
+    let (k, has_thr, thr) = (0, 1, 2);
+    let (chosen, n, best, s, v, bestv) = (3, 4, 5, 6, 7, 8);
+    let mut a = Asm::new(0);
+    // Scores not strictly above the threshold are never chosen (made NaN).
+    a.op(I::LocalGet(has_thr));
+    a.op(I::If(BlockType::Empty));
+    for i in 0..5u64 {
+        a.ops([
+            I::I32Const(0),
+            I::F64Load(ma(SCORES + 8 * i, 3)),
+            I::LocalGet(thr),
+            I::F64Gt,
+            I::I32Eqz,
+            I::If(BlockType::Empty),
+            I::I32Const(0),
+            I::F64Const(f64::NAN.into()),
+            I::F64Store(ma(SCORES + 8 * i, 3)),
+            I::End,
+        ]);
+    }
+    a.op(I::End);
+    a.op(I::Block(BlockType::Empty)); // $done
+    a.op(I::Loop(BlockType::Empty)); // $round
+    a.ops([I::LocalGet(n), I::LocalGet(k), I::I32GeS, I::BrIf(1)]);
+    a.ops([
+        I::I32Const(-1),
+        I::LocalSet(best),
+        I::I32Const(0),
+        I::LocalSet(s),
+    ]);
+    a.op(I::Block(BlockType::Empty));
+    a.op(I::Loop(BlockType::Empty));
+    a.ops([I::LocalGet(s), I::I32Const(5), I::I32GeU, I::BrIf(1)]);
+    a.ops([
+        I::LocalGet(s),
+        I::I32Const(3),
+        I::I32Shl,
+        I::F64Load(ma(SCORES, 3)),
+        I::LocalSet(v),
+        // not chosen
+        I::LocalGet(chosen),
+        I::LocalGet(s),
+        I::I32ShrU,
+        I::I32Const(1),
+        I::I32And,
+        I::I32Eqz,
+        // not NaN
+        I::LocalGet(v),
+        I::LocalGet(v),
+        I::F64Eq,
+        I::I32And,
+        // best < 0 || v > bestv
+        I::LocalGet(best),
+        I::I32Const(0),
+        I::I32LtS,
+        I::LocalGet(v),
+        I::LocalGet(bestv),
+        I::F64Gt,
+        I::I32Or,
+        I::I32And,
+        I::If(BlockType::Empty),
+        I::LocalGet(s),
+        I::LocalSet(best),
+        I::LocalGet(v),
+        I::LocalSet(bestv),
+        I::End,
+    ]);
+    a.ops([
+        I::LocalGet(s),
+        I::I32Const(1),
+        I::I32Add,
+        I::LocalSet(s),
+        I::Br(0),
+    ]);
+    a.op(I::End);
+    a.op(I::End);
+    a.ops([I::LocalGet(best), I::I32Const(0), I::I32LtS, I::BrIf(1)]);
+    a.ops([
+        I::LocalGet(chosen),
+        I::I32Const(1),
+        I::LocalGet(best),
+        I::I32Shl,
+        I::I32Or,
+        I::LocalSet(chosen),
+        I::LocalGet(n),
+        I::I32Const(1),
+        I::I32Add,
+        I::LocalSet(n),
+        I::Br(0),
+    ]);
+    a.op(I::End);
+    a.op(I::End);
+    a.op(I::LocalGet(chosen));
+    a.finish(vec![(4, ValType::I32), (2, ValType::F64)])
+}

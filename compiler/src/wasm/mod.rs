@@ -1,0 +1,30 @@
+//! Compiling checked programs to self-contained WebAssembly.
+//!
+//! [`compile`] turns a [`Program`](crate::Program) into module bytes that
+//! follow the ABI in [`abi`] (docs/ABI.md). Keyword sets become an
+//! Aho-Corasick automaton ([`keywords`]) and patterns one DFA ([`patterns`]),
+//! both as tables in the data segment, scanned in one pass per text.
+
+pub mod abi;
+mod codegen;
+pub mod keywords;
+pub mod patterns;
+
+pub use codegen::{compile, CompileError};
+
+impl CompileError {
+    /// The error as a diagnostic (code E0504 for DFA limits, E0507 for the
+    /// pattern count), for the same output paths as checker diagnostics.
+    pub fn to_diagnostic(&self) -> mesa_grammar::Diagnostic {
+        use mesa_grammar::{Code, Diagnostic, Span};
+        let (code, help) = match self {
+            CompileError::DfaTooBig { .. } => (
+                Code::E0504,
+                "large counted repetitions of wide classes blow up DFAs; simplify the pattern",
+            ),
+            CompileError::TooManyPatterns { .. } => (Code::E0507, "merge patterns with `|`"),
+            _ => (Code::E0506, "split the policy"),
+        };
+        Diagnostic::new(code, Span::new(0, 0), self.to_string()).with_help(help)
+    }
+}

@@ -1,0 +1,235 @@
+//! The patterns compiled into a module: one DFA for all of a policy's
+//! patterns (regex-automata, every pattern reported), re-laid out as a flat
+//! transition table over byte classes.
+//!
+//! A pattern matches somewhere in a text exactly when the DFA, run over the
+//! whole text and its end, passes through a match state for it: with
+//! `MatchKind::All` and an unanchored start every match end is visited.
+//! [`PatternDfa::scan`] is that loop in Rust; the tests check it against the
+//! interpreter's `regex` on random texts.
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::nfa::thompson;
+use regex_automata::util::{start, syntax};
+use regex_automata::{Anchored, MatchKind};
+use std::collections::HashMap;
+
+/// Largest DFA accepted, in bytes, as regex-automata counts it.
+pub const MAX_DFA_BYTES: usize = 1 << 20;
+/// Most patterns one policy can have in the compiled module (one bit each).
+pub const MAX_PATTERNS: usize = 64;
+
+/// A DFA over byte classes, states renumbered from the start state (0).
+#[derive(Debug, Clone)]
+pub struct PatternDfa {
+    /// Byte to class.
+    pub classes: [u8; 256],
+    /// Number of classes (not counting end of text).
+    pub class_count: usize,
+    /// `next[state * class_count + class]`.
+    pub next: Vec<u32>,
+    /// The state after the end of the text.
+    pub eoi: Vec<u32>,
+    /// Per state: the patterns (bit i = pattern i) whose match ends here.
+    pub matches: Vec<u64>,
+}
+
+/// Why the patterns cannot be compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DfaError {
+    /// More patterns than [`MAX_PATTERNS`].
+    TooManyPatterns(usize),
+    /// The DFA for this pattern (by index) alone exceeds [`MAX_DFA_BYTES`];
+    /// `None` when only the patterns together do.
+    TooBig(Option<usize>),
+    /// Any other failure (the checker rejects these first).
+    Other(String),
+}
+
+fn build(patterns: &[&str]) -> Result<dense::DFA<Vec<u32>>, dense::BuildError> {
+    dense::Builder::new()
+        .configure(
+            dense::DFA::config()
+                .match_kind(MatchKind::All)
+                .start_kind(StartKind::Unanchored)
+                .byte_classes(true)
+                .dfa_size_limit(Some(MAX_DFA_BYTES))
+                .determinize_size_limit(Some(4 * MAX_DFA_BYTES)),
+        )
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .thompson(thompson::Config::new().utf8(false))
+        .build_many(patterns)
+}
+
+impl PatternDfa {
+    /// Compiles the patterns (regex sources) into one DFA.
+    pub fn new(patterns: &[String]) -> Result<PatternDfa, DfaError> {
+        if patterns.len() > MAX_PATTERNS {
+            return Err(DfaError::TooManyPatterns(patterns.len()));
+        }
+        let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let dfa = match build(&refs) {
+            Ok(dfa) => dfa,
+            Err(e) if e.is_size_limit_exceeded() => {
+                let culprit = (0..refs.len()).find(|&i| build(&refs[i..=i]).is_err());
+                return Err(DfaError::TooBig(culprit));
+            }
+            Err(e) => return Err(DfaError::Other(e.to_string())),
+        };
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::No))
+            .map_err(|e| DfaError::Other(e.to_string()))?;
+        let byte_classes = dfa.byte_classes();
+        let mut classes = [0u8; 256];
+        let mut representative: Vec<u8> = Vec::new();
+        for b in 0..=255u8 {
+            let c = byte_classes.get(b);
+            classes[b as usize] = c;
+            if c as usize >= representative.len() {
+                representative.resize(c as usize + 1, b);
+            }
+        }
+        let class_count = representative.len();
+        // Breadth-first renumbering of the states reachable from the start.
+        let mut ids: HashMap<regex_automata::util::primitives::StateID, u32> = HashMap::new();
+        let mut order = vec![start];
+        ids.insert(start, 0);
+        let mut next = Vec::new();
+        let mut eoi = Vec::new();
+        let mut matches = Vec::new();
+        let mut i = 0;
+        let mut intern = |id, order: &mut Vec<_>| -> u32 {
+            let n = ids.len() as u32;
+            *ids.entry(id).or_insert_with(|| {
+                order.push(id);
+                n
+            })
+        };
+        while i < order.len() {
+            let s = order[i];
+            for &rep in &representative {
+                let t = dfa.next_state(s, rep);
+                next.push(intern(t, &mut order));
+            }
+            let e = dfa.next_eoi_state(s);
+            eoi.push(intern(e, &mut order));
+            let mut bits = 0u64;
+            if dfa.is_match_state(s) {
+                for m in 0..dfa.match_len(s) {
+                    bits |= 1 << dfa.match_pattern(s, m).as_usize();
+                }
+            }
+            matches.push(bits);
+            i += 1;
+        }
+        Ok(PatternDfa {
+            classes,
+            class_count,
+            next,
+            eoi,
+            matches,
+        })
+    }
+
+    /// Number of states.
+    pub fn len(&self) -> usize {
+        self.eoi.len()
+    }
+
+    /// Whether the DFA has no states (never: there is always a start state).
+    pub fn is_empty(&self) -> bool {
+        self.eoi.is_empty()
+    }
+
+    /// The reference for the generated loop: which patterns match in `text`.
+    pub fn scan(&self, text: &[u8]) -> u64 {
+        let mut s = 0usize;
+        let mut found = self.matches[0];
+        for &b in text {
+            s = self.next[s * self.class_count + self.classes[b as usize] as usize] as usize;
+            found |= self.matches[s];
+        }
+        s = self.eoi[s] as usize;
+        found | self.matches[s]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn reference(patterns: &[String], text: &[u8]) -> u64 {
+        patterns
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| {
+                crate::cues::build_regex(p)
+                    .map(|r| r.is_match(text))
+                    .unwrap_or(false)
+            })
+            .fold(0, |acc, (i, _)| acc | (1 << i))
+    }
+
+    #[test]
+    fn agrees_with_regex_on_examples() {
+        let pats: Vec<String> = [
+            r"\bsteps?\s+\d+",
+            r"(?i)error",
+            r"^$",
+            r"^why",
+            r"\?$",
+            r"a\b",
+            r"[^a]",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let dfa = PatternDfa::new(&pats).unwrap();
+        for text in [
+            "",
+            "at step 12",
+            "ERROR!",
+            "why?",
+            "xa b",
+            "aaa",
+            "steps  3",
+            "é",
+        ] {
+            assert_eq!(
+                dfa.scan(text.as_bytes()),
+                reference(&pats, text.as_bytes()),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn blowup_names_the_pattern() {
+        let pats = vec!["abc".to_string(), r"(?u:\w){1000}".to_string()];
+        match PatternDfa::new(&pats) {
+            Err(DfaError::TooBig(Some(1))) => {}
+            Err(DfaError::Other(_)) => {} // the NFA limit may trip first
+            other => panic!("{other:?}"),
+        }
+        let pats = vec![r"[01]*1[01]{20}".to_string()];
+        assert_eq!(
+            PatternDfa::new(&pats).err(),
+            Some(DfaError::TooBig(Some(0)))
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_regex(
+            pats in prop::collection::vec(prop::sample::select(vec![
+                r"ab", r"a+b?", r"\bab\b", r"^a", r"b$", r"(?i)AB", r"[0-9]{2}", r"a|b\s", r"\Ba", r"x*", r"[^ab]b",
+            ]), 1..5),
+            text in prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'A', b'B', b' ', b'1', b'2', b'x', 0xc3]), 0..24),
+        ) {
+            let pats: Vec<String> = pats.into_iter().map(String::from).collect();
+            let dfa = PatternDfa::new(&pats).unwrap();
+            prop_assert_eq!(dfa.scan(&text), reference(&pats, &text));
+        }
+    }
+}
