@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+mod backend;
 mod cmd;
 mod source;
 
@@ -24,6 +25,10 @@ enum Command {
     Fmt(cmd::fmt::Args),
     /// Select structures for a query (or for every line of a JSONL file).
     Run(cmd::run::Args),
+    /// Compile a policy to a self-contained WebAssembly module.
+    Compile(cmd::compile::Args),
+    /// Validate a compiled module and print its metadata.
+    Inspect(cmd::inspect::Args),
     /// Select for one query and explain the evaluation in words.
     Explain(cmd::run::ExplainArgs),
     /// List the standard cue sets, or print one standard module.
@@ -36,6 +41,8 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Fmt(a) => cmd::fmt::run(a),
         Command::Run(a) => cmd::run::run(a),
+        Command::Compile(a) => cmd::compile::run(a),
+        Command::Inspect(a) => cmd::inspect::run(a),
         Command::Explain(a) => cmd::run::explain(a),
         Command::Std(a) => cmd::std_cmd::run(a),
     };

@@ -316,3 +316,96 @@ fn bad_input_gets_a_diagnostic_never_a_panic() {
         "E0003",
     );
 }
+
+#[test]
+fn compile_inspect_and_run_both_engines() {
+    let dir = std::env::temp_dir().join(format!("mesa-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let wasm = dir.join("fig5.wasm").to_string_lossy().into_owned();
+    let cwasm = dir.join("fig5.cwasm").to_string_lossy().into_owned();
+    let o = mesa(&[
+        "compile",
+        "examples/fig5.mesa",
+        "-o",
+        &wasm,
+        "--aot",
+        &cwasm,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("memory pages"), "{}", stderr(&o));
+    let o = mesa(&["inspect", &wasm]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("\"name\": \"fig5-style\""),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("\"R.tokens\""), "{}", stdout(&o));
+    assert_eq!(mesa(&["inspect", &cwasm]).status.code(), Some(0));
+    let args = [
+        "-q",
+        "Why did the SQL fail?",
+        "--domain",
+        "text2sql",
+        "--format",
+        "json",
+        "--trace",
+    ];
+    let mut outputs = Vec::new();
+    for (file, engine) in [
+        ("examples/fig5.mesa", "wasm"),
+        ("examples/fig5.mesa", "interp"),
+        (wasm.as_str(), "wasm"),
+        (cwasm.as_str(), "wasm"),
+    ] {
+        let mut a = vec!["run", file, "--engine", engine];
+        a.extend(args);
+        let o = mesa(&a);
+        assert_eq!(o.status.code(), Some(0), "{file} {engine}: {}", stderr(&o));
+        outputs.push(stdout(&o));
+    }
+    assert!(outputs.iter().all(|o| *o == outputs[0]), "{outputs:?}");
+    assert!(outputs[0].contains("\"rule\":\"causal_sql\""));
+    // The interpreter needs the source.
+    let o = mesa(&["run", &wasm, "--engine", "interp", "-q", "x"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("needs the policy's `.mesa` source"));
+    // Not a module, and a module with an import.
+    let junk = tmp("junk.wasm", b"\0asm\x01\0\0\0garbage");
+    let o = mesa(&["inspect", &junk]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not a valid WebAssembly module"),
+        "{}",
+        stderr(&o)
+    );
+    let o = mesa(&["run", &junk, "-q", "x"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn compile_reports_a_pattern_dfa_blowup_by_name() {
+    let src = b"policy \"p\"\nlet wide = pattern r\"[01]*1[01]{20}\"\nrule r when query matches wide -> add {T}\ndefault {S}\n";
+    let f = tmp("blowup.mesa", src);
+    assert_eq!(
+        mesa(&["check", &f]).status.code(),
+        Some(0),
+        "the checker accepts it"
+    );
+    let o = mesa(&["compile", &f, "-o", &tmp("blowup.wasm", b"")]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("E0504") && err.contains("`wide`") && err.contains("1048576"),
+        "{err}"
+    );
+    // `run` (the Wasm engine by default) says the same; the interpreter runs it.
+    assert_eq!(mesa(&["run", &f, "-q", "x"]).status.code(), Some(1));
+    assert_eq!(
+        mesa(&["run", &f, "--engine", "interp", "-q", "x"])
+            .status
+            .code(),
+        Some(0)
+    );
+}

@@ -144,8 +144,9 @@ impl Runtime {
 
     /// Validates and compiles a `.wasm` policy module.
     pub fn load(&self, wasm: &[u8]) -> Result<Policy, RuntimeError> {
+        prevalidate(wasm)?;
         let module = Module::new(&self.engine, wasm)
-            .map_err(|e| RuntimeError::NotAModule(format!("{e:#}")))?;
+            .map_err(|e| RuntimeError::NotAModule(first_line(&e)))?;
         self.prepare(module)
     }
 
@@ -155,7 +156,7 @@ impl Runtime {
         self.load(wasm)?;
         self.engine
             .precompile_module(wasm)
-            .map_err(|e| RuntimeError::NotAModule(format!("{e:#}")))
+            .map_err(|e| RuntimeError::NotAModule(first_line(&e)))
     }
 
     /// Loads a `.cwasm` made by [`Runtime::precompile`] on a compatible host.
@@ -175,7 +176,7 @@ impl Runtime {
         // this to artifacts the user produced with `mesa compile --aot`.
         #[allow(unsafe_code)]
         let module = unsafe { Module::deserialize(&self.engine, cwasm) }
-            .map_err(|e| RuntimeError::NotAModule(format!("{e:#}")))?;
+            .map_err(|e| RuntimeError::NotAModule(first_line(&e)))?;
         self.prepare(module)
     }
 
@@ -213,6 +214,16 @@ impl Runtime {
     }
 }
 
+/// An engine error's message without the multi-line detail some carry.
+fn first_line(e: &wasmtime::Error) -> String {
+    let text = format!("{e:#}");
+    let line = text.lines().next().unwrap_or("");
+    line.split(" - expected=")
+        .next()
+        .unwrap_or(line)
+        .to_string()
+}
+
 fn placeholder_metadata() -> Metadata {
     Metadata {
         abi_version: abi::ABI_VERSION,
@@ -226,6 +237,54 @@ fn placeholder_metadata() -> Metadata {
         memory_pages: 0,
         compiler: String::new(),
     }
+}
+
+/// Reads the raw module for imports and memories before compiling it, so
+/// these get their own errors rather than a compiler's.
+fn prevalidate(wasm: &[u8]) -> Result<(), RuntimeError> {
+    use wasmparser::{Parser, Payload};
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.map_err(|e| RuntimeError::NotAModule(e.to_string()))? {
+            Payload::ImportSection(reader) => {
+                let mut names = Vec::new();
+                for import in reader.into_imports() {
+                    let import = import.map_err(|e| RuntimeError::NotAModule(e.to_string()))?;
+                    names.push(format!("`{}::{}`", import.module, import.name));
+                }
+                if !names.is_empty() {
+                    return Err(RuntimeError::HasImports(names.join(", ")));
+                }
+            }
+            Payload::MemorySection(reader) => {
+                for memory in reader {
+                    let m = memory.map_err(|e| RuntimeError::NotAModule(e.to_string()))?;
+                    check_memory(m.memory64 || m.shared, m.initial, m.maximum)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_memory(unusual: bool, minimum: u64, maximum: Option<u64>) -> Result<(), RuntimeError> {
+    if unusual {
+        return Err(RuntimeError::BadMemory(
+            "64-bit or shared; it must be a plain 32-bit memory".into(),
+        ));
+    }
+    if maximum != Some(minimum) {
+        return Err(RuntimeError::BadMemory(format!(
+            "growable ({minimum} pages, maximum {maximum:?}); it must have a fixed size (maximum = minimum)"
+        )));
+    }
+    if minimum > MAX_MEMORY_PAGES {
+        return Err(RuntimeError::BadMemory(format!(
+            "{minimum} pages ({} MiB); the limit is {MAX_MEMORY_PAGES} pages (16 MiB)",
+            minimum / 16
+        )));
+    }
+    Ok(())
 }
 
 /// Checks imports, exports and memory before anything is instantiated.
@@ -244,28 +303,7 @@ fn validate_shape(module: &Module) -> Result<(), RuntimeError> {
     };
     match find(exports::MEMORY) {
         Some(ExternType::Memory(m)) => {
-            if m.is_64() || m.is_shared() {
-                return Err(RuntimeError::BadMemory(
-                    "64-bit or shared; it must be a plain 32-bit memory".into(),
-                ));
-            }
-            match m.maximum() {
-                Some(max) if max == m.minimum() => {}
-                _ => {
-                    return Err(RuntimeError::BadMemory(format!(
-                        "growable ({} pages, maximum {:?}); it must have a fixed size (maximum = minimum)",
-                        m.minimum(),
-                        m.maximum()
-                    )))
-                }
-            }
-            if m.minimum() > MAX_MEMORY_PAGES {
-                return Err(RuntimeError::BadMemory(format!(
-                    "{} pages ({} MiB); the limit is {MAX_MEMORY_PAGES} pages (16 MiB)",
-                    m.minimum(),
-                    m.minimum() / 16
-                )));
-            }
+            check_memory(m.is_64() || m.is_shared(), m.minimum(), m.maximum())?
         }
         Some(_) => return Err(bad(exports::MEMORY, "not a memory")),
         None => return Err(bad(exports::MEMORY, "missing")),
@@ -302,6 +340,30 @@ pub struct Policy {
     engine: Engine,
     config: RuntimeConfig,
     metadata: Metadata,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy")
+            .field("name", &self.metadata.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for PolicyInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyInstance")
+            .field("name", &self.metadata.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Policy {

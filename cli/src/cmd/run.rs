@@ -1,6 +1,7 @@
 //! `mesa run` and `mesa explain`.
 
 use super::Format;
+use crate::backend::{Backend, EngineKind};
 use crate::source::{load_program, read, CliError};
 use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
 use mesa_compiler::{explain as explain_text, Input, Outcome, Selector};
@@ -61,7 +62,7 @@ impl QueryArgs {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The policy (`.mesa`).
+    /// The policy: a `.mesa` source, or a compiled `.wasm` / `.cwasm`.
     file: String,
     #[command(flatten)]
     query: QueryArgs,
@@ -75,6 +76,10 @@ pub struct Args {
     /// Include the evaluation trace in JSON output.
     #[arg(long)]
     trace: bool,
+    /// The engine: the compiled WebAssembly module in the sandbox, or the
+    /// reference interpreter.
+    #[arg(long, value_enum, default_value_t)]
+    engine: EngineKind,
 }
 
 #[derive(clap::Args)]
@@ -85,15 +90,8 @@ pub struct ExplainArgs {
     query: QueryArgs,
 }
 
-fn selector(path: &str) -> Result<Selector, CliError> {
-    let program = load_program(path)?;
-    Selector::new(program).map_err(|e| CliError::Message(e.to_string()))
-}
-
-fn result_json(selector: &Selector, outcome: &Outcome, trace: bool) -> serde_json::Value {
-    let rule = outcome
-        .rule
-        .map(|i| selector.program().rules[i].name.clone());
+fn result_json(backend: &Backend, outcome: &Outcome, trace: bool) -> serde_json::Value {
+    let rule = outcome.rule.map(|i| backend.rule_name(i));
     let mut v = json!({
         "mask": outcome.mask,
         "bits": outcome.mask.bits(),
@@ -106,33 +104,33 @@ fn result_json(selector: &Selector, outcome: &Outcome, trace: bool) -> serde_jso
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let selector = selector(&args.file)?;
+    let mut backend = Backend::load(&args.file, args.engine)?;
     if let Some(path) = &args.input {
-        return run_lines(&selector, path, &args);
+        return run_lines(&mut backend, path, &args);
     }
     let Some(query) = args.query.query.clone() else {
         return Err(CliError::Message(
             "give a question with --query, or a JSONL file with --input".into(),
         ));
     };
-    let outcome = selector.select(&args.query.input(query)?);
+    let outcome = backend.select(&args.query.input(query)?)?;
     match args.format {
         Format::Human => {
             let decided = match outcome.rule {
-                Some(i) => {
-                    let r = &selector.program().rules[i];
-                    format!("decided by rule {} (line {})", r.name, r.line)
-                }
+                Some(i) => match backend.rule_line(i) {
+                    Some(line) => format!("decided by rule {} (line {line})", backend.rule_name(i)),
+                    None => format!("decided by rule {}", backend.rule_name(i)),
+                },
                 None => "no rule changed the default".into(),
             };
             println!("{}  ({decided})", outcome.mask);
         }
-        Format::Json => println!("{}", result_json(&selector, &outcome, args.trace)),
+        Format::Json => println!("{}", result_json(&backend, &outcome, args.trace)),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_lines(selector: &Selector, path: &str, args: &Args) -> Result<ExitCode, CliError> {
+fn run_lines(backend: &mut Backend, path: &str, args: &Args) -> Result<ExitCode, CliError> {
     let bytes = read(path)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -151,12 +149,20 @@ fn run_lines(selector: &Selector, path: &str, args: &Args) -> Result<ExitCode, C
         let result = match parse_json_line(&text) {
             Ok((id, mut input)) => {
                 args.query.defaults_into(&mut input);
-                let outcome = selector.select(&input);
-                let mut v = result_json(selector, &outcome, args.trace);
-                if let Some(id) = id {
-                    v["id"] = id;
+                match backend.select(&input) {
+                    Ok(outcome) => {
+                        let mut v = result_json(backend, &outcome, args.trace);
+                        if let Some(id) = id {
+                            v["id"] = id;
+                        }
+                        v
+                    }
+                    Err(e) => {
+                        bad += 1;
+                        eprintln!("error: {path}:{line_no}: {e}");
+                        json!({ "line": line_no, "error": e.to_string() })
+                    }
                 }
-                v
             }
             Err(e) => {
                 bad += 1;
@@ -168,14 +174,17 @@ fn run_lines(selector: &Selector, path: &str, args: &Args) -> Result<ExitCode, C
     }
     out.flush().map_err(write_err)?;
     if bad > 0 {
-        eprintln!("{bad} line(s) of `{path}` could not be read; their results carry an \"error\"");
+        eprintln!(
+            "{bad} line(s) of `{path}` could not be answered; their results carry an \"error\""
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    let selector = selector(&args.file)?;
+    let selector =
+        Selector::new(load_program(&args.file)?).map_err(|e| CliError::Message(e.to_string()))?;
     let Some(query) = args.query.query.clone() else {
         return Err(CliError::Message("give a question with --query".into()));
     };

@@ -46,7 +46,7 @@ pub enum DfaError {
     Other(String),
 }
 
-fn build(patterns: &[&str]) -> Result<dense::DFA<Vec<u32>>, dense::BuildError> {
+fn build(patterns: &[&str]) -> Result<dense::DFA<Vec<u32>>, Box<dense::BuildError>> {
     dense::Builder::new()
         .configure(
             dense::DFA::config()
@@ -59,6 +59,7 @@ fn build(patterns: &[&str]) -> Result<dense::DFA<Vec<u32>>, dense::BuildError> {
         .syntax(syntax::Config::new().unicode(false).utf8(false))
         .thompson(thompson::Config::new().utf8(false))
         .build_many(patterns)
+        .map_err(Box::new)
 }
 
 impl PatternDfa {
