@@ -28,6 +28,8 @@ pub mod interp;
 pub mod ir;
 pub mod mask;
 mod stdlib;
+#[doc(hidden)]
+pub mod synthetic;
 pub mod wasm;
 
 pub use check::{check, check_bytes, check_file, Checked};

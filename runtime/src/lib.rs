@@ -522,16 +522,17 @@ impl PolicyInstance {
     }
 
     /// Writes the input and runs `select`; returns the raw result.
-    fn run(&mut self, input: &Input) -> Result<(Mask, Option<usize>), RuntimeError> {
-        let bytes = abi::encode_input(&self.metadata.features, self.input_cap, input)?;
+    fn run(&mut self, input: &Input, trace: bool) -> Result<(Mask, Option<usize>), RuntimeError> {
         let start = self.input_ptr as usize;
+        let cap = self.input_cap as usize;
         let data = self.memory.data_mut(&mut self.store);
-        let dest = data.get_mut(start..start + bytes.len()).ok_or_else(|| {
+        let dest = data.get_mut(start..start + cap).ok_or_else(|| {
             RuntimeError::Trap("the input buffer lies outside the module's memory".into())
         })?;
-        dest.copy_from_slice(&bytes);
+        let flags = if trace { abi::FLAG_TRACE } else { 0 };
+        let written = abi::write_input(&self.metadata.features, input, flags, dest)?;
         let fuel = self.config.fuel_base
-            + self.config.fuel_per_byte * bytes.len() as u64
+            + self.config.fuel_per_byte * written as u64
             + self.config.fuel_per_rule * self.metadata.rules.len() as u64;
         let f = self.funcs.select.clone();
         let result = self.call(&f, fuel)?;
@@ -552,12 +553,12 @@ impl PolicyInstance {
 
     /// Selects for one input: the mask and the deciding rule.
     pub fn select_mask(&mut self, input: &Input) -> Result<(Mask, Option<usize>), RuntimeError> {
-        self.run(input)
+        self.run(input, false)
     }
 
     /// Selects for one input, with the trace read back from the module.
     pub fn select(&mut self, input: &Input) -> Result<Outcome, RuntimeError> {
-        let (mask, rule) = self.run(input)?;
+        let (mask, rule) = self.run(input, true)?;
         let ptr = self.call_getter(Getter::TracePtr)?;
         let len = self.call_getter(Getter::TraceLen)?;
         let bytes = self.read(ptr, len.saturating_mul(abi::TRACE_RECORD_BYTES))?;

@@ -139,40 +139,75 @@ pub enum LayoutError {
     },
 }
 
-/// Lays out an input as the module expects it (little-endian).
-pub fn encode_input(
+/// Header flag (offset 20): record the trace.
+pub const FLAG_TRACE: u32 = 1;
+
+/// The number of bytes [`write_input`] needs for `input`.
+pub fn input_size(features: &Features, input: &Input) -> usize {
+    HEADER_BYTES as usize
+        + 8 * features.previews.len()
+        + input.query.len()
+        + [&input.task, &input.domain, &input.qtype]
+            .iter()
+            .map(|t| t.as_ref().map_or(0, String::len))
+            .sum::<usize>()
+}
+
+/// Lays out an input as the module expects it (little-endian) directly into
+/// `dest` (the module's input buffer); `flags` is [`FLAG_TRACE`] or 0.
+/// Returns the number of bytes written.
+pub fn write_input(
     features: &Features,
-    capacity: u32,
     input: &Input,
-) -> Result<Vec<u8>, LayoutError> {
-    let slots = feature_slots(features);
+    flags: u32,
+    dest: &mut [u8],
+) -> Result<usize, LayoutError> {
+    let needed = input_size(features, input);
+    if needed > dest.len() {
+        return Err(LayoutError::TooLarge {
+            needed,
+            capacity: dest.len(),
+        });
+    }
     let texts: [Option<&str>; 4] = [
         Some(&input.query),
         input.task.as_deref(),
         input.domain.as_deref(),
         input.qtype.as_deref(),
     ];
-    let needed = HEADER_BYTES as usize
-        + 8 * slots.len()
-        + texts.iter().map(|t| t.map_or(0, str::len)).sum::<usize>();
-    if needed > capacity as usize {
-        return Err(LayoutError::TooLarge {
-            needed,
-            capacity: capacity as usize,
-        });
-    }
-    let mut out = Vec::with_capacity(needed);
+    let mut at = 0;
+    let mut put = |bytes: &[u8], at: &mut usize| {
+        dest[*at..*at + bytes.len()].copy_from_slice(bytes);
+        *at += bytes.len();
+    };
     for t in texts {
-        out.extend_from_slice(&t.map_or(ABSENT, |t| t.len() as u32).to_le_bytes());
+        put(&t.map_or(ABSENT, |t| t.len() as u32).to_le_bytes(), &mut at);
     }
-    out.extend_from_slice(&(slots.len() as u32).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    for (s, f) in &slots {
-        out.extend_from_slice(&input.previews.get(*s, *f).to_le_bytes());
+    put(&(features.previews.len() as u32).to_le_bytes(), &mut at);
+    put(&flags.to_le_bytes(), &mut at);
+    for p in &features.previews {
+        let v = crate::interp::parse_preview_key(p).map_or(0.0, |(s, f)| input.previews.get(s, f));
+        put(&v.to_le_bytes(), &mut at);
     }
     for t in texts.into_iter().flatten() {
-        out.extend_from_slice(t.as_bytes());
+        put(t.as_bytes(), &mut at);
     }
+    Ok(at)
+}
+
+/// Lays out an input as a new buffer (see [`write_input`]).
+pub fn encode_input(
+    features: &Features,
+    capacity: u32,
+    input: &Input,
+    flags: u32,
+) -> Result<Vec<u8>, LayoutError> {
+    let mut out = vec![0; input_size(features, input).min(capacity as usize + 1)];
+    let n = write_input(features, input, flags, &mut out).map_err(|_| LayoutError::TooLarge {
+        needed: input_size(features, input),
+        capacity: capacity as usize,
+    })?;
+    out.truncate(n);
     Ok(out)
 }
 

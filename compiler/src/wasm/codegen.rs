@@ -136,6 +136,8 @@ struct KeywordTables {
     kwlen: u64,
     kwset_off: u64,
     kwsets: u64,
+    /// Per state: 1 when a keyword ends there or on its output chain.
+    emit: u64,
     words: u32,
 }
 
@@ -324,6 +326,14 @@ pub fn compile(program: &Program, source: &str) -> Result<Vec<u8>, CompileError>
             kwlen: data.put_w(2, ac.lengths.iter().copied()),
             kwset_off: data.put_w(4, kwset_off),
             kwsets: data.put(2, &kwsets),
+            emit: data.put(
+                1,
+                &ac.keyword
+                    .iter()
+                    .zip(&ac.output)
+                    .map(|(&k, &o)| u8::from(k != NONE || o != NONE))
+                    .collect::<Vec<u8>>(),
+            ),
             words: (distinct.len() as u32).div_ceil(32),
         })
     };
@@ -485,7 +495,8 @@ const L_BEFORE: u32 = 2;
 const L_T: u32 = 3;
 const L_P: u32 = 4;
 const L_LEN: u32 = 5;
-const SELECT_I32_LOCALS: u32 = 6;
+const L_TRACE: u32 = 6;
+const SELECT_I32_LOCALS: u32 = 7;
 
 impl Gen<'_> {
     fn module(&self, data: &Data, pages: u32, json: &[u8]) -> Vec<u8> {
@@ -705,13 +716,23 @@ impl Gen<'_> {
                 I::I32Eq,
                 I::LocalSet(prev_ns),
             ]);
-            // Outputs of the state before this byte, now that the next byte is known.
+            // Outputs of the state before this byte, now that the next byte
+            // is known: only when the byte ends a word and a keyword ends here.
             a.ops([
+                I::LocalGet(c),
+                I::I32Load8U(ma(l.word, 0)),
+                I::I32Eqz,
+                I::If(BlockType::Empty),
+                I::LocalGet(ac),
+                I::I32Load8U(ma(k_t.emit, 0)),
+                I::If(BlockType::Empty),
                 I::LocalGet(ac),
                 I::LocalGet(j),
                 I::LocalGet(c),
                 I::LocalGet(subj),
                 I::Call(F_CHECK),
+                I::End,
+                I::End,
             ]);
             a.ops([
                 I::LocalGet(j),
@@ -1052,6 +1073,11 @@ impl Gen<'_> {
         a.op(I::End);
         a.op(I::End);
         a.ops([
+            I::I32Const(0),
+            I::I32Load(ma(self.layout.input + 20, 2)),
+            I::I32Const(abi::FLAG_TRACE as i32),
+            I::I32And,
+            I::If(BlockType::Empty),
             I::I32Const(record::BUDGET as i32),
             I::LocalGet(drop),
             I::I32Const(0),
@@ -1063,6 +1089,7 @@ impl Gen<'_> {
             I::F64Load(ma(TOKENS, 3)),
             I::LocalGet(est),
             I::Call(F_TRACE),
+            I::End,
         ]);
         a.ops([
             I::LocalGet(mask),
@@ -1222,6 +1249,13 @@ impl Gen<'_> {
                 I::End,
             ]);
         }
+        a.ops([
+            I::I32Const(input),
+            I::I32Load(ma(20, 2)),
+            I::I32Const(abi::FLAG_TRACE as i32),
+            I::I32And,
+            I::LocalSet(L_TRACE),
+        ]);
         let default = p.default.bits() as i32;
         a.ops([
             I::I32Const(default),
@@ -1580,7 +1614,10 @@ fn trace_call(
     after: I<'static>,
     index: usize,
 ) {
+    // Only when the call asked for a trace.
     a.ops([
+        I::LocalGet(L_TRACE),
+        I::If(BlockType::Empty),
         I::I32Const(kind as i32),
         x,
         before,
@@ -1589,6 +1626,7 @@ fn trace_call(
         I::F64Const(0.0.into()),
         I::F64Const(0.0.into()),
         I::Call(F_TRACE),
+        I::End,
     ]);
 }
 
