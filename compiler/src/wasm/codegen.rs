@@ -209,6 +209,41 @@ impl Asm {
             self.ops([I::I32Const(2), I::I32Shl, I::I32Load(ma(base, 2))])
         }
     }
+    /// `local += 1`.
+    fn incr(&mut self, local: u32) -> &mut Self {
+        self.ops([
+            I::LocalGet(local),
+            I::I32Const(1),
+            I::I32Add,
+            I::LocalSet(local),
+        ])
+    }
+    /// Pushes bit `bit` (a local) of `mask` (a local), as 0 or 1.
+    fn bit(&mut self, mask: u32, bit: u32) -> &mut Self {
+        self.ops([
+            I::LocalGet(mask),
+            I::LocalGet(bit),
+            I::I32ShrU,
+            I::I32Const(1),
+            I::I32And,
+        ])
+    }
+    /// `while counter < limit { body; counter += 1 }` (unsigned), with the
+    /// counter set by the caller. Inside `body` (outside any block of its
+    /// own), `br 1` leaves the loop.
+    fn counted_loop(
+        &mut self,
+        counter: u32,
+        limit: I<'static>,
+        body: impl FnOnce(&mut Asm),
+    ) -> &mut Self {
+        self.op(I::Block(BlockType::Empty));
+        self.op(I::Loop(BlockType::Empty));
+        self.ops([I::LocalGet(counter), limit, I::I32GeU, I::BrIf(1)]);
+        body(self);
+        self.incr(counter);
+        self.ops([I::Br(0), I::End, I::End])
+    }
     fn finish(self, locals: Vec<(u32, ValType)>) -> Function {
         let mut f = Function::new(locals);
         for i in &self.code {
@@ -927,37 +962,27 @@ impl Gen<'_> {
         a.ops([I::LocalGet(k), I::I32Const(1), I::I32Add]);
         a.load_w(k_t.kwset_off, 4);
         a.op(I::LocalSet(e));
-        a.op(I::Block(BlockType::Empty));
-        a.op(I::Loop(BlockType::Empty));
-        a.ops([I::LocalGet(i), I::LocalGet(e), I::I32GeU, I::BrIf(1)]);
-        // counts[subj * nsets + set] += 1
-        a.ops([
-            I::LocalGet(subj),
-            I::I32Const(l.nsets as i32),
-            I::I32Mul,
-            I::LocalGet(i),
-        ]);
-        a.load_w(k_t.kwsets, 2);
-        a.ops([
-            I::I32Add,
-            I::I32Const(2),
-            I::I32Shl,
-            I::LocalTee(addr),
-            I::LocalGet(addr),
-            I::I32Load(ma(l.counts, 2)),
-            I::I32Const(1),
-            I::I32Add,
-            I::I32Store(ma(l.counts, 2)),
-        ]);
-        a.ops([
-            I::LocalGet(i),
-            I::I32Const(1),
-            I::I32Add,
-            I::LocalSet(i),
-            I::Br(0),
-        ]);
-        a.op(I::End);
-        a.op(I::End);
+        a.counted_loop(i, I::LocalGet(e), |a| {
+            // counts[subj * nsets + set] += 1
+            a.ops([
+                I::LocalGet(subj),
+                I::I32Const(l.nsets as i32),
+                I::I32Mul,
+                I::LocalGet(i),
+            ]);
+            a.load_w(k_t.kwsets, 2);
+            a.ops([
+                I::I32Add,
+                I::I32Const(2),
+                I::I32Shl,
+                I::LocalTee(addr),
+                I::LocalGet(addr),
+                I::I32Load(ma(l.counts, 2)),
+                I::I32Const(1),
+                I::I32Add,
+                I::I32Store(ma(l.counts, 2)),
+            ]);
+        });
         a.op(I::End); // if newly found
         a.op(I::End); // if bounded before
         a.op(I::LocalGet(s));
@@ -972,6 +997,14 @@ impl Gen<'_> {
     fn budget_fn(&self) -> Function {
         let (mask, limit) = (0, 1);
         let (s, drop, est) = (2, 3, 4);
+        let tokens_at = |local: u32| {
+            [
+                I::LocalGet(local),
+                I::I32Const(3),
+                I::I32Shl,
+                I::F64Load(ma(TOKENS, 3)),
+            ]
+        };
         let mut a = Asm::new(0);
         a.op(I::Loop(BlockType::Empty));
         // est = sum of tokens over the mask, in structure order from +0.0.
@@ -981,34 +1014,12 @@ impl Gen<'_> {
             I::I32Const(0),
             I::LocalSet(s),
         ]);
-        a.op(I::Block(BlockType::Empty));
-        a.op(I::Loop(BlockType::Empty));
-        a.ops([I::LocalGet(s), I::I32Const(5), I::I32GeU, I::BrIf(1)]);
-        a.ops([
-            I::LocalGet(mask),
-            I::LocalGet(s),
-            I::I32ShrU,
-            I::I32Const(1),
-            I::I32And,
-            I::If(BlockType::Empty),
-            I::LocalGet(est),
-            I::LocalGet(s),
-            I::I32Const(3),
-            I::I32Shl,
-            I::F64Load(ma(TOKENS, 3)),
-            I::F64Add,
-            I::LocalSet(est),
-            I::End,
-        ]);
-        a.ops([
-            I::LocalGet(s),
-            I::I32Const(1),
-            I::I32Add,
-            I::LocalSet(s),
-            I::Br(0),
-        ]);
-        a.op(I::End);
-        a.op(I::End);
+        a.counted_loop(s, I::I32Const(5), |a| {
+            a.bit(mask, s);
+            a.ops([I::If(BlockType::Empty), I::LocalGet(est)]);
+            a.ops(tokens_at(s));
+            a.ops([I::F64Add, I::LocalSet(est), I::End]);
+        });
         a.ops([
             I::LocalGet(mask),
             I::I32Popcnt,
@@ -1031,47 +1042,29 @@ impl Gen<'_> {
             I::I32Const(0),
             I::LocalSet(s),
         ]);
-        a.op(I::Block(BlockType::Empty));
-        a.op(I::Loop(BlockType::Empty));
-        a.ops([I::LocalGet(s), I::I32Const(5), I::I32GeU, I::BrIf(1)]);
-        a.ops([
-            I::LocalGet(mask),
-            I::LocalGet(s),
-            I::I32ShrU,
-            I::I32Const(1),
-            I::I32And,
-            I::If(BlockType::Empty),
-            I::LocalGet(drop),
-            I::I32Const(0),
-            I::I32LtS,
-            I::If(BlockType::Result(ValType::I32)),
-            I::I32Const(1),
-            I::Else,
-            I::LocalGet(s),
-            I::I32Const(3),
-            I::I32Shl,
-            I::F64Load(ma(TOKENS, 3)),
-            I::LocalGet(drop),
-            I::I32Const(3),
-            I::I32Shl,
-            I::F64Load(ma(TOKENS, 3)),
-            I::F64Ge,
-            I::End,
-            I::If(BlockType::Empty),
-            I::LocalGet(s),
-            I::LocalSet(drop),
-            I::End,
-            I::End,
-        ]);
-        a.ops([
-            I::LocalGet(s),
-            I::I32Const(1),
-            I::I32Add,
-            I::LocalSet(s),
-            I::Br(0),
-        ]);
-        a.op(I::End);
-        a.op(I::End);
+        a.counted_loop(s, I::I32Const(5), |a| {
+            a.bit(mask, s);
+            a.ops([
+                I::If(BlockType::Empty),
+                I::LocalGet(drop),
+                I::I32Const(0),
+                I::I32LtS,
+                I::If(BlockType::Result(ValType::I32)),
+                I::I32Const(1),
+                I::Else,
+            ]);
+            a.ops(tokens_at(s));
+            a.ops(tokens_at(drop));
+            a.ops([
+                I::F64Ge,
+                I::End,
+                I::If(BlockType::Empty),
+                I::LocalGet(s),
+                I::LocalSet(drop),
+                I::End,
+                I::End,
+            ]);
+        });
         a.ops([
             I::I32Const(0),
             I::I32Load(ma(self.layout.input + 20, 2)),
@@ -1083,14 +1076,9 @@ impl Gen<'_> {
             I::I32Const(0),
             I::I32Const(0),
             I::I32Const(0),
-            I::LocalGet(drop),
-            I::I32Const(3),
-            I::I32Shl,
-            I::F64Load(ma(TOKENS, 3)),
-            I::LocalGet(est),
-            I::Call(F_TRACE),
-            I::End,
         ]);
+        a.ops(tokens_at(drop));
+        a.ops([I::LocalGet(est), I::Call(F_TRACE), I::End]);
         a.ops([
             I::LocalGet(mask),
             I::I32Const(1),
@@ -1716,77 +1704,57 @@ fn top_k_fn() -> Function {
         ]);
     }
     a.op(I::End);
-    a.op(I::Block(BlockType::Empty)); // $done
-    a.op(I::Loop(BlockType::Empty)); // $round
-    a.ops([I::LocalGet(n), I::LocalGet(k), I::I32GeS, I::BrIf(1)]);
-    a.ops([
-        I::I32Const(-1),
-        I::LocalSet(best),
-        I::I32Const(0),
-        I::LocalSet(s),
-    ]);
-    a.op(I::Block(BlockType::Empty));
-    a.op(I::Loop(BlockType::Empty));
-    a.ops([I::LocalGet(s), I::I32Const(5), I::I32GeU, I::BrIf(1)]);
-    a.ops([
-        I::LocalGet(s),
-        I::I32Const(3),
-        I::I32Shl,
-        I::F64Load(ma(SCORES, 3)),
-        I::LocalSet(v),
-        // not chosen
-        I::LocalGet(chosen),
-        I::LocalGet(s),
-        I::I32ShrU,
-        I::I32Const(1),
-        I::I32And,
-        I::I32Eqz,
-        // not NaN
-        I::LocalGet(v),
-        I::LocalGet(v),
-        I::F64Eq,
-        I::I32And,
-        // best < 0 || v > bestv
-        I::LocalGet(best),
-        I::I32Const(0),
-        I::I32LtS,
-        I::LocalGet(v),
-        I::LocalGet(bestv),
-        I::F64Gt,
-        I::I32Or,
-        I::I32And,
-        I::If(BlockType::Empty),
-        I::LocalGet(s),
-        I::LocalSet(best),
-        I::LocalGet(v),
-        I::LocalSet(bestv),
-        I::End,
-    ]);
-    a.ops([
-        I::LocalGet(s),
-        I::I32Const(1),
-        I::I32Add,
-        I::LocalSet(s),
-        I::Br(0),
-    ]);
-    a.op(I::End);
-    a.op(I::End);
-    a.ops([I::LocalGet(best), I::I32Const(0), I::I32LtS, I::BrIf(1)]);
-    a.ops([
-        I::LocalGet(chosen),
-        I::I32Const(1),
-        I::LocalGet(best),
-        I::I32Shl,
-        I::I32Or,
-        I::LocalSet(chosen),
-        I::LocalGet(n),
-        I::I32Const(1),
-        I::I32Add,
-        I::LocalSet(n),
-        I::Br(0),
-    ]);
-    a.op(I::End);
-    a.op(I::End);
+    // k rounds; each takes the highest remaining score (earlier wins ties).
+    a.counted_loop(n, I::LocalGet(k), |a| {
+        a.ops([
+            I::I32Const(-1),
+            I::LocalSet(best),
+            I::I32Const(0),
+            I::LocalSet(s),
+        ]);
+        a.counted_loop(s, I::I32Const(5), |a| {
+            a.ops([
+                I::LocalGet(s),
+                I::I32Const(3),
+                I::I32Shl,
+                I::F64Load(ma(SCORES, 3)),
+                I::LocalSet(v),
+            ]);
+            // not chosen, not NaN, and (no best yet or strictly better)
+            a.bit(chosen, s);
+            a.ops([
+                I::I32Eqz,
+                I::LocalGet(v),
+                I::LocalGet(v),
+                I::F64Eq,
+                I::I32And,
+                I::LocalGet(best),
+                I::I32Const(0),
+                I::I32LtS,
+                I::LocalGet(v),
+                I::LocalGet(bestv),
+                I::F64Gt,
+                I::I32Or,
+                I::I32And,
+                I::If(BlockType::Empty),
+                I::LocalGet(s),
+                I::LocalSet(best),
+                I::LocalGet(v),
+                I::LocalSet(bestv),
+                I::End,
+            ]);
+        });
+        // No candidate left: stop.
+        a.ops([I::LocalGet(best), I::I32Const(0), I::I32LtS, I::BrIf(1)]);
+        a.ops([
+            I::LocalGet(chosen),
+            I::I32Const(1),
+            I::LocalGet(best),
+            I::I32Shl,
+            I::I32Or,
+            I::LocalSet(chosen),
+        ]);
+    });
     a.op(I::LocalGet(chosen));
     a.finish(vec![(4, ValType::I32), (2, ValType::F64)])
 }
