@@ -291,7 +291,10 @@ proptest! {
             prop_assert!(codes.iter().all(|c| *c == "E0400"), "{codes:?}\n{src}");
             return Ok(());
         };
-        let bytes = wasm::compile(&program, &src).expect("compiles");
+        // Both keyword representations, whatever the policy's size.
+        let dense = src.len() % 2 == 0;
+        let options = wasm::CompileOptions { dense_keyword_table_limit: if dense { usize::MAX } else { 0 } };
+        let bytes = wasm::compile_with(&program, &src, &options).expect("compiles");
         let selector = Selector::new(program).expect("prepares");
         let policy = runtime().load(&bytes).expect("loads");
         let mut instance = policy.instantiate().expect("instantiates");

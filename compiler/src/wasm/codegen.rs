@@ -125,20 +125,53 @@ impl Data {
 struct KeywordTables {
     w: u32,
     none: u32,
-    root: u64,
-    off: u64,
-    len: u64,
-    fail: u64,
+    step: KeywordStep,
     kw: u64,
     out: u64,
-    tbyte: u64,
-    ttarget: u64,
     kwlen: u64,
     kwset_off: u64,
     kwsets: u64,
     /// Per state: 1 when a keyword ends there or on its output chain.
     emit: u64,
     words: u32,
+}
+
+/// How the keyword automaton steps from one state to the next.
+enum KeywordStep {
+    /// A full table over byte classes: one load per byte.
+    Dense {
+        /// Normalized byte to class.
+        classes: u64,
+        /// Number of classes.
+        class_count: u32,
+        /// `next[state * class_count + class]`.
+        next: u64,
+    },
+    /// Trie transitions with failure links; the root has a full table.
+    Sparse {
+        root: u64,
+        off: u64,
+        len: u64,
+        fail: u64,
+        tbyte: u64,
+        ttarget: u64,
+    },
+}
+
+/// Choices that do not change what a module computes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// The keyword automaton becomes a dense table (faster) when the table
+    /// takes at most this many bytes, and stays a sparse trie otherwise.
+    pub dense_keyword_table_limit: usize,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            dense_keyword_table_limit: 16 * 1024,
+        }
+    }
 }
 
 /// Addresses of the pattern DFA's tables.
@@ -270,6 +303,15 @@ fn field_index(f: MetaField) -> u64 {
 
 /// Compiles a checked program; `source` is its text (hashed into the metadata).
 pub fn compile(program: &Program, source: &str) -> Result<Vec<u8>, CompileError> {
+    compile_with(program, source, &CompileOptions::default())
+}
+
+/// [`compile`] with explicit options.
+pub fn compile_with(
+    program: &Program,
+    source: &str,
+    options: &CompileOptions,
+) -> Result<Vec<u8>, CompileError> {
     let mut data = Data { bytes: Vec::new() };
     // Byte maps shared by every scan: normalized byte, and word-byte flag.
     let norm_map: Vec<u8> = (0..=255u8)
@@ -323,22 +365,69 @@ pub fn compile(program: &Program, source: &str) -> Result<Vec<u8>, CompileError>
         };
         let none = if w == 2 { 0xFFFF } else { NONE };
         let narrow = |v: u32| if v == NONE { none } else { v };
-        let mut root = vec![0u32; 256];
-        for &(b, t) in &ac.children[0] {
-            root[b as usize] = t;
-        }
-        let mut offs = Vec::with_capacity(n);
-        let mut lens = Vec::with_capacity(n);
-        let mut tbytes = Vec::new();
-        let mut ttargets = Vec::new();
-        for ch in &ac.children {
-            offs.push(tbytes.len() as u32);
-            lens.push(ch.len() as u32);
-            for &(b, t) in ch {
-                tbytes.push(b);
-                ttargets.push(t);
+        // Classes: each byte that occurs in a keyword, and one for all others
+        // (from every state they lead back to the root).
+        let mut class_of = [0u8; 256];
+        let mut class_count = 1u32;
+        for k in &distinct {
+            for &b in k.as_bytes() {
+                if class_of[b as usize] == 0 {
+                    class_of[b as usize] = class_count as u8;
+                    class_count += 1;
+                }
             }
         }
+        let dense_bytes = n * class_count as usize * w as usize;
+        let step = if class_count <= 256 && dense_bytes <= options.dense_keyword_table_limit {
+            let mut rep = vec![0u8; class_count as usize];
+            // Class 0 stands for any byte in no keyword; find one such byte
+            // (there always is one: keywords cannot contain every byte).
+            rep[0] = (0..=255u8)
+                .find(|b| class_of[*b as usize] == 0)
+                .unwrap_or(0);
+            for b in 0..=255u8 {
+                let c = class_of[b as usize];
+                if c != 0 {
+                    rep[c as usize] = b;
+                }
+            }
+            let mut next = Vec::with_capacity(n * class_count as usize);
+            for state in 0..n as u32 {
+                for &b in &rep {
+                    next.push(ac.step(state, b));
+                }
+            }
+            KeywordStep::Dense {
+                classes: data.put(1, &class_of),
+                class_count,
+                next: data.put_w(w, next),
+            }
+        } else {
+            let mut root = vec![0u32; 256];
+            for &(b, t) in &ac.children[0] {
+                root[b as usize] = t;
+            }
+            let mut offs = Vec::with_capacity(n);
+            let mut lens = Vec::with_capacity(n);
+            let mut tbytes = Vec::new();
+            let mut ttargets = Vec::new();
+            for ch in &ac.children {
+                offs.push(tbytes.len() as u32);
+                lens.push(ch.len() as u32);
+                for &(b, t) in ch {
+                    tbytes.push(b);
+                    ttargets.push(t);
+                }
+            }
+            KeywordStep::Sparse {
+                root: data.put_w(w, root),
+                off: data.put_w(4, offs),
+                len: data.put_w(w, lens),
+                fail: data.put_w(w, ac.fail.iter().copied()),
+                tbyte: data.put(1, &tbytes),
+                ttarget: data.put_w(w, ttargets),
+            }
+        };
         let mut kwset_off = vec![0u32];
         let mut kwsets: Vec<u8> = Vec::new();
         for sets in &sets_of {
@@ -350,14 +439,9 @@ pub fn compile(program: &Program, source: &str) -> Result<Vec<u8>, CompileError>
         Some(KeywordTables {
             w,
             none,
-            root: data.put_w(w, root),
-            off: data.put_w(4, offs),
-            len: data.put_w(w, lens),
-            fail: data.put_w(w, ac.fail.iter().copied()),
+            step,
             kw: data.put_w(w, ac.keyword.iter().map(|&k| narrow(k))),
             out: data.put_w(w, ac.output.iter().map(|&o| narrow(o))),
-            tbyte: data.put(1, &tbytes),
-            ttarget: data.put_w(w, ttargets),
             kwlen: data.put_w(2, ac.lengths.iter().copied()),
             kwset_off: data.put_w(4, kwset_off),
             kwsets: data.put(2, &kwsets),
@@ -779,50 +863,69 @@ impl Gen<'_> {
                 I::LocalSet(j),
             ]);
             // ac = step(ac, c)
-            a.op(I::Block(BlockType::Empty)); // $found
-            a.op(I::Loop(BlockType::Empty)); // $fail
-            a.ops([
-                I::LocalGet(ac),
-                I::I32Eqz,
-                I::If(BlockType::Empty),
-                I::LocalGet(c),
-            ]);
-            a.load_w(k_t.root, k_t.w);
-            a.ops([I::LocalSet(ac), I::Br(2), I::End]);
-            a.op(I::LocalGet(ac));
-            a.load_w(k_t.off, 4);
-            a.op(I::LocalSet(k));
-            a.op(I::LocalGet(k));
-            a.op(I::LocalGet(ac));
-            a.load_w(k_t.len, k_t.w);
-            a.ops([I::I32Add, I::LocalSet(e)]);
-            a.op(I::Block(BlockType::Empty)); // $miss
-            a.op(I::Loop(BlockType::Empty)); // $scan
-            a.ops([I::LocalGet(k), I::LocalGet(e), I::I32GeU, I::BrIf(1)]);
-            a.ops([
-                I::LocalGet(k),
-                I::I32Load8U(ma(k_t.tbyte, 0)),
-                I::LocalGet(c),
-                I::I32Eq,
-                I::If(BlockType::Empty),
-                I::LocalGet(k),
-            ]);
-            a.load_w(k_t.ttarget, k_t.w);
-            a.ops([I::LocalSet(ac), I::Br(4), I::End]);
-            a.ops([
-                I::LocalGet(k),
-                I::I32Const(1),
-                I::I32Add,
-                I::LocalSet(k),
-                I::Br(0),
-            ]);
-            a.op(I::End); // loop $scan
-            a.op(I::End); // block $miss
-            a.op(I::LocalGet(ac));
-            a.load_w(k_t.fail, k_t.w);
-            a.ops([I::LocalSet(ac), I::Br(0)]);
-            a.op(I::End); // loop $fail
-            a.op(I::End); // block $found
+            match k_t.step {
+                KeywordStep::Dense {
+                    classes,
+                    class_count,
+                    next,
+                } => {
+                    a.ops([
+                        I::LocalGet(ac),
+                        I::I32Const(class_count as i32),
+                        I::I32Mul,
+                        I::LocalGet(c),
+                        I::I32Load8U(ma(classes, 0)),
+                        I::I32Add,
+                    ]);
+                    a.load_w(next, k_t.w);
+                    a.op(I::LocalSet(ac));
+                }
+                KeywordStep::Sparse {
+                    root,
+                    off,
+                    len,
+                    fail,
+                    tbyte,
+                    ttarget,
+                } => {
+                    a.op(I::Block(BlockType::Empty)); // $found
+                    a.op(I::Loop(BlockType::Empty)); // $fail
+                    a.ops([
+                        I::LocalGet(ac),
+                        I::I32Eqz,
+                        I::If(BlockType::Empty),
+                        I::LocalGet(c),
+                    ]);
+                    a.load_w(root, k_t.w);
+                    a.ops([I::LocalSet(ac), I::Br(2), I::End]);
+                    a.op(I::LocalGet(ac));
+                    a.load_w(off, 4);
+                    a.ops([I::LocalSet(k), I::LocalGet(k), I::LocalGet(ac)]);
+                    a.load_w(len, k_t.w);
+                    a.ops([I::I32Add, I::LocalSet(e)]);
+                    a.op(I::Block(BlockType::Empty)); // $miss
+                    a.op(I::Loop(BlockType::Empty)); // $scan
+                    a.ops([I::LocalGet(k), I::LocalGet(e), I::I32GeU, I::BrIf(1)]);
+                    a.ops([
+                        I::LocalGet(k),
+                        I::I32Load8U(ma(tbyte, 0)),
+                        I::LocalGet(c),
+                        I::I32Eq,
+                        I::If(BlockType::Empty),
+                        I::LocalGet(k),
+                    ]);
+                    a.load_w(ttarget, k_t.w);
+                    a.ops([I::LocalSet(ac), I::Br(4), I::End]);
+                    a.incr(k).op(I::Br(0));
+                    a.op(I::End); // loop $scan
+                    a.op(I::End); // block $miss
+                    a.op(I::LocalGet(ac));
+                    a.load_w(fail, k_t.w);
+                    a.ops([I::LocalSet(ac), I::Br(0)]);
+                    a.op(I::End); // loop $fail
+                    a.op(I::End); // block $found
+                }
+            }
         }
         a.op(I::Br(0));
         a.op(I::End); // loop $next

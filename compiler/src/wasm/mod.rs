@@ -10,7 +10,7 @@ mod codegen;
 pub mod keywords;
 pub mod patterns;
 
-pub use codegen::{compile, CompileError};
+pub use codegen::{compile, compile_with, CompileError, CompileOptions};
 
 impl CompileError {
     /// The error as a diagnostic (code E0504 for DFA limits, E0507 for the
