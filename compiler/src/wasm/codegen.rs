@@ -1560,14 +1560,32 @@ impl Gen<'_> {
                 a.op(I::I32Eqz);
             }
             BoolExpr::If(c, x, y) => {
-                self.boolean(a, c);
-                a.op(I::If(BlockType::Result(ValType::I32)));
-                self.boolean(a, x);
-                a.op(I::Else);
-                self.boolean(a, y);
-                a.op(I::End);
+                self.choice(
+                    a,
+                    c,
+                    ValType::I32,
+                    |a| self.boolean(a, x),
+                    |a| self.boolean(a, y),
+                );
             }
         }
+    }
+
+    /// `if c then .. else ..` producing a value of type `ty`.
+    fn choice(
+        &self,
+        a: &mut Asm,
+        c: &BoolExpr,
+        ty: ValType,
+        then: impl FnOnce(&mut Asm),
+        otherwise: impl FnOnce(&mut Asm),
+    ) {
+        self.boolean(a, c);
+        a.op(I::If(BlockType::Result(ty)));
+        then(a);
+        a.op(I::Else);
+        otherwise(a);
+        a.op(I::End);
     }
 
     fn num(&self, a: &mut Asm, e: &NumExpr) {
@@ -1656,12 +1674,7 @@ impl Gen<'_> {
                 a.free();
             }
             NumExpr::If(c, x, y) => {
-                self.boolean(a, c);
-                a.op(I::If(BlockType::Result(ValType::F64)));
-                self.num(a, x);
-                a.op(I::Else);
-                self.num(a, y);
-                a.op(I::End);
+                self.choice(a, c, ValType::F64, |a| self.num(a, x), |a| self.num(a, y));
             }
         }
     }
