@@ -1530,6 +1530,14 @@ impl Gen<'_> {
                     CmpOp::Ne => I::F64Ne,
                 });
             }
+            // An empty `and` is true and an empty `or` false, as in the
+            // interpreter (the checker never builds them).
+            BoolExpr::And(v) if v.is_empty() => {
+                a.op(I::I32Const(1));
+            }
+            BoolExpr::Or(v) if v.is_empty() => {
+                a.op(I::I32Const(0));
+            }
             BoolExpr::And(v) => {
                 self.boolean(a, &v[0]);
                 for x in &v[1..] {
@@ -1645,6 +1653,9 @@ impl Gen<'_> {
                 ]);
                 a.free();
                 a.free();
+            }
+            NumExpr::Min(v) | NumExpr::Max(v) if v.is_empty() => {
+                a.op(I::F64Const(f64::NAN.into()));
             }
             NumExpr::Min(v) | NumExpr::Max(v) => {
                 // acc = first; acc = x when x is strictly better.
