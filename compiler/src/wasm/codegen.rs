@@ -242,6 +242,15 @@ impl Asm {
             self.ops([I::I32Const(2), I::I32Shl, I::I32Load(ma(base, 2))])
         }
     }
+    /// Pushes the byte at `ptr + i` (two locals).
+    fn byte_at(&mut self, ptr: u32, i: u32) -> &mut Self {
+        self.ops([
+            I::LocalGet(ptr),
+            I::LocalGet(i),
+            I::I32Add,
+            I::I32Load8U(ma(0, 0)),
+        ])
+    }
     /// `local += 1`.
     fn incr(&mut self, local: u32) -> &mut Self {
         self.ops([
@@ -772,17 +781,7 @@ impl Gen<'_> {
         a.op(I::Block(BlockType::Empty)); // $done
         a.op(I::Loop(BlockType::Empty)); // $next
         a.ops([I::LocalGet(i), I::LocalGet(len), I::I32GeU, I::BrIf(1)]);
-        a.ops([
-            I::LocalGet(ptr),
-            I::LocalGet(i),
-            I::I32Add,
-            I::I32Load8U(ma(0, 0)),
-            I::LocalSet(b),
-            I::LocalGet(i),
-            I::I32Const(1),
-            I::I32Add,
-            I::LocalSet(i),
-        ]);
+        a.byte_at(ptr, i).op(I::LocalSet(b)).incr(i);
         if let Some(p) = &l.patterns {
             // ds = next[ds * C + classes[b]]; pm |= masks[ds]
             a.ops([
@@ -1770,11 +1769,8 @@ fn eq_ci_fn() -> Function {
         I::Return,
         I::End,
     ]);
+    a.byte_at(pa, i);
     a.ops([
-        I::LocalGet(pa),
-        I::LocalGet(i),
-        I::I32Add,
-        I::I32Load8U(ma(0, 0)),
         I::LocalSet(c),
         I::LocalGet(c),
         I::I32Const(32),
@@ -1786,23 +1782,16 @@ fn eq_ci_fn() -> Function {
         I::I32Const(26),
         I::I32LtU,
         I::Select,
-        I::LocalGet(pb),
-        I::LocalGet(i),
-        I::I32Add,
-        I::I32Load8U(ma(0, 0)),
+    ]);
+    a.byte_at(pb, i);
+    a.ops([
         I::I32Ne,
         I::If(BlockType::Empty),
         I::I32Const(0),
         I::Return,
         I::End,
     ]);
-    a.ops([
-        I::LocalGet(i),
-        I::I32Const(1),
-        I::I32Add,
-        I::LocalSet(i),
-        I::Br(0),
-    ]);
+    a.incr(i).op(I::Br(0));
     a.op(I::End);
     a.op(I::I32Const(0));
     a.finish(vec![(2, ValType::I32)])
