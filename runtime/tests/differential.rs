@@ -326,3 +326,71 @@ fn same_module_same_input_same_output() {
         assert_eq!(second.select(&input).expect("runs"), expected);
     }
 }
+
+/// Compares the engines on one policy for the given queries, with both
+/// keyword representations.
+fn agree_on(src: &str, queries: &[String]) {
+    let program = check(src).program.unwrap_or_else(|| panic!("checks: {:?}", check(src).diagnostics));
+    let selector = Selector::new(program.clone()).expect("prepares");
+    for limit in [0, usize::MAX] {
+        let options = wasm::CompileOptions { dense_keyword_table_limit: limit };
+        let bytes = wasm::compile_with(&program, src, &options).expect("compiles");
+        let mut instance = runtime().load(&bytes).expect("loads").instantiate().expect("instance");
+        for q in queries {
+            let input = Input::query(q.clone());
+            assert_eq!(instance.select(&input).expect("runs"), selector.select(&input), "query {q:?}");
+        }
+    }
+}
+
+#[test]
+fn wide_tables_large_automata_and_the_64th_pattern() {
+    // 400 keywords of 200 bytes: more than 65,535 automaton states, so the
+    // tables use 32-bit entries.
+    let mut state: u64 = 42;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let keywords: Vec<String> = (0..400)
+        .map(|_| (0..200).map(|_| (b'a' + (next() % 3) as u8) as char).collect())
+        .collect();
+    let states = mesa_compiler::wasm::keywords::KeywordAutomaton::new(&keywords).children.len();
+    assert!(states > 65_535, "{states} states");
+    let quoted: Vec<String> = keywords.iter().map(|k| format!("\"{k}\"")).collect();
+    let mut src = format!("policy \"wide\"\nlet big = words [{}]\n", quoted.join(", "));
+    // 64 patterns, the most a module supports; the last one gets bit 63.
+    for i in 0..64 {
+        src.push_str(&format!("let p{i} = pattern r\"x{i}y\"\nrule r{i} when query matches p{i} -> add {{T}}\n"));
+    }
+    src.push_str("rule big_hit when hits(query, big) >= 2 -> add {R}\ndefault {S}\n");
+    let mut queries = vec![
+        format!("{} and {}", keywords[0], keywords[399]),
+        format!("x63y {}", keywords[5]),
+        "x0y x31y x32y x63y".to_string(),
+        keywords[7][..150].to_string(),
+        String::new(),
+    ];
+    queries.push(format!("{} {}", keywords[1].to_uppercase(), keywords[2]));
+    agree_on(&src, &queries);
+}
+
+#[test]
+fn every_whitespace_byte_and_control_characters() {
+    let src = "policy \"ws\"\nlet k = words [\"led to\", \"a b c\", \"x\"]\nrule r when hits(query, k) >= 2 -> add {R}\nrule w when query.words > 3 -> add {G}\ndefault {S}\n";
+    let queries: Vec<String> = [
+        "led\tto x",
+        "led\r\nto\x0cx",
+        "led\x0bto x",
+        "a\x0c\x0cb \r c x",
+        "\x00a b c\x00 x",
+        " \t\r\n\x0c",
+        "x\u{a0}led to",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    agree_on(src, &queries);
+}
