@@ -330,15 +330,27 @@ fn same_module_same_input_same_output() {
 /// Compares the engines on one policy for the given queries, with both
 /// keyword representations.
 fn agree_on(src: &str, queries: &[String]) {
-    let program = check(src).program.unwrap_or_else(|| panic!("checks: {:?}", check(src).diagnostics));
+    let program = check(src)
+        .program
+        .unwrap_or_else(|| panic!("checks: {:?}", check(src).diagnostics));
     let selector = Selector::new(program.clone()).expect("prepares");
     for limit in [0, usize::MAX] {
-        let options = wasm::CompileOptions { dense_keyword_table_limit: limit };
+        let options = wasm::CompileOptions {
+            dense_keyword_table_limit: limit,
+        };
         let bytes = wasm::compile_with(&program, src, &options).expect("compiles");
-        let mut instance = runtime().load(&bytes).expect("loads").instantiate().expect("instance");
+        let mut instance = runtime()
+            .load(&bytes)
+            .expect("loads")
+            .instantiate()
+            .expect("instance");
         for q in queries {
             let input = Input::query(q.clone());
-            assert_eq!(instance.select(&input).expect("runs"), selector.select(&input), "query {q:?}");
+            assert_eq!(
+                instance.select(&input).expect("runs"),
+                selector.select(&input),
+                "query {q:?}"
+            );
         }
     }
 }
@@ -355,15 +367,23 @@ fn wide_tables_large_automata_and_the_64th_pattern() {
         state
     };
     let keywords: Vec<String> = (0..400)
-        .map(|_| (0..200).map(|_| (b'a' + (next() % 3) as u8) as char).collect())
+        .map(|_| {
+            (0..200)
+                .map(|_| (b'a' + (next() % 3) as u8) as char)
+                .collect()
+        })
         .collect();
-    let states = mesa_compiler::wasm::keywords::KeywordAutomaton::new(&keywords).children.len();
+    let states = mesa_compiler::wasm::keywords::KeywordAutomaton::new(&keywords)
+        .children
+        .len();
     assert!(states > 65_535, "{states} states");
     let quoted: Vec<String> = keywords.iter().map(|k| format!("\"{k}\"")).collect();
     let mut src = format!("policy \"wide\"\nlet big = words [{}]\n", quoted.join(", "));
     // 64 patterns, the most a module supports; the last one gets bit 63.
     for i in 0..64 {
-        src.push_str(&format!("let p{i} = pattern r\"x{i}y\"\nrule r{i} when query matches p{i} -> add {{T}}\n"));
+        src.push_str(&format!(
+            "let p{i} = pattern r\"x{i}y\"\nrule r{i} when query matches p{i} -> add {{T}}\n"
+        ));
     }
     src.push_str("rule big_hit when hits(query, big) >= 2 -> add {R}\ndefault {S}\n");
     let mut queries = vec![

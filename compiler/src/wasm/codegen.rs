@@ -197,6 +197,8 @@ struct Layout {
     trace: u64,
     input: u64,
     nsets: u32,
+    /// Whether any expression reads `query.words` / `task.words`.
+    uses_words: bool,
 }
 
 /// Instructions plus the bookkeeping for temporary locals.
@@ -504,20 +506,16 @@ pub fn compile_with(
         at
     };
     let mut meta_consts: Vec<(String, u64)> = Vec::new();
-    let mut add = |v: &str| {
+    let mut values: Vec<&str> = Vec::new();
+    let mut uses_words = false;
+    walk_program(program, &mut |node| match node {
+        Node::Bool(BoolExpr::MetaIn(_, vs)) => values.extend(vs.iter().map(String::as_str)),
+        Node::Num(NumExpr::WordCount(_)) => uses_words = true,
+        _ => {}
+    });
+    for v in values {
         let at = intern(&mut data, v);
         meta_consts.push((v.to_string(), at));
-    };
-    // Every expression the code generator emits: conditions, `top`
-    // thresholds and scores.
-    for rule in &program.rules {
-        collect_meta(&rule.cond, &mut add);
-        if let MaskExpr::Top { above: Some(t), .. } = &rule.mask {
-            collect_meta_num(t, &mut add);
-        }
-    }
-    for score in program.scores.iter().flatten() {
-        collect_meta_num(score, &mut add);
     }
 
     // Scratch, trace and input regions after the tables.
@@ -546,6 +544,7 @@ pub fn compile_with(
         trace,
         input,
         nsets,
+        uses_words,
     };
     // The metadata JSON goes after the input buffer; its size depends on
     // the page count it states, so settle the two together.
@@ -572,38 +571,63 @@ pub fn compile_with(
     Ok(gen.module(&data, pages, &json))
 }
 
-fn collect_meta(e: &BoolExpr, f: &mut impl FnMut(&str)) {
-    match e {
-        BoolExpr::MetaIn(_, values) => values.iter().for_each(|v| f(v)),
-        BoolExpr::And(v) | BoolExpr::Or(v) => v.iter().for_each(|x| collect_meta(x, f)),
-        BoolExpr::Not(x) => collect_meta(x, f),
-        BoolExpr::If(c, a, b) => {
-            collect_meta(c, f);
-            collect_meta(a, f);
-            collect_meta(b, f);
+/// An expression node, for [`walk_program`].
+enum Node<'a> {
+    Bool(&'a BoolExpr),
+    Num(&'a NumExpr),
+}
+
+/// Calls `f` on every expression node the code generator emits: rule
+/// conditions, `top` thresholds and scores.
+fn walk_program<'a>(p: &'a Program, f: &mut impl FnMut(Node<'a>)) {
+    for rule in &p.rules {
+        walk_bool(&rule.cond, f);
+        if let MaskExpr::Top { above: Some(t), .. } = &rule.mask {
+            walk_num(t, f);
         }
-        BoolExpr::Cmp(_, a, b) => {
-            collect_meta_num(a, f);
-            collect_meta_num(b, f);
-        }
-        BoolExpr::Const(_) | BoolExpr::Has(..) | BoolExpr::Matches(..) => {}
+    }
+    for score in p.scores.iter().flatten() {
+        walk_num(score, f);
     }
 }
 
-fn collect_meta_num(e: &NumExpr, f: &mut impl FnMut(&str)) {
+fn walk_bool<'a>(e: &'a BoolExpr, f: &mut impl FnMut(Node<'a>)) {
+    f(Node::Bool(e));
+    match e {
+        BoolExpr::And(v) | BoolExpr::Or(v) => v.iter().for_each(|x| walk_bool(x, f)),
+        BoolExpr::Not(x) => walk_bool(x, f),
+        BoolExpr::If(c, a, b) => {
+            walk_bool(c, f);
+            walk_bool(a, f);
+            walk_bool(b, f);
+        }
+        BoolExpr::Cmp(_, a, b) => {
+            walk_num(a, f);
+            walk_num(b, f);
+        }
+        BoolExpr::Const(_) | BoolExpr::Has(..) | BoolExpr::Matches(..) | BoolExpr::MetaIn(..) => {}
+    }
+}
+
+fn walk_num<'a>(e: &'a NumExpr, f: &mut impl FnMut(Node<'a>)) {
+    f(Node::Num(e));
     match e {
         NumExpr::If(c, a, b) => {
-            collect_meta(c, f);
-            collect_meta_num(a, f);
-            collect_meta_num(b, f);
+            walk_bool(c, f);
+            walk_num(a, f);
+            walk_num(b, f);
         }
-        NumExpr::Neg(a) => collect_meta_num(a, f),
+        NumExpr::Neg(a) => walk_num(a, f),
         NumExpr::Add(a, b) | NumExpr::Sub(a, b) | NumExpr::Mul(a, b) | NumExpr::Div(a, b) => {
-            collect_meta_num(a, f);
-            collect_meta_num(b, f);
+            walk_num(a, f);
+            walk_num(b, f);
         }
-        NumExpr::Min(v) | NumExpr::Max(v) => v.iter().for_each(|x| collect_meta_num(x, f)),
-        _ => {}
+        NumExpr::Min(v) | NumExpr::Max(v) => v.iter().for_each(|x| walk_num(x, f)),
+        NumExpr::Const(_)
+        | NumExpr::Preview(..)
+        | NumExpr::WordCount(_)
+        | NumExpr::Hits(..)
+        | NumExpr::Size => {}
     }
 }
 
@@ -804,22 +828,24 @@ impl Gen<'_> {
                 I::LocalSet(pm),
             ]);
         }
-        // c = norm[b]; word count over raw whitespace.
+        // c = norm[b]; word count over raw whitespace, when a policy reads it.
         a.ops([I::LocalGet(b), I::I32Load8U(ma(l.norm, 0)), I::LocalSet(c)]);
-        a.ops([I::LocalGet(c), I::I32Const(32), I::I32Eq]);
-        a.op(I::If(BlockType::Empty));
-        a.ops([I::I32Const(0), I::LocalSet(in_word)]);
-        a.op(I::Else);
-        a.ops([
-            I::LocalGet(words),
-            I::LocalGet(in_word),
-            I::I32Eqz,
-            I::I32Add,
-            I::LocalSet(words),
-            I::I32Const(1),
-            I::LocalSet(in_word),
-        ]);
-        a.op(I::End);
+        if l.uses_words {
+            a.ops([I::LocalGet(c), I::I32Const(32), I::I32Eq]);
+            a.op(I::If(BlockType::Empty));
+            a.ops([I::I32Const(0), I::LocalSet(in_word)]);
+            a.op(I::Else);
+            a.ops([
+                I::LocalGet(words),
+                I::LocalGet(in_word),
+                I::I32Eqz,
+                I::I32Add,
+                I::LocalSet(words),
+                I::I32Const(1),
+                I::LocalSet(in_word),
+            ]);
+            a.op(I::End);
+        }
         if let Some(k_t) = &l.keywords {
             // Collapse whitespace runs.
             a.ops([
