@@ -138,14 +138,19 @@ struct KeywordTables {
 
 /// How the keyword automaton steps from one state to the next.
 enum KeywordStep {
-    /// A full table over byte classes: one load per byte.
+    /// A full table over byte classes: one load per byte. Entries are
+    /// premultiplied and carry the emit flag, `(state * class_count) << 1 |
+    /// emit(state)`, so the step needs no multiplication and the flag no
+    /// second table.
     Dense {
         /// Normalized byte to class.
         classes: u64,
         /// Number of classes.
         class_count: u32,
-        /// `next[state * class_count + class]`.
+        /// `next[state * class_count + class]`, encoded as above.
         next: u64,
+        /// Entry width in bytes (2 or 4).
+        w: u32,
     },
     /// Trie transitions with failure links; the root has a full table.
     Sparse {
@@ -388,7 +393,7 @@ pub fn compile_with(
                 }
             }
         }
-        let dense_bytes = n * class_count as usize * w as usize;
+        let dense_bytes = n * class_count as usize * 2;
         let step = if class_count <= 256 && dense_bytes <= options.dense_keyword_table_limit {
             let mut rep = vec![0u8; class_count as usize];
             // Class 0 stands for any byte in no keyword; find one such byte
@@ -402,16 +407,24 @@ pub fn compile_with(
                     rep[c as usize] = b;
                 }
             }
+            let emits = |t: u32| ac.keyword[t as usize] != NONE || ac.output[t as usize] != NONE;
             let mut next = Vec::with_capacity(n * class_count as usize);
             for state in 0..n as u32 {
                 for &b in &rep {
-                    next.push(ac.step(state, b));
+                    let t = ac.step(state, b);
+                    next.push(((t * class_count) << 1) | u32::from(emits(t)));
                 }
             }
+            let dense_w = if (n as u64 * class_count as u64) << 1 < 0xFFFF {
+                2
+            } else {
+                4
+            };
             KeywordStep::Dense {
                 classes: data.put(1, &class_of),
                 class_count,
-                next: data.put_w(w, next),
+                next: data.put_w(dense_w, next),
+                w: dense_w,
             }
         } else {
             let mut root = vec![0u32; 256];
@@ -867,10 +880,11 @@ impl Gen<'_> {
                 I::I32Load8U(ma(l.word, 0)),
                 I::I32Eqz,
                 I::If(BlockType::Empty),
-                I::LocalGet(ac),
-                I::I32Load8U(ma(k_t.emit, 0)),
-                I::If(BlockType::Empty),
-                I::LocalGet(ac),
+            ]);
+            emit_flag(&mut a, &k_t.step, ac, k_t.emit);
+            a.op(I::If(BlockType::Empty));
+            state_index(&mut a, &k_t.step, ac);
+            a.ops([
                 I::LocalGet(j),
                 I::LocalGet(c),
                 I::LocalGet(subj),
@@ -890,19 +904,17 @@ impl Gen<'_> {
             // ac = step(ac, c)
             match k_t.step {
                 KeywordStep::Dense {
-                    classes,
-                    class_count,
-                    next,
+                    classes, next, w, ..
                 } => {
                     a.ops([
                         I::LocalGet(ac),
-                        I::I32Const(class_count as i32),
-                        I::I32Mul,
+                        I::I32Const(1),
+                        I::I32ShrU,
                         I::LocalGet(c),
                         I::I32Load8U(ma(classes, 0)),
                         I::I32Add,
                     ]);
-                    a.load_w(next, k_t.w);
+                    a.load_w(next, w);
                     a.op(I::LocalSet(ac));
                 }
                 KeywordStep::Sparse {
@@ -980,9 +992,9 @@ impl Gen<'_> {
             I::F64ConvertI32U,
             I::F64Store(ma(WORDS, 3)),
         ]);
-        if l.keywords.is_some() {
+        if let Some(k_t) = &l.keywords {
+            state_index(&mut a, &k_t.step, ac);
             a.ops([
-                I::LocalGet(ac),
                 I::LocalGet(j),
                 I::I32Const(32),
                 I::LocalGet(subj),
@@ -1743,6 +1755,28 @@ impl Gen<'_> {
             }
         }
     }
+}
+
+/// Pushes whether a keyword ends in the automaton state held in local `ac`.
+fn emit_flag(a: &mut Asm, step: &KeywordStep, ac: u32, emit_table: u64) {
+    match step {
+        KeywordStep::Dense { .. } => a.ops([I::LocalGet(ac), I::I32Const(1), I::I32And]),
+        KeywordStep::Sparse { .. } => a.ops([I::LocalGet(ac), I::I32Load8U(ma(emit_table, 0))]),
+    };
+}
+
+/// Pushes the state index of the automaton state held in local `ac`.
+fn state_index(a: &mut Asm, step: &KeywordStep, ac: u32) {
+    match step {
+        KeywordStep::Dense { class_count, .. } => a.ops([
+            I::LocalGet(ac),
+            I::I32Const(1),
+            I::I32ShrU,
+            I::I32Const(*class_count as i32),
+            I::I32DivU,
+        ]),
+        KeywordStep::Sparse { .. } => a.op(I::LocalGet(ac)),
+    };
 }
 
 /// Emits `trace(kind, a, before, after, index, 0, 0)`.
