@@ -46,6 +46,8 @@ mod tests {
                 checked.diagnostics
             );
             assert!(super::check_module(m.source).is_ok(), "{}", m.name);
+            let formatted = mesa_grammar::format_source(m.source).expect("parses");
+            assert_eq!(formatted, m.source, "std/{}.mesa is not in the canonical layout", m.name);
         }
         for name in [
             "temporal",
