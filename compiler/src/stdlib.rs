@@ -47,7 +47,11 @@ mod tests {
             );
             assert!(super::check_module(m.source).is_ok(), "{}", m.name);
             let formatted = mesa_grammar::format_source(m.source).expect("parses");
-            assert_eq!(formatted, m.source, "std/{}.mesa is not in the canonical layout", m.name);
+            assert_eq!(
+                formatted, m.source,
+                "std/{}.mesa is not in the canonical layout",
+                m.name
+            );
         }
         for name in [
             "temporal",
