@@ -214,3 +214,27 @@ pub struct Program {
     /// What the host must supply.
     pub features: Features,
 }
+
+impl Program {
+    /// Every distinct keyword over all sets, numbered in order of first
+    /// appearance (sets in order, keywords in order), and for each keyword
+    /// the sets that contain it. Both engines number keywords this way.
+    pub fn distinct_keywords(&self) -> (Vec<String>, Vec<Vec<u32>>) {
+        let mut distinct: Vec<String> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        let mut sets_of: Vec<Vec<u32>> = Vec::new();
+        for (set_id, set) in self.keyword_sets.iter().enumerate() {
+            for k in &set.keywords {
+                let id = *index.entry(k.as_str()).or_insert_with(|| {
+                    distinct.push(k.clone());
+                    sets_of.push(Vec::new());
+                    distinct.len() - 1
+                });
+                if !sets_of[id].contains(&(set_id as u32)) {
+                    sets_of[id].push(set_id as u32);
+                }
+            }
+        }
+        (distinct, sets_of)
+    }
+}

@@ -420,6 +420,7 @@ impl Policy {
             input_ptr: 0,
             input_cap: 0,
             config: self.config.clone(),
+            slots: abi::feature_slots(&self.metadata.features),
             metadata: self.metadata.clone(),
         };
         inst.input_ptr = inst.call_getter(Getter::InputPtr)?;
@@ -458,6 +459,8 @@ pub struct PolicyInstance {
     input_cap: u32,
     config: RuntimeConfig,
     metadata: Metadata,
+    /// The feature array's slots, read once from the metadata.
+    slots: Vec<Option<(mesa_compiler::Structure, mesa_compiler::ir::Feature)>>,
 }
 
 impl PolicyInstance {
@@ -530,7 +533,7 @@ impl PolicyInstance {
             RuntimeError::Trap("the input buffer lies outside the module's memory".into())
         })?;
         let flags = if trace { abi::FLAG_TRACE } else { 0 };
-        let written = abi::write_input(&self.metadata.features, input, flags, dest)?;
+        let written = abi::write_input(&self.slots, input, flags, dest)?;
         let fuel = self.config.fuel_base
             + self.config.fuel_per_byte * written as u64
             + self.config.fuel_per_rule * self.metadata.rules.len() as u64;

@@ -6,7 +6,7 @@
 //! condition that is not constant as possibly true and possibly false.
 
 use super::Checker;
-use crate::ir::{BoolExpr, CmpOp, MaskExpr, NumExpr, Program};
+use crate::ir::{BoolExpr, MaskExpr, NumExpr, Program};
 use crate::mask::Mask;
 use mesa_grammar::ast::{ActionKind, Statement};
 use mesa_grammar::{Code, Diagnostic, Span};
@@ -42,33 +42,29 @@ impl MaskSet {
     }
 }
 
+/// The constant value of an `and` (`absorbing` false) or an `or` (`absorbing`
+/// true): the absorbing value if any operand has it, the other value if all
+/// operands have that, else unknown.
+fn junction(v: &[BoolExpr], absorbing: bool) -> Option<bool> {
+    let vals: Vec<Option<bool>> = v.iter().map(constant).collect();
+    if vals.contains(&Some(absorbing)) {
+        Some(absorbing)
+    } else if vals.iter().all(|x| *x == Some(!absorbing)) {
+        Some(!absorbing)
+    } else {
+        None
+    }
+}
+
 /// The value of a condition when it does not depend on the input.
 pub(crate) fn constant(e: &BoolExpr) -> Option<bool> {
     match e {
         BoolExpr::Const(b) => Some(*b),
         BoolExpr::Not(x) => constant(x).map(|b| !b),
-        BoolExpr::And(v) => {
-            let vals: Vec<Option<bool>> = v.iter().map(constant).collect();
-            if vals.contains(&Some(false)) {
-                Some(false)
-            } else if vals.iter().all(|x| *x == Some(true)) {
-                Some(true)
-            } else {
-                None
-            }
-        }
-        BoolExpr::Or(v) => {
-            let vals: Vec<Option<bool>> = v.iter().map(constant).collect();
-            if vals.contains(&Some(true)) {
-                Some(true)
-            } else if vals.iter().all(|x| *x == Some(false)) {
-                Some(false)
-            } else {
-                None
-            }
-        }
+        BoolExpr::And(v) => junction(v, false),
+        BoolExpr::Or(v) => junction(v, true),
         BoolExpr::Cmp(op, a, b) => match (a.as_ref(), b.as_ref()) {
-            (NumExpr::Const(x), NumExpr::Const(y)) => Some(op_apply(*op, *x, *y)),
+            (NumExpr::Const(x), NumExpr::Const(y)) => Some(op.apply(*x, *y)),
             _ => None,
         },
         BoolExpr::If(c, a, b) => match constant(c)? {
@@ -78,10 +74,6 @@ pub(crate) fn constant(e: &BoolExpr) -> Option<bool> {
         BoolExpr::MetaIn(_, values) if values.is_empty() => Some(false),
         _ => None,
     }
-}
-
-fn op_apply(op: CmpOp, a: f64, b: f64) -> bool {
-    op.apply(a, b)
 }
 
 pub(super) fn check_rules(

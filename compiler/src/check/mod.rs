@@ -58,10 +58,8 @@ impl Checked {
 pub fn check_bytes(bytes: &[u8]) -> Checked {
     match std::str::from_utf8(bytes) {
         Ok(source) => check(source),
-        Err(_) => match mesa_grammar::parse_bytes(bytes) {
-            Err(d) => Checked::failed(d),
-            Ok(_) => Checked::failed(Vec::new()),
-        },
+        // parse_bytes reports the encoding error (E0001).
+        Err(_) => Checked::failed(mesa_grammar::parse_bytes(bytes).err().unwrap_or_default()),
     }
 }
 
@@ -138,12 +136,6 @@ impl<'f> Checker<'f> {
             module_mode: false,
             lines: mesa_grammar::span::LineIndex::new(source),
         }
-    }
-
-    fn error(&mut self, code: Code, span: Span, message: impl Into<String>) -> &mut Diagnostic {
-        self.diags.push(Diagnostic::new(code, span, message));
-        let last = self.diags.len() - 1;
-        &mut self.diags[last]
     }
 
     fn help(
@@ -264,20 +256,16 @@ impl<'f> Checker<'f> {
                         continue;
                     }
                     if let Some(&prev) = self.let_index.get(name.name.as_str()) {
-                        let prev_span = self.lets[prev].name.span;
-                        self.error(
-                            Code::E0205,
-                            name.span,
-                            format!("`{}` is defined twice", name.name),
-                        )
-                        .labels
-                        .push(mesa_grammar::diagnostic::Label {
-                            span: prev_span,
-                            message: "first defined here".into(),
-                        });
-                        if let Some(last) = self.diags.last_mut() {
-                            last.help = Some("rename one of them".into());
-                        }
+                        let first = self.lets[prev].name.span;
+                        self.diags.push(
+                            Diagnostic::new(
+                                Code::E0205,
+                                name.span,
+                                format!("`{}` is defined twice", name.name),
+                            )
+                            .with_label(first, "first defined here")
+                            .with_help("rename one of them"),
+                        );
                         continue;
                     }
                     if self.lets.len() == MAX_LETS {
@@ -299,20 +287,15 @@ impl<'f> Checker<'f> {
                 StatementKind::Score { structure, value } => d.scores.push((structure, value)),
                 StatementKind::Rule { name, .. } => {
                     if let Some(prev) = rule_names.insert(&name.name, name.span) {
-                        self.error(
-                            Code::E0206,
-                            name.span,
-                            format!("rule name `{}` is used twice", name.name),
-                        )
-                        .labels
-                        .push(mesa_grammar::diagnostic::Label {
-                            span: prev,
-                            message: "first used here".into(),
-                        });
-                        if let Some(last) = self.diags.last_mut() {
-                            last.help =
-                                Some("rule names appear in traces; give each rule its own".into());
-                        }
+                        self.diags.push(
+                            Diagnostic::new(
+                                Code::E0206,
+                                name.span,
+                                format!("rule name `{}` is used twice", name.name),
+                            )
+                            .with_label(prev, "first used here")
+                            .with_help("rule names appear in traces; give each rule its own"),
+                        );
                     }
                     if d.rules.len() == MAX_RULES {
                         self.help(

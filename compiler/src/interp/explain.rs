@@ -1,28 +1,24 @@
 //! `mesa explain`: an evaluation told in words.
 
 use super::{Input, Outcome, Selector, Step};
-use crate::cues;
 use mesa_grammar::ast::{ActionKind, Subject};
 use std::fmt::Write as _;
 
 impl Selector {
     /// The keywords of set `set` found in `text`, in the set's order.
     pub fn matched_keywords(&self, text: &str, set: usize) -> Vec<String> {
-        let Some(ac) = &self.automaton else {
-            return Vec::new();
-        };
-        let mut norm = Vec::new();
-        cues::normalize_into(text.as_bytes(), &mut norm);
-        let mut found = std::collections::HashSet::new();
-        for m in ac.find_overlapping_iter(&norm) {
-            if cues::at_word_boundaries(&norm, m.start(), m.end()) {
-                found.insert(&norm[m.start()..m.end()]);
-            }
-        }
+        let found = self.found_keywords(text);
+        let present: std::collections::HashSet<&str> = self
+            .keywords
+            .iter()
+            .zip(&found)
+            .filter(|(_, f)| **f)
+            .map(|(k, _)| k.as_str())
+            .collect();
         self.program.keyword_sets[set]
             .keywords
             .iter()
-            .filter(|k| found.contains(k.as_bytes()))
+            .filter(|k| present.contains(k.as_str()))
             .cloned()
             .collect()
     }

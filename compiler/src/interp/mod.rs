@@ -84,6 +84,8 @@ pub struct Outcome {
 pub struct Selector {
     program: Program,
     automaton: Option<AhoCorasick>,
+    /// The distinct keywords, numbered as in the automaton.
+    keywords: Vec<String>,
     /// For each distinct keyword, the sets that contain it.
     keyword_sets_of: Vec<Vec<u32>>,
     regexes: Vec<regex::bytes::Regex>,
@@ -110,29 +112,15 @@ pub enum SelectorError {
 impl Selector {
     /// Prepares a checked program for evaluation.
     pub fn new(program: Program) -> Result<Selector, SelectorError> {
-        let mut distinct: Vec<String> = Vec::new();
-        let mut index = std::collections::HashMap::new();
-        let mut keyword_sets_of: Vec<Vec<u32>> = Vec::new();
-        for (set_id, set) in program.keyword_sets.iter().enumerate() {
-            for k in &set.keywords {
-                let id = *index.entry(k.clone()).or_insert_with(|| {
-                    distinct.push(k.clone());
-                    keyword_sets_of.push(Vec::new());
-                    distinct.len() - 1
-                });
-                if !keyword_sets_of[id].contains(&(set_id as u32)) {
-                    keyword_sets_of[id].push(set_id as u32);
-                }
-            }
-        }
-        let automaton = if distinct.is_empty() {
+        let (keywords, keyword_sets_of) = program.distinct_keywords();
+        let automaton = if keywords.is_empty() {
             None
         } else {
             Some(
                 AhoCorasick::builder()
                     .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                    .build(&distinct)
-                    .or_else(|_| AhoCorasick::new(&distinct))
+                    .build(&keywords)
+                    .or_else(|_| AhoCorasick::new(&keywords))
                     .map_err(|e| SelectorError::Keywords(e.to_string()))?,
             )
         };
@@ -149,9 +137,28 @@ impl Selector {
         Ok(Selector {
             program,
             automaton,
+            keywords,
             keyword_sets_of,
             regexes,
         })
+    }
+
+    /// Which distinct keywords occur in `text` under the matching rules of
+    /// [`crate::cues`], in one pass over its normalized form.
+    fn found_keywords(&self, text: &str) -> Vec<bool> {
+        let mut found = vec![false; self.keywords.len()];
+        let Some(ac) = &self.automaton else {
+            return found;
+        };
+        let mut norm = Vec::with_capacity(text.len());
+        cues::normalize_into(text.as_bytes(), &mut norm);
+        for m in ac.find_overlapping_iter(&norm) {
+            let k = m.pattern().as_usize();
+            if !found[k] && cues::at_word_boundaries(&norm, m.start(), m.end()) {
+                found[k] = true;
+            }
+        }
+        found
     }
 
     /// The program being evaluated.
@@ -287,22 +294,16 @@ impl<'a> Eval<'a> {
         self.set_hits[si].as_ref().map_or(0, |h| h[set])
     }
 
-    /// Finds every keyword of every set in one pass over the normalized text.
+    /// Per set, how many of its distinct keywords occur in the subject.
     fn scan(&self, s: Subject) -> Vec<u32> {
         let mut counts = vec![0u32; self.sel.program.keyword_sets.len()];
-        let (Some(text), Some(ac)) = (self.text(s), &self.sel.automaton) else {
+        let Some(text) = self.text(s) else {
             return counts;
         };
-        let mut norm = Vec::with_capacity(text.len());
-        cues::normalize_into(text.as_bytes(), &mut norm);
-        let mut found = vec![false; self.sel.keyword_sets_of.len()];
-        for m in ac.find_overlapping_iter(&norm) {
-            let k = m.pattern().as_usize();
-            if !found[k] && cues::at_word_boundaries(&norm, m.start(), m.end()) {
-                found[k] = true;
-                for &set in &self.sel.keyword_sets_of[k] {
-                    counts[set as usize] += 1;
-                }
+        let found = self.sel.found_keywords(text);
+        for (k, _) in found.iter().enumerate().filter(|(_, f)| **f) {
+            for &set in &self.sel.keyword_sets_of[k] {
+                counts[set as usize] += 1;
             }
         }
         counts

@@ -116,12 +116,14 @@ pub fn decode_result(result: i32) -> Option<Decoded> {
     })
 }
 
-/// The preview feature order of the feature array.
-pub fn feature_slots(features: &Features) -> Vec<(Structure, Feature)> {
+/// The feature array's slots, in `features.previews` order: one per listed
+/// feature, `None` for a name this crate does not know (written as 0).
+/// Compute it once per module; [`write_input`] takes it.
+pub fn feature_slots(features: &Features) -> Vec<Option<(Structure, Feature)>> {
     features
         .previews
         .iter()
-        .filter_map(|p| crate::interp::parse_preview_key(p).ok())
+        .map(|p| crate::interp::parse_preview_key(p).ok())
         .collect()
 }
 
@@ -142,10 +144,10 @@ pub enum LayoutError {
 /// Header flag (offset 20): record the trace.
 pub const FLAG_TRACE: u32 = 1;
 
-/// The number of bytes [`write_input`] needs for `input`.
-pub fn input_size(features: &Features, input: &Input) -> usize {
+/// The number of bytes [`write_input`] needs for `input` with `slots` features.
+pub fn input_size(slots: &[Option<(Structure, Feature)>], input: &Input) -> usize {
     HEADER_BYTES as usize
-        + 8 * features.previews.len()
+        + 8 * slots.len()
         + input.query.len()
         + [&input.task, &input.domain, &input.qtype]
             .iter()
@@ -154,15 +156,15 @@ pub fn input_size(features: &Features, input: &Input) -> usize {
 }
 
 /// Lays out an input as the module expects it (little-endian) directly into
-/// `dest` (the module's input buffer); `flags` is [`FLAG_TRACE`] or 0.
-/// Returns the number of bytes written.
+/// `dest` (the module's input buffer); `slots` comes from [`feature_slots`];
+/// `flags` is [`FLAG_TRACE`] or 0. Returns the number of bytes written.
 pub fn write_input(
-    features: &Features,
+    slots: &[Option<(Structure, Feature)>],
     input: &Input,
     flags: u32,
     dest: &mut [u8],
 ) -> Result<usize, LayoutError> {
-    let needed = input_size(features, input);
+    let needed = input_size(slots, input);
     if needed > dest.len() {
         return Err(LayoutError::TooLarge {
             needed,
@@ -183,32 +185,16 @@ pub fn write_input(
     for t in texts {
         put(&t.map_or(ABSENT, |t| t.len() as u32).to_le_bytes(), &mut at);
     }
-    put(&(features.previews.len() as u32).to_le_bytes(), &mut at);
+    put(&(slots.len() as u32).to_le_bytes(), &mut at);
     put(&flags.to_le_bytes(), &mut at);
-    for p in &features.previews {
-        let v = crate::interp::parse_preview_key(p).map_or(0.0, |(s, f)| input.previews.get(s, f));
+    for slot in slots {
+        let v = slot.map_or(0.0, |(s, f)| input.previews.get(s, f));
         put(&v.to_le_bytes(), &mut at);
     }
     for t in texts.into_iter().flatten() {
         put(t.as_bytes(), &mut at);
     }
     Ok(at)
-}
-
-/// Lays out an input as a new buffer (see [`write_input`]).
-pub fn encode_input(
-    features: &Features,
-    capacity: u32,
-    input: &Input,
-    flags: u32,
-) -> Result<Vec<u8>, LayoutError> {
-    let mut out = vec![0; input_size(features, input).min(capacity as usize + 1)];
-    let n = write_input(features, input, flags, &mut out).map_err(|_| LayoutError::TooLarge {
-        needed: input_size(features, input),
-        capacity: capacity as usize,
-    })?;
-    out.truncate(n);
-    Ok(out)
 }
 
 /// Decodes trace records (`count` records of [`TRACE_RECORD_BYTES`]).

@@ -345,24 +345,8 @@ pub fn compile_with(
     let norm = data.put(1, &norm_map);
     let word = data.put(1, &word_map);
 
-    // Distinct keywords in the interpreter's order, and the sets of each.
-    let mut distinct: Vec<String> = Vec::new();
-    let mut sets_of: Vec<Vec<u32>> = Vec::new();
-    for (set_id, set) in program.keyword_sets.iter().enumerate() {
-        for k in &set.keywords {
-            let id = match distinct.iter().position(|d| d == k) {
-                Some(i) => i,
-                None => {
-                    distinct.push(k.clone());
-                    sets_of.push(Vec::new());
-                    distinct.len() - 1
-                }
-            };
-            if !sets_of[id].contains(&(set_id as u32)) {
-                sets_of[id].push(set_id as u32);
-            }
-        }
-    }
+    // Keywords numbered as the interpreter numbers them.
+    let (distinct, sets_of) = program.distinct_keywords();
     let nsets = program.keyword_sets.len() as u32;
     if nsets > u16::MAX as u32 {
         return Err(CompileError::TooLarge(format!(
@@ -647,7 +631,7 @@ fn walk_num<'a>(e: &'a NumExpr, f: &mut impl FnMut(Node<'a>)) {
 struct Gen<'a> {
     program: &'a Program,
     layout: &'a Layout,
-    slots: Vec<(Structure, Feature)>,
+    slots: Vec<Option<(Structure, Feature)>>,
     meta_consts: Vec<(String, u64)>,
     metadata_at: u64,
     metadata_len: u32,
@@ -1238,7 +1222,7 @@ impl Gen<'_> {
     fn slot(&self, s: Structure, f: Feature) -> Option<u64> {
         self.slots
             .iter()
-            .position(|x| *x == (s, f))
+            .position(|x| *x == Some((s, f)))
             .map(|i| i as u64)
     }
 
