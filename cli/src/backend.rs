@@ -50,13 +50,12 @@ impl Backend {
                 .map_err(|e| CliError::Message(e.to_string()))?;
             return Ok(Backend::Wasm(Box::new(instance), None));
         }
-        let program = load_program(path)?;
+        let (program, source) = load_program(path)?;
         match engine {
             EngineKind::Interp => Ok(Backend::Interp(
                 Selector::new(program).map_err(|e| CliError::Message(e.to_string()))?,
             )),
             EngineKind::Wasm => {
-                let source = String::from_utf8_lossy(&read(path)?).into_owned();
                 let bytes = compile(&program, &source, path)?;
                 let policy = runtime()?
                     .load(&bytes)

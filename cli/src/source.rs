@@ -69,17 +69,14 @@ pub fn print_human(path: &str, text: &str, diagnostics: &[Diagnostic]) {
 }
 
 /// Loads a policy that must be free of errors; prints its diagnostics
-/// (warnings included) and fails when it has errors.
-pub fn load_program(path: &str) -> Result<mesa_compiler::Program, CliError> {
-    let loaded = load(path)?;
-    let Loaded { text, checked, .. } = loaded;
+/// (warnings included) and fails when it has errors. Returns the program and
+/// its text.
+pub fn load_program(path: &str) -> Result<(mesa_compiler::Program, String), CliError> {
+    let Loaded { text, checked, .. } = load(path)?;
+    print_human(path, &text, &checked.diagnostics);
     match checked.program {
-        Some(program) => {
-            print_human(path, &text, &checked.diagnostics);
-            Ok(program)
-        }
+        Some(program) => Ok((program, text)),
         None => {
-            print_human(path, &text, &checked.diagnostics);
             let n = checked.diagnostics.iter().filter(|d| d.is_error()).count();
             Err(CliError::Message(format!(
                 "`{path}` has {n} error(s); run `mesa check {path}` for details"

@@ -1,7 +1,7 @@
 //! `mesa compile FILE -o out.wasm [--aot out.cwasm]`
 
 use crate::backend::{compile, runtime};
-use crate::source::{load_program, read, CliError};
+use crate::source::{load_program, CliError};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -25,8 +25,7 @@ fn write(path: &str, bytes: &[u8]) -> Result<(), CliError> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let program = load_program(&args.file)?;
-    let source = String::from_utf8_lossy(&read(&args.file)?).into_owned();
+    let (program, source) = load_program(&args.file)?;
     let bytes = compile(&program, &source, &args.file)?;
     let out = args.output.clone().unwrap_or_else(|| {
         let stem = args.file.strip_suffix(".mesa").unwrap_or(&args.file);

@@ -146,30 +146,23 @@ fn run_lines(backend: &mut Backend, path: &str, args: &Args) -> Result<ExitCode,
         if text.trim().is_empty() {
             continue;
         }
-        let result = match parse_json_line(&text) {
-            Ok((id, mut input)) => {
-                args.query.defaults_into(&mut input);
-                match backend.select(&input) {
-                    Ok(outcome) => {
-                        let mut v = result_json(backend, &outcome, args.trace);
-                        if let Some(id) = id {
-                            v["id"] = id;
-                        }
-                        v
+        let answer =
+            parse_json_line(&text)
+                .map_err(|e| e.to_string())
+                .and_then(|(id, mut input)| {
+                    args.query.defaults_into(&mut input);
+                    let outcome = backend.select(&input).map_err(|e| e.to_string())?;
+                    let mut v = result_json(backend, &outcome, args.trace);
+                    if let Some(id) = id {
+                        v["id"] = id;
                     }
-                    Err(e) => {
-                        bad += 1;
-                        eprintln!("error: {path}:{line_no}: {e}");
-                        json!({ "line": line_no, "error": e.to_string() })
-                    }
-                }
-            }
-            Err(e) => {
-                bad += 1;
-                eprintln!("error: {path}:{line_no}: {e}");
-                json!({ "line": line_no, "error": e.to_string() })
-            }
-        };
+                    Ok(v)
+                });
+        let result = answer.unwrap_or_else(|e| {
+            bad += 1;
+            eprintln!("error: {path}:{line_no}: {e}");
+            json!({ "line": line_no, "error": e })
+        });
         writeln!(out, "{result}").map_err(write_err)?;
     }
     out.flush().map_err(write_err)?;
@@ -184,7 +177,7 @@ fn run_lines(backend: &mut Backend, path: &str, args: &Args) -> Result<ExitCode,
 
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let selector =
-        Selector::new(load_program(&args.file)?).map_err(|e| CliError::Message(e.to_string()))?;
+        Selector::new(load_program(&args.file)?.0).map_err(|e| CliError::Message(e.to_string()))?;
     let Some(query) = args.query.query.clone() else {
         return Err(CliError::Message("give a question with --query".into()));
     };
