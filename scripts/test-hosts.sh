@@ -3,13 +3,19 @@
 # package from PyPI into target/hosts-venv; Node's built-in WebAssembly needs
 # nothing but Node), compiles every example policy, runs the Python and Node
 # hosts and `mesa run` on the compiled module over two query sets, and
-# compares every line with `mesa run --engine interp` (the reference).
+# compares every line with `mesa run --engine interp` (the reference). Then
+# gives both hosts hostile modules (scripts/test-hostile-modules.py), each of
+# which they must refuse with the expected message.
+#
+# MESA=path/to/mesa uses that binary instead of building target/debug/mesa.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 WASMTIME_PY=48.0.0
-cargo build --locked --quiet -p mesa
-MESA=target/debug/mesa
+if [ -z "${MESA:-}" ]; then
+  cargo build --locked --quiet -p mesa
+  MESA=target/debug/mesa
+fi
 VENV=target/hosts-venv
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
@@ -42,4 +48,7 @@ for policy in examples/*.mesa; do
     fi
   done
 done
+if ! "$VENV/bin/python" scripts/test-hostile-modules.py "$MESA" "$OUT/hostile"; then
+  status=1
+fi
 exit $status

@@ -15,9 +15,23 @@ pub enum CliError {
         path: String,
         source: std::io::Error,
     },
+    /// The command line itself is wrong (a missing or malformed flag): exit 2,
+    /// as clap does for its own usage errors.
+    #[error("{0}")]
+    Usage(String),
     /// Anything else, already worded for the user.
     #[error("{0}")]
     Message(String),
+}
+
+impl CliError {
+    /// The process exit code for this error: 2 for usage errors, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// Reads a whole file (or standard input for `-`).

@@ -2,7 +2,7 @@
 //! program needs from its host.
 
 use crate::ir::{BoolExpr, Feature, Features, MaskExpr, NumExpr, Program};
-use crate::mask::Structure;
+use mesa_core::Structure;
 use mesa_grammar::ast::{MetaField, Subject};
 
 /// What a walk over the program found.

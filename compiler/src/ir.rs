@@ -4,37 +4,11 @@
 //! The interpreter ([`crate::interp`]) evaluates this form; it is the
 //! reference semantics that every other backend must agree with.
 
-use crate::mask::{Mask, Structure};
+pub use mesa_core::Feature;
+use mesa_core::{Mask, Structure};
 use mesa_grammar::ast::{ActionKind, HeaderKind, MetaField, Subject};
 use mesa_grammar::Span;
 use serde::Serialize;
-
-/// A preview feature of one structure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Feature {
-    /// Evidence tokens the structure would add.
-    Tokens = 0,
-    /// Best normalized retrieval score.
-    Top = 1,
-    /// Number of hits.
-    Hits = 2,
-}
-
-impl Feature {
-    /// All three, in order.
-    pub const ALL: [Feature; 3] = [Feature::Tokens, Feature::Top, Feature::Hits];
-
-    /// The feature's name as written after `preview.K.`.
-    pub fn name(self) -> &'static str {
-        ["tokens", "top", "hits"][self as usize]
-    }
-
-    /// Reads a feature name.
-    pub fn from_name(name: &str) -> Option<Feature> {
-        Feature::ALL.into_iter().find(|f| f.name() == name)
-    }
-}
 
 /// A numeric expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,6 +126,10 @@ pub struct PatternDef {
     pub name: String,
     /// The regex as written.
     pub source: String,
+    /// Where this policy writes it: the literal, or the `std.name` that
+    /// brings it in (for diagnostics that must point at the culprit).
+    #[serde(skip)]
+    pub span: Span,
 }
 
 /// One rule.
@@ -213,6 +191,10 @@ pub struct Program {
     pub budget: Option<f64>,
     /// What the host must supply.
     pub features: Features,
+    /// The patterns compiled to DFAs, in as few groups as fit, computed by
+    /// the checker so that a policy that checks also compiles (and the
+    /// compiler does not build them twice).
+    pub pattern_dfas: Vec<crate::wasm::patterns::PatternDfa>,
 }
 
 impl Program {

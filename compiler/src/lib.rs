@@ -26,7 +26,6 @@ pub mod cues;
 mod features;
 pub mod interp;
 pub mod ir;
-pub mod mask;
 mod stdlib;
 #[doc(hidden)]
 pub mod synthetic;
@@ -35,5 +34,7 @@ pub mod wasm;
 pub use check::{check, check_bytes, check_file, Checked};
 pub use interp::{explain, Input, Outcome, Selector, Step, Trace};
 pub use ir::Program;
-pub use mask::{Mask, Structure};
+pub use mesa_core::{Feature, Mask, Structure};
+/// The shared types, re-exported.
+pub use mesa_core as core;
 pub use stdlib::names as std_names;

@@ -63,6 +63,9 @@ codes! {
     E0104 => Error, "statement given twice";
     E0105 => Error, "missing default";
     E0106 => Error, "statement not allowed in a module";
+    E0110 => Error, "condition written in another language's syntax";
+    E0111 => Error, "mask written in another language's syntax";
+    E0112 => Error, "statement written in another language's syntax";
     E0200 => Error, "unknown name";
     E0201 => Error, "unknown standard cue set";
     E0202 => Error, "`std` used without `use std`";
@@ -124,6 +127,15 @@ pub struct Label {
     pub message: String,
 }
 
+/// A machine-applicable fix: replace the text at `span` with `replacement`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Suggestion {
+    /// The text to replace.
+    pub span: Span,
+    /// What to write instead.
+    pub replacement: String,
+}
+
 /// One diagnostic about one source text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnostic {
@@ -139,6 +151,8 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Other locations that explain the problem.
     pub labels: Vec<Label>,
+    /// A fix that tools (and the optimizer's LLM) can apply as is.
+    pub suggestion: Option<Suggestion>,
 }
 
 impl Diagnostic {
@@ -151,7 +165,17 @@ impl Diagnostic {
             span,
             help: None,
             labels: Vec::new(),
+            suggestion: None,
         }
+    }
+
+    /// Adds a machine-applicable fix.
+    pub fn with_suggestion(mut self, span: Span, replacement: impl Into<String>) -> Self {
+        self.suggestion = Some(Suggestion {
+            span,
+            replacement: replacement.into(),
+        });
+        self
     }
 
     /// Adds a help line.
@@ -190,6 +214,11 @@ impl Diagnostic {
             end_column,
             byte_start: self.span.start,
             byte_end: self.span.end,
+            suggestion: self.suggestion.as_ref().map(|s| JsonSuggestion {
+                byte_start: s.span.start,
+                byte_end: s.span.end,
+                replacement: s.replacement.clone(),
+            }),
         }
     }
 
@@ -282,6 +311,21 @@ pub struct JsonDiagnostic {
     pub byte_start: usize,
     /// Byte offset one past the span's end.
     pub byte_end: usize,
+    /// A fix to apply as is: replace bytes `byte_start..byte_end` of the
+    /// source with `replacement`. Absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<JsonSuggestion>,
+}
+
+/// A machine-applicable fix in JSON output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JsonSuggestion {
+    /// Byte offset of the text to replace.
+    pub byte_start: usize,
+    /// Byte offset one past it.
+    pub byte_end: usize,
+    /// The text to write instead.
+    pub replacement: String,
 }
 
 /// The closest candidate to `name` by edit distance, if it is close enough to

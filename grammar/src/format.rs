@@ -196,10 +196,18 @@ fn statement(stmt: &Statement) -> String {
     }
 }
 
+/// The shortest text that reads back as exactly `v`: Rust prints the
+/// shortest round-tripping digits both plainly (`1500`, `0.25`) and in
+/// exponent form (`1.5e3`, `1e308`); the plain form wins ties, so everyday
+/// numbers stay as written while `1e308` stays 5 characters, not 309.
 fn number(v: f64) -> String {
-    // Rust prints the shortest text that reads back as the same f64, and never
-    // in exponent form, so the output always parses to the same value.
-    format!("{v}")
+    let plain = format!("{v}");
+    let exp = format!("{v:e}");
+    if exp.len() < plain.len() {
+        exp
+    } else {
+        plain
+    }
 }
 
 /// A string literal as the formatter writes it.

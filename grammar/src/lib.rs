@@ -18,11 +18,14 @@ pub mod ast;
 pub mod diagnostic;
 mod format;
 mod lex;
+mod mistakes;
 mod parser;
 pub mod span;
 
 pub use ast::File;
-pub use diagnostic::{did_you_mean, Code, Diagnostic, Severity};
+pub use diagnostic::{did_you_mean, Code, Diagnostic, Severity, Suggestion};
 pub use format::{format_file, format_source, is_identifier, RESERVED};
-pub use parser::{parse, parse_bytes, MAX_EXPR_DEPTH, MAX_NESTING, MAX_SOURCE_BYTES};
+pub use parser::{
+    parse, parse_bytes, MAX_EXPR_DEPTH, MAX_NESTING, MAX_SOURCE_BYTES, MAX_SYNTAX_ERRORS,
+};
 pub use span::Span;

@@ -55,11 +55,35 @@ pub fn parse(source: &str) -> Result<File, Vec<Diagnostic>> {
     if let Some(span) = first_too_deep(source) {
         return Err(vec![too_deep(span)]);
     }
-    let mut pairs = MesaParser::parse(Rule::file, source).map_err(|e| vec![syntax_error(e)])?;
+    match MesaParser::parse(Rule::file, source) {
+        Ok(pairs) => build(source, pairs, Vec::new()),
+        Err(first) => {
+            // Recovery: blank out each statement that fails, so that the
+            // rest is parsed (and built, for its own errors) and every
+            // mistake in the file is reported, not just the first.
+            let (text, syntax) = recover(source, first);
+            match MesaParser::parse(Rule::file, &text) {
+                Ok(pairs) => build(&text, pairs, syntax),
+                Err(_) => Err(syntax),
+            }
+        }
+    }
+}
+
+/// Most syntax errors reported for one source; recovery stops there.
+pub const MAX_SYNTAX_ERRORS: usize = 20;
+
+/// Builds the tree from a successful parse; `errors` are the syntax errors
+/// of statements that recovery blanked out (the result is then an error).
+fn build(
+    text: &str,
+    mut pairs: pest::iterators::Pairs<'_, Rule>,
+    errors: Vec<Diagnostic>,
+) -> Result<File, Vec<Diagnostic>> {
     let file = pairs.next().map(|p| p.into_inner()).into_iter().flatten();
     let mut builder = Builder {
-        source,
-        errors: Vec::new(),
+        source: text,
+        errors,
     };
     let mut statements = Vec::new();
     for pair in file {
@@ -73,7 +97,127 @@ pub fn parse(source: &str) -> Result<File, Vec<Diagnostic>> {
     if builder.errors.is_empty() {
         Ok(File { statements })
     } else {
+        builder.errors.sort_by_key(|d| d.span.start);
         Err(builder.errors)
+    }
+}
+
+/// Reports the statement that `first` failed in, blanks it out and parses
+/// again, until the rest parses or [`MAX_SYNTAX_ERRORS`] are found. Returns
+/// the text with the failed statements blanked (same length, same line
+/// breaks, so spans still point into `source`) and their diagnostics.
+fn recover(source: &str, first: pest::error::Error<Rule>) -> (String, Vec<Diagnostic>) {
+    let starts = statement_starts(source);
+    let mut text = source.to_string();
+    let mut errors = Vec::new();
+    let mut error = first;
+    let mut blanked: Vec<Span> = Vec::new();
+    loop {
+        let pos = match error.location {
+            pest::error::InputLocation::Pos(p) => p,
+            pest::error::InputLocation::Span((a, _)) => a,
+        };
+        let statement = failed_statement(source, &starts, pos);
+        if blanked.contains(&statement) {
+            break; // no progress: should not happen, but never loop
+        }
+        errors.extend(syntax_errors(source, statement, error));
+        blanked.push(statement);
+        // Same bytes per character, same line breaks: spans stay valid.
+        let mut blank = String::with_capacity(statement.end - statement.start);
+        for c in source[statement.start..statement.end].chars() {
+            if c == '\n' {
+                blank.push('\n');
+            } else {
+                blank.extend(std::iter::repeat_n(' ', c.len_utf8()));
+            }
+        }
+        text.replace_range(statement.start..statement.end, &blank);
+        if errors.len() >= MAX_SYNTAX_ERRORS {
+            break;
+        }
+        match MesaParser::parse(Rule::file, &text) {
+            Ok(_) => break,
+            Err(e) => error = e,
+        }
+    }
+    (text, errors)
+}
+
+/// Byte offsets where statements begin: the first word of a line when it is
+/// a statement keyword (see [`crate::mistakes::starts_statement`]).
+fn statement_starts(source: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut line_start = true;
+    for piece in Pieces::new(source) {
+        match piece {
+            Piece::Newline(_) => line_start = true,
+            Piece::Comment(..) => {}
+            Piece::Word(a, b) if line_start => {
+                let line_end = source[a..].find('\n').map_or(source.len(), |n| a + n);
+                if crate::mistakes::starts_statement(&source[a..b], &source[a..line_end]) {
+                    starts.push(a);
+                }
+                line_start = false;
+            }
+            _ => line_start = false,
+        }
+    }
+    starts
+}
+
+/// The statement a parse error at `pos` belongs to. An error right at the
+/// keyword of a statement means the statement before it is unfinished.
+fn failed_statement(source: &str, starts: &[usize], pos: usize) -> Span {
+    let k = starts.partition_point(|&s| s <= pos);
+    let end_of = |k: usize| starts.get(k).copied().unwrap_or(source.len());
+    if k == 0 {
+        return Span::new(0, end_of(0));
+    }
+    let mut k = k - 1;
+    let at_keyword = source[starts[k]..pos].trim().is_empty()
+        && crate::mistakes::STATEMENT_WORDS
+            .iter()
+            .any(|w| source[starts[k]..].starts_with(w));
+    if at_keyword && k > 0 {
+        k -= 1;
+    }
+    Span::new(starts[k], end_of(k + 1))
+}
+
+/// The diagnostics for one failed statement: the mistakes recognized in
+/// it, or else pest's "expected ..." in words, with the statement's shape
+/// as help.
+fn syntax_errors(source: &str, statement: Span, e: pest::error::Error<Rule>) -> Vec<Diagnostic> {
+    let found = crate::mistakes::explain(source, statement);
+    if !found.is_empty() {
+        return found;
+    }
+    let mut d = syntax_error(e);
+    let text = &source[statement.start..statement.end];
+    if d.span.start >= statement.end || d.span.start < statement.start {
+        // The error is past the statement (it is unfinished): point at its end.
+        let end = statement.start + code_len(text);
+        d.span = Span::new(end, end);
+    }
+    let head = text.split_whitespace().next().unwrap_or("");
+    d.help = Some(statement_shape(head).to_string());
+    vec![d]
+}
+
+/// How a statement that starts with `head` is written, with an example.
+fn statement_shape(head: &str) -> &'static str {
+    match head {
+        "policy" => "the first line names the policy: `policy \"my-policy\"`",
+        "module" => "a module starts with `module \"name\"`",
+        "use" => "write `use std` to bring in the standard cue sets",
+        "let" => "a `let` names a keyword set, a pattern or an expression: `let failing = words [\"error\", \"failed\"]`, `let stepref = pattern r\"\\bstep \\d+\"`",
+        "score" => "a score gives a structure a number: `score G = 0.2 + 0.1 * hits(query, std.entities)`",
+        "rule" => "a rule is written `rule NAME when CONDITION -> select|add|remove MASK`, e.g. `rule why when query has std.causal -> select {S, T, R}`",
+        "default" => "the default mask is a set of structures: `default {S, T, V}`",
+        "fallback" => "the fallback mask is a set of structures: `fallback {S}`",
+        "budget" => "a budget is a number of tokens: `budget 12000 tokens`",
+        _ => "a policy is a list of statements: `policy \"name\"`, `use std`, `let`, `rule NAME when CONDITION -> select {S, T}`, `default {S}`; see docs/LANGUAGE.md",
     }
 }
 
@@ -212,7 +356,42 @@ fn describe(rule: &Rule) -> String {
         Rule::kw_in => "`in`",
         Rule::kw_std => "`std`",
         Rule::mask_lit => "a mask such as {S, T}",
-        _ => return format!("{rule:?}").replace('_', " "),
+        Rule::atom
+        | Rule::paren
+        | Rule::if_expr
+        | Rule::call
+        | Rule::call_name
+        | Rule::kw_min
+        | Rule::kw_max
+        | Rule::hits_call
+        | Rule::kw_hits
+        | Rule::has_pred
+        | Rule::matches_pred
+        | Rule::meta_in
+        | Rule::meta_is
+        | Rule::meta_field
+        | Rule::kw_domain
+        | Rule::kw_qtype
+        | Rule::word_count
+        | Rule::preview_ref
+        | Rule::kw_preview
+        | Rule::size_ref
+        | Rule::kw_size
+        | Rule::bool_lit
+        | Rule::kw_true
+        | Rule::kw_false
+        | Rule::kw_if
+        | Rule::std_ref
+        | Rule::operand
+        | Rule::prefix_op
+        | Rule::infix_op => {
+            "a condition or value (e.g. `query has std.causal`, `domain is web`, `preview.R.tokens > 4000`)"
+        }
+        Rule::top_mask | Rule::kw_top | Rule::all_lit | Rule::kw_all => "a mask such as {S, T}",
+        Rule::words_lit | Rule::pattern_lit | Rule::kw_pattern => {
+            "a keyword set or pattern (`words [\"a\"]`, `pattern r\"...\"`, `std.causal` or a `let` name)"
+        }
+        _ => "something else",
     };
     s.to_string()
 }
@@ -516,6 +695,20 @@ impl Builder<'_> {
                     depth = depth.max(d);
                     args.push(e);
                 }
+                if args.len() < 2 {
+                    let word = if name == CallName::Min { "min" } else { "max" };
+                    self.errors.push(
+                        Diagnostic::new(
+                            Code::E0100,
+                            span,
+                            format!("`{word}` takes two or more arguments, got one"),
+                        )
+                        .with_help(format!(
+                            "write `{word}(a, b)` or `{word}(a, b, c)`; with one value, write the value itself"
+                        )),
+                    );
+                    return None;
+                }
                 Some(mk(ExprKind::Call { name, args }, span, depth + 1))
             }
             Rule::hits_call => {
@@ -541,7 +734,17 @@ impl Builder<'_> {
                 });
                 let k_pair = inner.next()?;
                 let k_span = Span::from(k_pair.as_span());
-                let k = k_pair.as_str().parse::<u64>().unwrap_or(u64::MAX);
+                let Ok(k) = k_pair.as_str().parse::<u64>() else {
+                    self.errors.push(
+                        Diagnostic::new(
+                            Code::E0102,
+                            k_span,
+                            format!("`top {}` is out of range", k_pair.as_str()),
+                        )
+                        .with_help("there are five structures: use a count from 1 to 5"),
+                    );
+                    return None;
+                };
                 let mut depth = 0;
                 let above = match inner.next() {
                     Some(p) => {

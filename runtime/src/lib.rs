@@ -36,6 +36,28 @@ use wasmtime::{
 /// Largest memory a policy module may declare, in 64 KiB pages (16 MiB).
 pub const MAX_MEMORY_PAGES: u64 = 256;
 
+/// Limits on what a foreign module may contain, checked on the raw bytes
+/// before anything is compiled: compiling is the one cost fuel cannot bound,
+/// so a module must be small enough that compiling it is cheap.
+///
+/// MESA's own modules stay far inside them: a 200-rule policy over 500
+/// keywords is under 100 KiB with a dozen functions.
+pub mod limits {
+    /// Largest `.wasm` accepted, in bytes (the data segments can fill the
+    /// 16 MiB memory, plus the code).
+    pub const MAX_MODULE_BYTES: usize = 20 << 20;
+    /// Most functions defined in a module.
+    pub const MAX_FUNCTIONS: u32 = 64;
+    /// Largest code section (all function bodies), in bytes.
+    pub const MAX_CODE_BYTES: u32 = 4 << 20;
+    /// Largest single function body, in bytes.
+    pub const MAX_FUNCTION_BYTES: u32 = 2 << 20;
+    /// Most locals declared in one function.
+    pub const MAX_LOCALS: u32 = 4096;
+    /// Most types, globals, exports, tables, elements or data segments each.
+    pub const MAX_ITEMS: u32 = 256;
+}
+
 /// Everything that can go wrong loading or running a policy module.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -68,6 +90,9 @@ pub enum RuntimeError {
         /// What this host speaks.
         expected: u32,
     },
+    /// The module is larger or more complex than a policy module may be.
+    #[error("the module is too large to load: {0}; see docs/ABI.md, \"Limits\"")]
+    TooLarge(String),
     /// The metadata is missing or unreadable.
     #[error("the module's metadata is {0}")]
     BadMetadata(String),
@@ -144,10 +169,10 @@ impl Runtime {
 
     /// Validates and compiles a `.wasm` policy module.
     pub fn load(&self, wasm: &[u8]) -> Result<Policy, RuntimeError> {
-        prevalidate(wasm)?;
+        let section = prevalidate(wasm)?;
         let module = Module::new(&self.engine, wasm)
             .map_err(|e| RuntimeError::NotAModule(first_line(&e)))?;
-        self.prepare(module)
+        self.prepare(module, section.as_deref())
     }
 
     /// Compiles a `.wasm` policy ahead of time for this host (a `.cwasm`),
@@ -177,10 +202,14 @@ impl Runtime {
         #[allow(unsafe_code)]
         let module = unsafe { Module::deserialize(&self.engine, cwasm) }
             .map_err(|e| RuntimeError::NotAModule(first_line(&e)))?;
-        self.prepare(module)
+        self.prepare(module, None)
     }
 
-    fn prepare(&self, module: Module) -> Result<Policy, RuntimeError> {
+    /// Instantiates once to read the ABI version and the metadata. `section`
+    /// is the `mesa.metadata` custom section when the module has one: the
+    /// in-memory copy is the one every host can read, and a module whose two
+    /// copies differ is refused rather than trusted either way.
+    fn prepare(&self, module: Module, section: Option<&[u8]>) -> Result<Policy, RuntimeError> {
         validate_shape(&module)?;
         let linker: Linker<()> = Linker::new(&self.engine);
         let pre = linker
@@ -202,7 +231,15 @@ impl Runtime {
                 expected: abi::ABI_VERSION,
             });
         }
-        let metadata = instance.read_metadata()?;
+        let bytes = instance.metadata_bytes()?;
+        if section.is_some_and(|section| section != bytes.as_slice()) {
+            return Err(RuntimeError::BadMetadata(format!(
+                "given twice and the copies differ: the `{}` custom section is not the copy in memory",
+                abi::METADATA_SECTION
+            )));
+        }
+        let metadata: Metadata = serde_json::from_slice(&bytes)
+            .map_err(|e| RuntimeError::BadMetadata(format!("not valid JSON: {e}")))?;
         if metadata.abi_version != abi::ABI_VERSION {
             return Err(RuntimeError::AbiVersion {
                 found: i64::from(metadata.abi_version),
@@ -239,16 +276,40 @@ fn placeholder_metadata() -> Metadata {
     }
 }
 
-/// Reads the raw module for imports and memories before compiling it, so
-/// these get their own errors rather than a compiler's.
-fn prevalidate(wasm: &[u8]) -> Result<(), RuntimeError> {
+/// Reads the raw module before compiling it: imports and memories get their
+/// own errors rather than a compiler's, and the [`limits`] bound what
+/// compiling may cost. Returns the `mesa.metadata` custom section, if any.
+fn prevalidate(wasm: &[u8]) -> Result<Option<Vec<u8>>, RuntimeError> {
     use wasmparser::{Parser, Payload};
+    let over = |what: &str, n: u32, limit: u32| {
+        if n > limit {
+            Err(RuntimeError::TooLarge(format!(
+                "{n} {what}; the limit is {limit}"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    if wasm.len() > limits::MAX_MODULE_BYTES {
+        return Err(RuntimeError::TooLarge(format!(
+            "{} bytes; the limit is {} bytes",
+            wasm.len(),
+            limits::MAX_MODULE_BYTES
+        )));
+    }
+    if !wasm.starts_with(b"\0asm") {
+        return Err(RuntimeError::NotAModule(
+            "the file does not start with the WebAssembly magic bytes `\\0asm`".into(),
+        ));
+    }
+    let not_module = |e: wasmparser::BinaryReaderError| RuntimeError::NotAModule(e.to_string());
+    let mut section = None;
     for payload in Parser::new(0).parse_all(wasm) {
-        match payload.map_err(|e| RuntimeError::NotAModule(e.to_string()))? {
+        match payload.map_err(not_module)? {
             Payload::ImportSection(reader) => {
                 let mut names = Vec::new();
                 for import in reader.into_imports() {
-                    let import = import.map_err(|e| RuntimeError::NotAModule(e.to_string()))?;
+                    let import = import.map_err(not_module)?;
                     names.push(format!("`{}::{}`", import.module, import.name));
                 }
                 if !names.is_empty() {
@@ -257,14 +318,43 @@ fn prevalidate(wasm: &[u8]) -> Result<(), RuntimeError> {
             }
             Payload::MemorySection(reader) => {
                 for memory in reader {
-                    let m = memory.map_err(|e| RuntimeError::NotAModule(e.to_string()))?;
+                    let m = memory.map_err(not_module)?;
                     check_memory(m.memory64 || m.shared, m.initial, m.maximum)?;
                 }
+            }
+            Payload::FunctionSection(r) => over("functions", r.count(), limits::MAX_FUNCTIONS)?,
+            Payload::TypeSection(r) => over("types", r.count(), limits::MAX_ITEMS)?,
+            Payload::GlobalSection(r) => over("globals", r.count(), limits::MAX_ITEMS)?,
+            Payload::ExportSection(r) => over("exports", r.count(), limits::MAX_ITEMS)?,
+            Payload::TableSection(r) => over("tables", r.count(), limits::MAX_ITEMS)?,
+            Payload::ElementSection(r) => over("element segments", r.count(), limits::MAX_ITEMS)?,
+            Payload::DataSection(r) => over("data segments", r.count(), limits::MAX_ITEMS)?,
+            Payload::CodeSectionStart { size, .. } => {
+                over("bytes of code", size, limits::MAX_CODE_BYTES)?
+            }
+            Payload::CodeSectionEntry(body) => {
+                let size = body.range().len() as u32;
+                over("bytes in one function", size, limits::MAX_FUNCTION_BYTES)?;
+                let mut locals = 0u32;
+                for group in body.get_locals_reader().map_err(not_module)? {
+                    let (n, _) = group.map_err(not_module)?;
+                    locals = locals.saturating_add(n);
+                }
+                over("locals in one function", locals, limits::MAX_LOCALS)?;
+            }
+            Payload::CustomSection(c) if c.name() == abi::METADATA_SECTION => {
+                if section.is_some() {
+                    return Err(RuntimeError::BadMetadata(format!(
+                        "given in two `{}` custom sections",
+                        abi::METADATA_SECTION
+                    )));
+                }
+                section = Some(c.data().to_vec());
             }
             _ => {}
         }
     }
-    Ok(())
+    Ok(section)
 }
 
 fn check_memory(unusual: bool, minimum: u64, maximum: Option<u64>) -> Result<(), RuntimeError> {
@@ -509,14 +599,13 @@ impl PolicyInstance {
         })
     }
 
-    fn read_metadata(&mut self) -> Result<Metadata, RuntimeError> {
+    /// The in-memory copy of the metadata JSON.
+    fn metadata_bytes(&mut self) -> Result<Vec<u8>, RuntimeError> {
         let ptr = self.call_getter(Getter::MetadataPtr)?;
         let len = self.call_getter(Getter::MetadataLen)?;
-        let bytes = self
-            .read(ptr, len)
-            .map_err(|_| RuntimeError::BadMetadata("outside the module's memory".into()))?;
-        serde_json::from_slice(bytes)
-            .map_err(|e| RuntimeError::BadMetadata(format!("not valid JSON: {e}")))
+        self.read(ptr, len)
+            .map(<[u8]>::to_vec)
+            .map_err(|_| RuntimeError::BadMetadata("outside the module's memory".into()))
     }
 
     /// The module's metadata.

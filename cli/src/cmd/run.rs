@@ -41,7 +41,7 @@ impl QueryArgs {
         };
         for p in &self.previews {
             apply_preview_assignment(&mut input.previews, p)
-                .map_err(|e| CliError::Message(e.to_string()))?;
+                .map_err(|e| CliError::Usage(format!("--preview: {e}")))?;
         }
         Ok(input)
     }
@@ -109,7 +109,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         return run_lines(&mut backend, path, &args);
     }
     let Some(query) = args.query.query.clone() else {
-        return Err(CliError::Message(
+        return Err(CliError::Usage(
             "give a question with --query, or a JSONL file with --input".into(),
         ));
     };
@@ -179,7 +179,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     let selector =
         Selector::new(load_program(&args.file)?.0).map_err(|e| CliError::Message(e.to_string()))?;
     let Some(query) = args.query.query.clone() else {
-        return Err(CliError::Message("give a question with --query".into()));
+        return Err(CliError::Usage("give a question with --query".into()));
     };
     let input = args.query.input(query)?;
     let outcome = selector.select(&input);

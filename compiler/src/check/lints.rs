@@ -7,7 +7,7 @@
 
 use super::Checker;
 use crate::ir::{BoolExpr, MaskExpr, NumExpr, Program};
-use crate::mask::Mask;
+use mesa_core::Mask;
 use mesa_grammar::ast::{ActionKind, Statement};
 use mesa_grammar::{Code, Diagnostic, Span};
 

@@ -3,7 +3,7 @@
 use super::{Checker, Export, MAX_EXPR_DEPTH, MAX_EXPR_NODES, MAX_KEYWORDS, MAX_KEYWORD_BYTES};
 use crate::cues::{self, PatternProblem};
 use crate::ir::{BoolExpr, CmpOp, Feature, KeywordSet, MaskExpr, NumExpr, PatternDef};
-use crate::mask::Mask;
+use mesa_core::Mask;
 use mesa_grammar::ast::{BinaryOp, CallName, Expr, ExprKind, StrLit};
 use mesa_grammar::{did_you_mean, Code, Diagnostic, Span};
 use std::collections::HashSet;
@@ -494,6 +494,7 @@ impl Checker<'_> {
                 self.patterns.push(PatternDef {
                     name: format!("std.{name}"),
                     source: p.source.clone(),
+                    span,
                 });
                 Value::Pattern(self.patterns.len() - 1)
             }
@@ -591,6 +592,7 @@ impl Checker<'_> {
                 self.patterns.push(PatternDef {
                     name,
                     source: p.value.clone(),
+                    span: p.span,
                 });
                 Value::Pattern(self.patterns.len() - 1)
             }

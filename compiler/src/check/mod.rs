@@ -9,7 +9,7 @@ mod lints;
 mod lower;
 
 use crate::ir::{Features, MaskExpr, Program};
-use crate::mask::{Mask, Structure};
+use mesa_core::{Mask, Structure};
 use mesa_grammar::ast::{Expr, File, HeaderKind, Ident, StatementKind};
 use mesa_grammar::{did_you_mean, Code, Diagnostic, Span};
 use petgraph::graph::DiGraph;
@@ -388,6 +388,9 @@ impl<'f> Checker<'f> {
                 self.diags.push(diag);
                 for m in members {
                     self.lets[m].lowered = Some(Value::Error);
+                    // E0207 speaks for them: W0103 would call them unused
+                    // although they are used, by each other.
+                    self.lets[m].used = true;
                 }
             } else {
                 order.push(graph[scc[0]]);
@@ -504,6 +507,7 @@ impl<'f> Checker<'f> {
             fallback: fallback_decl.unwrap_or(default),
             budget,
             features: Features::default(),
+            pattern_dfas: Vec::new(),
         };
         lints::check_rules(
             self,
@@ -536,7 +540,64 @@ impl<'f> Checker<'f> {
             );
             return None;
         }
+        if !self.module_mode {
+            self.compile_patterns(&mut program)?;
+        }
         Some(program)
+    }
+
+    /// Compiles the patterns to the DFAs the Wasm module will carry, so that
+    /// every limit the compiler has is reported here, on the culprit.
+    fn compile_patterns(&mut self, program: &mut Program) -> Option<()> {
+        use crate::wasm::patterns::{self, DfaError};
+        let sources: Vec<String> = program.patterns.iter().map(|p| p.source.clone()).collect();
+        match patterns::compile_groups(&sources) {
+            Ok(groups) => {
+                program.pattern_dfas = groups;
+                Some(())
+            }
+            Err(DfaError::TooBig(Some(i))) => {
+                let p = &program.patterns[i];
+                self.help(
+                    Code::E0504,
+                    p.span,
+                    format!(
+                        "pattern `{}` compiles to a DFA larger than {} bytes",
+                        p.name,
+                        patterns::MAX_DFA_BYTES
+                    ),
+                    "counted repetitions such as {20} after a class, Unicode classes and long alternations of classes blow up; simplify the pattern or split it into several joined with `or`",
+                );
+                None
+            }
+            Err(DfaError::TooBig(None)) => {
+                let mut d = Diagnostic::new(
+                    Code::E0504,
+                    program.patterns[0].span,
+                    format!(
+                        "the policy's {} patterns together compile to DFAs larger than {} bytes",
+                        program.patterns.len(),
+                        patterns::MAX_TOTAL_DFA_BYTES
+                    ),
+                )
+                .with_help("use fewer or simpler patterns, or keyword sets");
+                for p in &program.patterns[1..] {
+                    d = d.with_label(p.span, "one of the patterns");
+                }
+                self.diags.push(d);
+                None
+            }
+            Err(DfaError::TooManyPatterns(_)) => Some(()), // E0507, above
+            Err(DfaError::Other(message)) => {
+                self.help(
+                    Code::E0504,
+                    program.patterns[0].span,
+                    format!("the policy's patterns cannot be compiled to a DFA: {message}"),
+                    "simplify the patterns",
+                );
+                None
+            }
+        }
     }
 
     /// A mask that must be known when the policy is checked.

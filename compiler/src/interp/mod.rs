@@ -13,16 +13,15 @@
 //! the last rule that changed the mask.
 
 mod explain;
-mod input;
 
 pub use explain::explain;
-pub use input::{
+pub use mesa_core::input::{
     apply_preview_assignment, parse_json_line, parse_preview_key, Input, InputError, Previews,
 };
 
 use crate::cues;
 use crate::ir::{BoolExpr, Feature, MaskExpr, NumExpr, Program};
-use crate::mask::{Mask, Structure};
+use mesa_core::{Mask, Structure};
 use aho_corasick::AhoCorasick;
 use mesa_grammar::ast::{ActionKind, MetaField, Subject};
 use serde::Serialize;
@@ -47,8 +46,11 @@ pub enum Step {
         /// The structure dropped.
         dropped: Structure,
         /// Its estimated tokens.
+        #[serde(serialize_with = "number_or_word")]
         tokens: f64,
-        /// The estimate of the whole mask before dropping it.
+        /// The estimate of the whole mask before dropping it (it can be
+        /// infinite when previews are huge: JSON shows `"inf"`).
+        #[serde(serialize_with = "number_or_word")]
         estimate: f64,
     },
     /// The mask was empty and became the fallback.
@@ -56,6 +58,17 @@ pub enum Step {
         /// The fallback mask.
         mask: Mask,
     },
+}
+
+/// Writes a finite number as a JSON number and any other as a string
+/// (`"inf"`, `"-inf"`, `"NaN"`): JSON has no infinities, and `null` would
+/// read as "absent".
+fn number_or_word<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_finite() {
+        s.serialize_f64(*v)
+    } else {
+        s.serialize_str(&v.to_string())
+    }
 }
 
 /// Every step of one evaluation, in order.

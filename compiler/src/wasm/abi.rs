@@ -4,7 +4,7 @@
 
 use crate::interp::{Input, Step, Trace};
 use crate::ir::{Feature, Features, Program};
-use crate::mask::{Mask, Structure};
+use mesa_core::{Mask, Structure};
 use serde::{Deserialize, Serialize};
 
 /// The ABI version this compiler emits and this crate's hosts accept.
@@ -198,15 +198,19 @@ pub fn write_input(
 }
 
 /// Decodes trace records (`count` records of [`TRACE_RECORD_BYTES`]).
-/// Returns `None` if the bytes are malformed.
+/// Returns `None` if the bytes are malformed: the first record must be the
+/// one start record (a trace without it would claim an empty default).
 pub fn decode_trace(bytes: &[u8], count: usize) -> Option<Trace> {
     let mut trace = Trace::default();
+    if bytes.first() != Some(&record::START) {
+        return None;
+    }
     for i in 0..count {
         let r = bytes.get(i * 24..i * 24 + 24)?;
         let u32_at = |o: usize| u32::from_le_bytes([r[o], r[o + 1], r[o + 2], r[o + 3]]);
         let f64_at = |o: usize| f64::from_le_bytes(r[o..o + 8].try_into().unwrap_or([0; 8]));
         match r[0] {
-            record::START => trace.start = Mask::from_bits(r[1]),
+            record::START if i == 0 => trace.start = Mask::from_bits(r[1]),
             record::RULE => trace.steps.push(Step::Rule {
                 index: u32_at(4) as usize,
                 fired: r[1] != 0,

@@ -10,9 +10,8 @@
 
 use super::abi::{self, exports, record};
 use super::keywords::{KeywordAutomaton, NONE};
-use super::patterns::PatternDfa;
 use crate::ir::{BoolExpr, CmpOp, Feature, MaskExpr, NumExpr, Program};
-use crate::mask::Structure;
+use mesa_core::Structure;
 use mesa_grammar::ast::{ActionKind, MetaField, Subject};
 use wasm_encoder::{
     BlockType, CodeSection, ConstExpr, CustomSection, DataSection, ExportKind, ExportSection,
@@ -179,7 +178,20 @@ impl Default for CompileOptions {
     }
 }
 
-/// Addresses of the pattern DFA's tables.
+/// The local holding pattern group `g`'s DFA state in `scan`: the first
+/// group uses `first`, later ones the locals declared after the others.
+fn group_state(g: usize, first: u32) -> u32 {
+    if g == 0 {
+        first
+    } else {
+        SCAN_LOCALS + g as u32 - 1
+    }
+}
+
+/// Parameters and locals `scan` declares before the extra group states.
+const SCAN_LOCALS: u32 = 15;
+
+/// Addresses of one pattern DFA's tables.
 struct PatternTables {
     w: u32,
     classes: u64,
@@ -194,7 +206,8 @@ struct Layout {
     norm: u64,
     word: u64,
     keywords: Option<KeywordTables>,
-    patterns: Option<PatternTables>,
+    /// One per pattern group (usually one).
+    patterns: Vec<PatternTables>,
     counts: u64,
     kwbits: u64,
     zero_end: u64,
@@ -464,32 +477,27 @@ pub fn compile_with(
             words: (distinct.len() as u32).div_ceil(32),
         })
     };
-    let patterns = if program.patterns.is_empty() {
-        None
-    } else {
-        let sources: Vec<String> = program.patterns.iter().map(|p| p.source.clone()).collect();
-        let dfa = PatternDfa::new(&sources).map_err(|e| match e {
-            super::patterns::DfaError::TooManyPatterns(count) => CompileError::TooManyPatterns {
-                count,
-                limit: super::patterns::MAX_PATTERNS,
-            },
-            super::patterns::DfaError::TooBig(i) => CompileError::DfaTooBig {
-                pattern: i.map(|i| program.patterns[i].name.clone()),
-                limit: super::patterns::MAX_DFA_BYTES,
-            },
-            super::patterns::DfaError::Other(m) => CompileError::TooLarge(m),
-        })?;
-        let w = if dfa.len() < 0xFFFF { 2 } else { 4 };
-        let masks: Vec<u8> = dfa.matches.iter().flat_map(|m| m.to_le_bytes()).collect();
-        Some(PatternTables {
-            w,
-            classes: data.put(1, &dfa.classes),
-            class_count: dfa.class_count as u32,
-            next: data.put_w(w, dfa.next.iter().copied()),
-            eoi: data.put_w(w, dfa.eoi.iter().copied()),
-            masks: data.put(8, &masks),
+    if program.pattern_dfas.is_empty() != program.patterns.is_empty() {
+        return Err(CompileError::TooLarge(
+            "the program's patterns were not compiled by the checker".into(),
+        ));
+    }
+    let patterns = program
+        .pattern_dfas
+        .iter()
+        .map(|dfa| {
+            let w = if dfa.len() < 0xFFFF { 2 } else { 4 };
+            let masks: Vec<u8> = dfa.matches.iter().flat_map(|m| m.to_le_bytes()).collect();
+            PatternTables {
+                w,
+                classes: data.put(1, &dfa.classes),
+                class_count: dfa.class_count as u32,
+                next: data.put_w(w, dfa.next.iter().copied()),
+                eoi: data.put_w(w, dfa.eoi.iter().copied()),
+                masks: data.put(8, &masks),
+            }
         })
-    };
+        .collect();
 
     // Constant strings for `domain`/`qtype` comparisons, lower-cased.
     let mut strings: Vec<(String, u64)> = Vec::new();
@@ -803,7 +811,8 @@ impl Gen<'_> {
         a.op(I::Loop(BlockType::Empty)); // $next
         a.ops([I::LocalGet(i), I::LocalGet(len), I::I32GeU, I::BrIf(1)]);
         a.byte_at(ptr, i).op(I::LocalSet(b)).incr(i);
-        if let Some(p) = &l.patterns {
+        for (g, p) in l.patterns.iter().enumerate() {
+            let ds = group_state(g, ds);
             // ds = next[ds * C + classes[b]]; pm |= masks[ds]
             a.ops([
                 I::LocalGet(ds),
@@ -951,20 +960,27 @@ impl Gen<'_> {
         a.op(I::Br(0));
         a.op(I::End); // loop $next
         a.op(I::End); // block $done
-        if let Some(p) = &l.patterns {
+        for (g, p) in l.patterns.iter().enumerate() {
+            let ds = group_state(g, ds);
             a.op(I::LocalGet(ds));
             a.load_w(p.eoi, p.w);
             a.op(I::LocalSet(ds));
             a.ops([
-                I::LocalGet(subj),
-                I::I32Const(3),
-                I::I32Shl,
                 I::LocalGet(pm),
                 I::LocalGet(ds),
                 I::I32Const(3),
                 I::I32Shl,
                 I::I64Load(ma(p.masks, 3)),
                 I::I64Or,
+                I::LocalSet(pm),
+            ]);
+        }
+        if !l.patterns.is_empty() {
+            a.ops([
+                I::LocalGet(subj),
+                I::I32Const(3),
+                I::I32Shl,
+                I::LocalGet(pm),
                 I::I64Store(ma(PMASK, 3)),
             ]);
         }
@@ -985,7 +1001,12 @@ impl Gen<'_> {
                 I::Call(F_CHECK),
             ]);
         }
-        a.finish(vec![(11, ValType::I32), (1, ValType::I64)])
+        let extra_groups = l.patterns.len().saturating_sub(1) as u32;
+        a.finish(vec![
+            (11, ValType::I32),
+            (1, ValType::I64),
+            (extra_groups, ValType::I32),
+        ])
     }
 
     /// `check(state, j, after, subject)`: records the keywords that end in

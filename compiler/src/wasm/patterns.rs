@@ -1,6 +1,16 @@
-//! The patterns compiled into a module: one DFA for all of a policy's
-//! patterns (regex-automata, every pattern reported), re-laid out as a flat
+//! The patterns compiled into a module: DFAs for a policy's patterns
+//! (regex-automata, every pattern reported), each re-laid out as a flat
 //! transition table over byte classes.
+//!
+//! [`compile_groups`] puts all patterns in one DFA when it fits, which is the
+//! common case and costs one table lookup per byte. Unanchored DFAs for
+//! several patterns can blow up as the product of their states (a
+//! case-insensitive alternation beside an identifier pattern does), so when
+//! the combined DFA is over the limit the patterns are packed greedily into
+//! groups that each fit, and the scan steps every group's DFA on each byte.
+//! A policy is refused only when a single pattern is too large alone, or the
+//! groups together exceed [`MAX_TOTAL_DFA_BYTES`]; the checker runs the same
+//! function, so a policy that checks also compiles.
 //!
 //! A pattern matches somewhere in a text exactly when the DFA, run over the
 //! whole text and its end, passes through a match state for it: with
@@ -18,9 +28,11 @@ use std::collections::HashMap;
 pub const MAX_DFA_BYTES: usize = 1 << 20;
 /// Most patterns one policy can have in the compiled module (one bit each).
 pub const MAX_PATTERNS: usize = 64;
+/// Largest total size of all of a policy's pattern tables, in bytes.
+pub const MAX_TOTAL_DFA_BYTES: usize = 8 << 20;
 
 /// A DFA over byte classes, states renumbered from the start state (0).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PatternDfa {
     /// Byte to class.
     pub classes: [u8; 256],
@@ -30,8 +42,61 @@ pub struct PatternDfa {
     pub next: Vec<u32>,
     /// The state after the end of the text.
     pub eoi: Vec<u32>,
-    /// Per state: the patterns (bit i = pattern i) whose match ends here.
+    /// Per state: the patterns (bit i = the policy's pattern i, whatever
+    /// group this DFA is) whose match ends here.
     pub matches: Vec<u64>,
+}
+
+/// Compiles a policy's patterns into as few DFAs as fit (see the module
+/// documentation). Scanning a text with every group and or-ing the results
+/// gives the set of patterns that match.
+pub fn compile_groups(patterns: &[String]) -> Result<Vec<PatternDfa>, DfaError> {
+    if patterns.len() > MAX_PATTERNS {
+        return Err(DfaError::TooManyPatterns(patterns.len()));
+    }
+    if patterns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all: Vec<usize> = (0..patterns.len()).collect();
+    match PatternDfa::build(patterns, &all) {
+        Ok(dfa) => return Ok(vec![dfa]),
+        Err(Failure::Size) => {}
+        Err(Failure::Other(m)) => return Err(DfaError::Other(m)),
+    }
+    let mut groups = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    let mut current_dfa: Option<PatternDfa> = None;
+    for i in 0..patterns.len() {
+        let mut trial = current.clone();
+        trial.push(i);
+        match PatternDfa::build(patterns, &trial) {
+            Ok(dfa) => {
+                current = trial;
+                current_dfa = Some(dfa);
+            }
+            Err(Failure::Other(m)) => return Err(DfaError::Other(m)),
+            Err(Failure::Size) => {
+                groups.extend(current_dfa.take());
+                current = vec![i];
+                match PatternDfa::build(patterns, &current) {
+                    Ok(dfa) => current_dfa = Some(dfa),
+                    Err(Failure::Size) => return Err(DfaError::TooBig(Some(i))),
+                    Err(Failure::Other(m)) => return Err(DfaError::Other(m)),
+                }
+            }
+        }
+    }
+    groups.extend(current_dfa);
+    if groups.iter().map(PatternDfa::table_bytes).sum::<usize>() > MAX_TOTAL_DFA_BYTES {
+        return Err(DfaError::TooBig(None));
+    }
+    Ok(groups)
+}
+
+/// Why one DFA could not be built.
+enum Failure {
+    Size,
+    Other(String),
 }
 
 /// Why the patterns cannot be compiled.
@@ -63,23 +128,35 @@ fn build(patterns: &[&str]) -> Result<dense::DFA<Vec<u32>>, Box<dense::BuildErro
 }
 
 impl PatternDfa {
-    /// Compiles the patterns (regex sources) into one DFA.
+    /// Compiles all the patterns (regex sources) into one DFA, or fails.
+    /// [`compile_groups`] is what the compiler uses.
     pub fn new(patterns: &[String]) -> Result<PatternDfa, DfaError> {
         if patterns.len() > MAX_PATTERNS {
             return Err(DfaError::TooManyPatterns(patterns.len()));
         }
-        let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let all: Vec<usize> = (0..patterns.len()).collect();
+        PatternDfa::build(patterns, &all).map_err(|e| match e {
+            Failure::Size => {
+                let culprit = (0..patterns.len())
+                    .find(|&i| matches!(PatternDfa::build(patterns, &[i]), Err(Failure::Size)));
+                DfaError::TooBig(culprit)
+            }
+            Failure::Other(m) => DfaError::Other(m),
+        })
+    }
+
+    /// One DFA for the patterns at `pattern_ids` (indices into `patterns`);
+    /// match bits are those indices.
+    fn build(patterns: &[String], pattern_ids: &[usize]) -> Result<PatternDfa, Failure> {
+        let refs: Vec<&str> = pattern_ids.iter().map(|&i| patterns[i].as_str()).collect();
         let dfa = match build(&refs) {
             Ok(dfa) => dfa,
-            Err(e) if e.is_size_limit_exceeded() => {
-                let culprit = (0..refs.len()).find(|&i| build(&refs[i..=i]).is_err());
-                return Err(DfaError::TooBig(culprit));
-            }
-            Err(e) => return Err(DfaError::Other(e.to_string())),
+            Err(e) if e.is_size_limit_exceeded() => return Err(Failure::Size),
+            Err(e) => return Err(Failure::Other(e.to_string())),
         };
         let start = dfa
             .start_state(&start::Config::new().anchored(Anchored::No))
-            .map_err(|e| DfaError::Other(e.to_string()))?;
+            .map_err(|e| Failure::Other(e.to_string()))?;
         let byte_classes = dfa.byte_classes();
         let mut classes = [0u8; 256];
         let mut representative: Vec<u8> = Vec::new();
@@ -117,7 +194,7 @@ impl PatternDfa {
             let mut bits = 0u64;
             if dfa.is_match_state(s) {
                 for m in 0..dfa.match_len(s) {
-                    bits |= 1 << dfa.match_pattern(s, m).as_usize();
+                    bits |= 1 << pattern_ids[dfa.match_pattern(s, m).as_usize()];
                 }
             }
             matches.push(bits);
@@ -130,6 +207,13 @@ impl PatternDfa {
             eoi,
             matches,
         })
+    }
+
+    /// The bytes its tables take in a module (2-byte entries below 65,535
+    /// states, else 4).
+    pub fn table_bytes(&self) -> usize {
+        let w = if self.len() < 0xFFFF { 2 } else { 4 };
+        256 + (self.next.len() + self.eoi.len()) * w + self.matches.len() * 8
     }
 
     /// Number of states.
@@ -218,6 +302,30 @@ mod tests {
             PatternDfa::new(&pats).err(),
             Some(DfaError::TooBig(Some(0)))
         );
+    }
+
+    /// The reported case: a case-insensitive alternation beside the standard
+    /// identifier pattern blows the combined DFA up; in groups it compiles,
+    /// and the groups together still answer exactly as `regex` does.
+    #[test]
+    fn blowup_of_the_combination_is_split_into_groups() {
+        let ident = crate::stdlib::lookup("identifiers")
+            .and_then(|e| match e {
+                crate::check::Export::Pattern(p) => Some(p.source),
+                _ => None,
+            })
+            .expect("std.identifiers is a pattern");
+        let pats = vec![r"(?i)traceback|exception".to_string(), ident];
+        assert!(matches!(
+            PatternDfa::new(&pats),
+            Err(DfaError::TooBig(None))
+        ));
+        let groups = compile_groups(&pats).expect("groups");
+        assert_eq!(groups.len(), 2);
+        for text in ["Traceback in my_func", "no exception", "x", "", "EXCEPTION foo_bar"] {
+            let found = groups.iter().fold(0, |acc, g| acc | g.scan(text.as_bytes()));
+            assert_eq!(found, reference(&pats, text.as_bytes()), "{text:?}");
+        }
     }
 
     proptest! {

@@ -1,0 +1,287 @@
+//! What a selector reads: the question, its metadata and the previews.
+
+use crate::feature::Feature;
+use crate::mask::Structure;
+use serde::Deserialize;
+
+/// Preview features per structure; a feature the host did not supply is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Previews(pub [[f64; 3]; 5]);
+
+impl Previews {
+    /// The value of `preview.K.feature`.
+    pub fn get(&self, s: Structure, f: Feature) -> f64 {
+        self.0[s.index()][f as usize]
+    }
+
+    /// Sets `preview.K.feature`.
+    pub fn set(&mut self, s: Structure, f: Feature, value: f64) {
+        self.0[s.index()][f as usize] = value;
+    }
+}
+
+/// One question to select for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Input {
+    /// The question text.
+    pub query: String,
+    /// The episode's task description, if known.
+    pub task: Option<String>,
+    /// The episode's domain, if known.
+    pub domain: Option<String>,
+    /// The question type, if known.
+    pub qtype: Option<String>,
+    /// The previews.
+    pub previews: Previews,
+}
+
+impl Input {
+    /// An input with just a query.
+    pub fn query(query: impl Into<String>) -> Self {
+        Input {
+            query: query.into(),
+            ..Input::default()
+        }
+    }
+}
+
+/// Why an input could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The line is not a JSON object of the expected shape.
+    #[error("invalid JSON input: {0}")]
+    Json(String),
+    /// A preview names an unknown structure.
+    #[error("unknown structure `{0}` in a preview (structures are S, T, G, V, R)")]
+    UnknownStructure(String),
+    /// A preview names an unknown feature.
+    #[error("unknown preview feature `{0}` (features are tokens, top, hits)")]
+    UnknownFeature(String),
+    /// A preview value is not a finite number.
+    #[error("preview `{0}` must be a finite number, got `{1}`")]
+    NotFinite(String, String),
+    /// One structure is given twice in a `preview` object (`"R"` and `"raw"`).
+    #[error("structure given twice in `preview`, as `{0}` and as `{1}`; give each structure once")]
+    DuplicateStructure(String, String),
+    /// One feature of a structure is given twice in a `preview` object.
+    #[error("preview feature `{0}` given twice; give each feature once")]
+    DuplicateFeature(String),
+    /// A `--preview` argument is not of the form `K.feature=VALUE`.
+    #[error("`{0}` is not of the form K.feature=VALUE (e.g. R.tokens=4000)")]
+    BadAssignment(String),
+}
+
+/// Reads `K.feature` into its structure and feature.
+pub fn parse_preview_key(key: &str) -> Result<(Structure, Feature), InputError> {
+    let (s, f) = key
+        .split_once('.')
+        .ok_or_else(|| InputError::BadAssignment(key.to_string()))?;
+    let s = Structure::from_name(s).ok_or_else(|| InputError::UnknownStructure(s.to_string()))?;
+    let f = Feature::from_name(f).ok_or_else(|| InputError::UnknownFeature(f.to_string()))?;
+    Ok((s, f))
+}
+
+/// Applies a `K.feature=VALUE` assignment (the CLI's `--preview`).
+pub fn apply_preview_assignment(previews: &mut Previews, text: &str) -> Result<(), InputError> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| InputError::BadAssignment(text.to_string()))?;
+    let (s, f) = parse_preview_key(key.trim())?;
+    let v: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| InputError::NotFinite(key.to_string(), value.to_string()))?;
+    if !v.is_finite() {
+        return Err(InputError::NotFinite(key.to_string(), value.to_string()));
+    }
+    previews.set(s, f, v);
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    query: String,
+    #[serde(default)]
+    task: Option<String>,
+    #[serde(default)]
+    domain: Option<String>,
+    #[serde(default)]
+    qtype: Option<String>,
+    #[serde(default)]
+    preview: PreviewObject,
+}
+
+/// The `preview` object of a JSONL line, read straight into [`Previews`]:
+/// the same structure named twice (`"R"` and `"raw"`) or the same feature
+/// given twice is an error rather than a silent "last one wins", as a
+/// duplicate `query` is.
+#[derive(Default)]
+struct PreviewObject(Previews);
+
+impl<'de> Deserialize<'de> for PreviewObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct Outer;
+        struct Inner<'a>(&'a mut Previews, Structure, &'a str);
+        impl<'de> Visitor<'de> for Outer {
+            type Value = PreviewObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"an object such as {"R": {"tokens": 5000}}"#)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PreviewObject, A::Error> {
+                let mut previews = Previews::default();
+                let mut seen: [Option<String>; 5] = Default::default();
+                while let Some(name) = map.next_key::<String>()? {
+                    let s = Structure::from_name(&name).ok_or_else(|| {
+                        A::Error::custom(InputError::UnknownStructure(name.clone()))
+                    })?;
+                    if let Some(first) = &seen[s.index()] {
+                        return Err(A::Error::custom(InputError::DuplicateStructure(
+                            first.clone(),
+                            name,
+                        )));
+                    }
+                    map.next_value_seed(Inner(&mut previews, s, &name))?;
+                    seen[s.index()] = Some(name);
+                }
+                Ok(PreviewObject(previews))
+            }
+        }
+        impl<'de> serde::de::DeserializeSeed<'de> for Inner<'_> {
+            type Value = ();
+            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_map(self)
+            }
+        }
+        impl<'de> Visitor<'de> for Inner<'_> {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"an object of features such as {"tokens": 5000, "top": 0.4}"#)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                let Inner(previews, s, structure) = self;
+                let mut seen = [false; 3];
+                while let Some(name) = map.next_key::<String>()? {
+                    let f = Feature::from_name(&name).ok_or_else(|| {
+                        A::Error::custom(InputError::UnknownFeature(name.clone()))
+                    })?;
+                    if seen[f as usize] {
+                        return Err(A::Error::custom(InputError::DuplicateFeature(format!(
+                            "{structure}.{name}"
+                        ))));
+                    }
+                    seen[f as usize] = true;
+                    previews.set(s, f, map.next_value::<f64>()?);
+                }
+                Ok(())
+            }
+        }
+        d.deserialize_map(Outer)
+    }
+}
+
+/// Reads one JSONL line: `{"id": .., "query": "..", "domain": .., "task": ..,
+/// "qtype": .., "preview": {"R": {"tokens": 5000, "top": 0.4}}}`. Only `query`
+/// is required; other fields are ignored (hosts may carry their own). A UTF-8 byte-order mark before the
+/// object is skipped. Numbers are read exactly: the text of a JSON number
+/// becomes the nearest `f64`, as Python's and JavaScript's readers do.
+/// Returns the `id` (echoed in output).
+pub fn parse_json_line(line: &str) -> Result<(Option<serde_json::Value>, Input), InputError> {
+    let line = line.strip_prefix('\u{FEFF}').unwrap_or(line);
+    let parsed: Line = serde_json::from_str(line).map_err(|e| InputError::Json(e.to_string()))?;
+    Ok((
+        parsed.id,
+        Input {
+            query: parsed.query,
+            task: parsed.task,
+            domain: parsed.domain,
+            qtype: parsed.qtype,
+            previews: parsed.preview.0,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines() {
+        let (id, input) = parse_json_line(r#"{"id": 7, "query": "why?", "domain": "web", "preview": {"R": {"tokens": 10}, "vector": {"top": 0.5}}, "extra": 1}"#).unwrap();
+        assert_eq!(id, Some(serde_json::json!(7)));
+        assert_eq!(input.domain.as_deref(), Some("web"));
+        assert_eq!(input.previews.get(Structure::Raw, Feature::Tokens), 10.0);
+        assert_eq!(input.previews.get(Structure::Vector, Feature::Top), 0.5);
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "preview": {"R": {"tokens": 1}, "raw": {"top": 1}}}"#),
+            Err(InputError::Json(e)) if e.contains("given twice")
+        ));
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "preview": {"R": {"tokens": 1, "tokens": 2}}}"#),
+            Err(InputError::Json(e)) if e.contains("given twice")
+        ));
+        assert!(parse_json_line("\u{FEFF}{\"query\": \"a\"}").is_ok());
+        assert!(matches!(
+            parse_json_line(r#"{"query": 1}"#),
+            Err(InputError::Json(_))
+        ));
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "preview": {"X": {}}}"#),
+            Err(InputError::Json(e)) if e.contains("unknown structure `X`")
+        ));
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "preview": {"S": {"tok": 1}}}"#),
+            Err(InputError::Json(e)) if e.contains("unknown preview feature `tok`")
+        ));
+    }
+
+    #[test]
+    fn assignments() {
+        let mut p = Previews::default();
+        apply_preview_assignment(&mut p, "R.tokens=4000").unwrap();
+        assert_eq!(p.get(Structure::Raw, Feature::Tokens), 4000.0);
+        assert!(apply_preview_assignment(&mut p, "R.tokens=inf").is_err());
+        assert!(apply_preview_assignment(&mut p, "R.tokens").is_err());
+        assert!(apply_preview_assignment(&mut p, "Q.tokens=1").is_err());
+    }
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tokens_of(line: &str) -> f64 {
+        let (_, input) = parse_json_line(line).expect("valid line");
+        input.previews.get(Structure::Raw, Feature::Tokens)
+    }
+
+    #[test]
+    fn the_reported_double_reads_exactly() {
+        let line = r#"{"query":"a","preview":{"R":{"tokens":0.9999999999999999}}}"#;
+        assert_eq!(tokens_of(line), 0.9999999999999999_f64);
+        assert!(tokens_of(line) < 1.0);
+    }
+
+    proptest! {
+        /// Any finite double, printed in its shortest form or with 17
+        /// significant digits or in exponent form, reads back bit for bit, as
+        /// it does through `--preview` (Rust's `str::parse`).
+        #[test]
+        fn json_numbers_round_trip(bits in any::<u64>()) {
+            let v = f64::from_bits(bits);
+            prop_assume!(v.is_finite());
+            for text in [format!("{v:?}"), format!("{v:.17e}"), format!("{v:e}")] {
+                let line = format!(r#"{{"query":"a","preview":{{"R":{{"tokens":{text}}}}}}}"#);
+                let from_json = tokens_of(&line);
+                let mut p = Previews::default();
+                apply_preview_assignment(&mut p, &format!("R.tokens={text}")).expect("assignment");
+                prop_assert_eq!(from_json.to_bits(), v.to_bits(), "{}", text);
+                prop_assert_eq!(p.get(Structure::Raw, Feature::Tokens).to_bits(), v.to_bits());
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Types shared by every MESA crate: the five memory structures, masks over
+//! them, preview features and the input a selector reads.
+//!
+//! This crate has no heavy dependencies, so the memory side can use it
+//! without pulling in the parser, the Wasm encoder or wasmtime.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod feature;
+pub mod input;
+pub mod mask;
+
+pub use feature::Feature;
+pub use input::{
+    apply_preview_assignment, parse_json_line, parse_preview_key, Input, InputError, Previews,
+};
+pub use mask::{Mask, Structure};

@@ -1,0 +1,73 @@
+//! Composition: the evidence of the selected structures, in the order S, T,
+//! G, V, R, with provenance and a total token count, and its text for an
+//! answer model.
+//!
+//! The text is each non-empty structure's section ([`Evidence::render`]: a
+//! `## K: name` header, then one item per line) joined by blank lines.
+//! The token count is the sum of the sections' counts plus one per blank
+//! line between sections: parts are counted separately, so the rendered
+//! text may tokenize to a few tokens fewer, never more.
+
+use crate::structures::{Evidence, EvidenceItem};
+use mesa_core::{Mask, Structure};
+use serde::Serialize;
+
+/// The composed evidence for one question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Composition {
+    /// The structures asked for.
+    pub mask: Mask,
+    /// Their evidence, in the order S, T, G, V, R; empty ones are kept here
+    /// but add nothing to the text.
+    pub sections: Vec<Evidence>,
+    /// Tokens of the rendered text (see the module docs).
+    pub tokens: usize,
+}
+
+/// Composes the evidence of the structures in `mask`, taken from
+/// `evidence` (which may hold other structures too; they are ignored).
+pub fn compose(mask: Mask, evidence: Vec<Evidence>) -> Composition {
+    let mut sections: Vec<Evidence> = evidence
+        .into_iter()
+        .filter(|e| mask.contains(e.structure))
+        .collect();
+    sections.sort_by_key(|e| e.structure);
+    sections.dedup_by_key(|e| e.structure);
+    let non_empty = sections.iter().filter(|e| !e.items.is_empty()).count();
+    let tokens = sections.iter().map(Evidence::tokens).sum::<usize>() + non_empty.saturating_sub(1);
+    Composition {
+        mask,
+        sections,
+        tokens,
+    }
+}
+
+impl Composition {
+    /// Every item, in order.
+    pub fn items(&self) -> impl Iterator<Item = &EvidenceItem> {
+        self.sections.iter().flat_map(|s| s.items.iter())
+    }
+
+    /// The distinct step indices the evidence shows, increasing.
+    pub fn steps(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self.items().flat_map(|i| i.steps.iter().copied()).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The evidence of one structure, if selected.
+    pub fn section(&self, s: Structure) -> Option<&Evidence> {
+        self.sections.iter().find(|e| e.structure == s)
+    }
+
+    /// The text for an answer model.
+    pub fn render(&self) -> String {
+        self.sections
+            .iter()
+            .filter(|e| !e.items.is_empty())
+            .map(Evidence::render)
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+}

@@ -1,0 +1,271 @@
+use super::*;
+use serde_json::json;
+
+fn ama_line(id: u64, steps: usize) -> String {
+    let trajectory: Vec<Value> = (0..steps)
+        .map(|i| json!({"turn_idx": i, "action": format!("act {i}"), "observation": format!("obs {i}")}))
+        .collect();
+    json!({
+        "episode_id": id, "task_type": "spider2", "domain": "TEXT2SQL", "source": "x",
+        "success": false, "task": "do it", "num_turns": steps, "trajectory": trajectory,
+        "qa_pairs": [{"question": "What at step 1?", "answer": "act 1", "type": "A"},
+                      {"question": "Why?", "answer": "because", "type": "B"}]
+    })
+    .to_string()
+}
+
+fn generic_line(id: &str) -> String {
+    json!({
+        "id": id, "task": "fix the bug", "domain": "software", "outcome": "success",
+        "steps": [
+            {"index": 1, "action": "ls", "observation": "a.py", "timestamp": "2026-01-01T00:00:00Z"},
+            {"index": 2, "action": "cat a.py", "observation": "print(1)"},
+            {"action": "python a.py", "observation": "1"}
+        ],
+        "questions": [{"id": "q1", "question": "What ran at step 3?", "answer": "python a.py", "evidence": [3]},
+                      {"question": "What did ls show?"}]
+    })
+    .to_string()
+}
+
+fn opts() -> LoadOptions {
+    LoadOptions::default()
+}
+
+fn skip() -> LoadOptions {
+    LoadOptions {
+        skip_bad: true,
+        ..LoadOptions::default()
+    }
+}
+
+#[test]
+fn reads_both_layouts() {
+    let text = format!("{}\n{}\n", ama_line(7, 3), generic_line("g1"));
+    let loaded = load_str(&text, "d.jsonl", &opts()).unwrap();
+    assert_eq!(loaded.episodes.len(), 2);
+    let a = &loaded.episodes[0];
+    assert_eq!(a.id, "7");
+    assert_eq!(a.outcome.as_deref(), Some("failure"));
+    assert_eq!(a.meta["task_type"], "spider2");
+    assert_eq!(a.questions[1].id, "7:1");
+    assert_eq!(a.questions[0].qtype.as_deref(), Some("A"));
+    assert_eq!(a.steps[2].observation, "obs 2");
+    let g = &loaded.episodes[1];
+    assert_eq!(
+        g.steps.iter().map(|s| s.index).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert_eq!(g.steps[0].timestamp.as_deref(), Some("2026-01-01T00:00:00Z"));
+    assert_eq!(g.questions[0].evidence, [3]);
+    assert_eq!(g.questions[1].id, "g1:1");
+    assert_eq!(g.questions[1].answer, None);
+    assert_eq!(g.position(3), Some(2));
+    assert_eq!(loaded.report.by_format, [1, 1]);
+    assert_eq!(loaded.report.steps, 6);
+    assert_eq!(loaded.report.questions, 4);
+}
+
+#[test]
+fn bom_crlf_and_blank_lines() {
+    let text = format!("\u{feff}{}\r\n\n  \n\u{feff}{}", ama_line(1, 2), ama_line(2, 2));
+    let loaded = load_str(&text, "d.jsonl", &opts()).unwrap();
+    assert_eq!(loaded.episodes.len(), 2);
+    assert_eq!(loaded.report.blank_lines, 2);
+    assert_eq!(loaded.report.lines, 4);
+}
+
+fn err(text: &str) -> DatasetError {
+    load_str(text, "d.jsonl", &opts()).unwrap_err()
+}
+
+#[test]
+fn truncated_and_non_json_lines() {
+    let line = ama_line(1, 3);
+    let text = format!("{}\n{}", line, &line[..line.len() / 2]);
+    let e = err(&text);
+    assert!(matches!(e, DatasetError::Json { line: 2, .. }), "{e}");
+    assert!(e.to_string().starts_with("d.jsonl:2: not valid JSON"), "{e}");
+    assert!(matches!(err("hello\n"), DatasetError::Json { line: 1, .. }));
+    assert!(matches!(
+        err("[1, 2]\n"),
+        DatasetError::UnknownFormat { line: 1, .. }
+    ));
+    assert!(matches!(
+        err("{\"foo\": 1}\n"),
+        DatasetError::UnknownFormat { .. }
+    ));
+}
+
+#[test]
+fn missing_and_bad_fields() {
+    let mut v: Value = serde_json::from_str(&ama_line(1, 3)).unwrap();
+    v["trajectory"][1].as_object_mut().unwrap().remove("action");
+    let e = err(&v.to_string());
+    assert_eq!(
+        e.to_string(),
+        "d.jsonl:1: missing field `trajectory[1].action`"
+    );
+    let mut v: Value = serde_json::from_str(&ama_line(1, 3)).unwrap();
+    v["trajectory"][2]["turn_idx"] = json!("two");
+    let e = err(&v.to_string());
+    assert!(
+        matches!(&e, DatasetError::BadField { field, .. } if field == "trajectory[2].turn_idx"),
+        "{e}"
+    );
+    let mut v: Value = serde_json::from_str(&ama_line(1, 3)).unwrap();
+    v.as_object_mut().unwrap().remove("task");
+    assert!(matches!(err(&v.to_string()), DatasetError::MissingField { field, .. } if field == "task"));
+    let mut v: Value = serde_json::from_str(&generic_line("g")).unwrap();
+    v["questions"][0]["evidence"] = json!([99]);
+    let e = err(&v.to_string());
+    assert!(
+        matches!(&e, DatasetError::BadField { field, .. } if field == "questions[0].evidence[0]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn steps_out_of_order_or_duplicated() {
+    let mut v: Value = serde_json::from_str(&ama_line(1, 4)).unwrap();
+    v["trajectory"][2]["turn_idx"] = json!(1);
+    let e = err(&v.to_string());
+    assert!(
+        matches!(&e, DatasetError::StepOrder { index: 1, previous: 1, field, .. } if field == "trajectory[2]"),
+        "{e}"
+    );
+    let mut v: Value = serde_json::from_str(&ama_line(1, 4)).unwrap();
+    v["trajectory"][3]["turn_idx"] = json!(0);
+    assert!(matches!(
+        err(&v.to_string()),
+        DatasetError::StepOrder { index: 0, previous: 2, .. }
+    ));
+}
+
+#[test]
+fn zero_steps() {
+    let e = err(&ama_line(5, 0));
+    assert!(matches!(&e, DatasetError::NoSteps { episode, .. } if episode == "5"));
+    assert_eq!(e.to_string(), "d.jsonl:1: episode `5` has no steps");
+}
+
+#[test]
+fn huge_observation_is_cut_and_counted() {
+    let mut v: Value = serde_json::from_str(&ama_line(1, 3)).unwrap();
+    let big = "é".repeat(2 * 1024 * 1024); // 4 MiB of two-byte characters
+    v["trajectory"][1]["observation"] = json!(big);
+    let loaded = load_str(&v.to_string(), "d.jsonl", &opts()).unwrap();
+    let e = &loaded.episodes[0];
+    assert_eq!(e.steps[1].observation.len(), 32 * 1024);
+    assert!(e.steps[1].observation.chars().all(|c| c == 'é'));
+    assert_eq!(loaded.report.cut_observations, 1);
+    assert_eq!(
+        e.notes,
+        ["step 1: observation cut from 4194304 to 32768 bytes"]
+    );
+}
+
+#[test]
+fn duplicates() {
+    let text = format!("{}\n{}\n", ama_line(1, 2), ama_line(1, 2));
+    assert!(matches!(
+        err(&text),
+        DatasetError::DuplicateEpisode { line: 2, first: 1, .. }
+    ));
+    let mut v: Value = serde_json::from_str(&generic_line("g")).unwrap();
+    v["questions"][1]["id"] = json!("q1");
+    assert!(matches!(
+        err(&v.to_string()),
+        DatasetError::DuplicateQuestion { .. }
+    ));
+}
+
+#[test]
+fn long_lines_and_bad_utf8() {
+    let o = LoadOptions {
+        max_line_bytes: 100,
+        ..opts()
+    };
+    let text = format!("{}\n", ama_line(1, 20));
+    let e = load_str(&text, "d.jsonl", &o).unwrap_err();
+    assert!(matches!(e, DatasetError::LineTooLong { line: 1, limit: 100, .. }));
+    let mut bytes = ama_line(1, 2).into_bytes();
+    bytes[20] = 0xff;
+    let mut r = EpisodeReader::new(&bytes[..], "b.jsonl", opts());
+    assert!(matches!(
+        r.next(),
+        Some(Err(DatasetError::NotUtf8 { offset: 20, .. }))
+    ));
+}
+
+#[test]
+fn skip_bad_counts_every_skip() {
+    let mut out_of_order: Value = serde_json::from_str(&ama_line(4, 3)).unwrap();
+    out_of_order["trajectory"][2]["turn_idx"] = json!(0);
+    let good = ama_line(1, 2);
+    let text = [
+        good.clone(),
+        good[..good.len() - 5].to_string(),
+        "not json".to_string(),
+        ama_line(3, 0),
+        out_of_order.to_string(),
+        ama_line(1, 2),
+        generic_line("g"),
+        "x".repeat(3000),
+        ama_line(9, 1),
+    ]
+    .join("\n");
+    let o = LoadOptions {
+        max_line_bytes: 2000,
+        ..skip()
+    };
+    let loaded = load_str(&text, "d.jsonl", &o).unwrap();
+    let ids: Vec<&str> = loaded.episodes.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["1", "g", "9"]);
+    let lines: Vec<usize> = loaded.report.skipped.iter().map(|s| s.line).collect();
+    assert_eq!(lines, [2, 3, 4, 5, 6, 8]);
+    let r = &loaded.report.skipped;
+    assert!(matches!(r[0].reason, DatasetError::Json { .. }));
+    assert!(matches!(r[2].reason, DatasetError::NoSteps { .. }));
+    assert!(matches!(r[3].reason, DatasetError::StepOrder { .. }));
+    assert!(matches!(r[4].reason, DatasetError::DuplicateEpisode { .. }));
+    assert!(matches!(r[5].reason, DatasetError::LineTooLong { .. }));
+    assert_eq!(loaded.report.lines, 9);
+    assert_eq!(loaded.report.episodes, 3);
+}
+
+#[test]
+fn missing_file() {
+    let e = load(Path::new("/nonexistent/x.jsonl"), &opts()).unwrap_err();
+    assert!(matches!(e, DatasetError::Io { .. }));
+    assert!(e.to_string().starts_with("/nonexistent/x.jsonl: "));
+}
+
+/// The real AMA-Bench file, when it is there (it is in the project's shared
+/// data folder).
+#[test]
+fn ama_bench_counts() {
+    let path = crate::testing::ama_path();
+    let Some(path) = path else {
+        eprintln!("AMA-Bench data not found; skipping");
+        return;
+    };
+    let mut reader = EpisodeReader::open(&path, opts()).unwrap();
+    let mut steps = 0;
+    let mut episodes = 0;
+    for e in reader.by_ref() {
+        let e = e.unwrap();
+        episodes += 1;
+        steps += e.steps.len();
+        assert_eq!(e.steps[0].index, 0);
+        assert!(e.steps.windows(2).all(|w| w[1].index == w[0].index + 1));
+    }
+    let r = reader.into_report();
+    assert_eq!((episodes, steps, r.questions), (208, 15_244, 2_496));
+    assert!(r.skipped.is_empty());
+    assert_eq!(r.by_format, [208, 0]);
+    eprintln!(
+        "cut observations: {}, cut actions: {}",
+        r.cut_observations, r.cut_actions
+    );
+}

@@ -1,0 +1,481 @@
+//! The five memory structures, built per episode, behind one trait.
+//!
+//! | key | type | access |
+//! | --- | --- | --- |
+//! | S | [`Summary`] | the episode summary, the same for every question |
+//! | T | [`Temporal`] | the steps the question names, else lexical top-k turn keys |
+//! | G | [`Graph`] | focal relations linked to the question, with neighbours |
+//! | V | [`Vector`] | top-k steps by cosine similarity |
+//! | R | [`Raw`] | BM25 top-k overlapping windows |
+//!
+//! Every [`EvidenceItem`] carries its provenance: the structure, the step
+//! indices it shows, a score normalized to `[0, 1]`, its text and the text's
+//! token count. Token counts are computed when the structure is built (step
+//! renderings, windows, summary, relations), so retrieval never tokenizes.
+
+pub mod graph;
+pub mod raw;
+pub mod stepref;
+pub mod summary;
+pub mod temporal;
+pub mod vector;
+
+pub use graph::{Graph, RuleExtractor, Triple, TripleExtractor};
+pub use raw::{windows, Raw, Window};
+pub use stepref::{StepRef, StepRefs};
+pub use summary::{ExtractiveSummarizer, Summarizer, Summary, SummaryLine};
+pub use temporal::Temporal;
+pub use vector::{Embedder, HashEmbedder, Vector};
+
+use crate::config::Config;
+use crate::dataset::{Episode, Step};
+use crate::text::{cut_marked, term_hashes};
+use crate::tokens::count_tokens;
+use mesa_core::Structure;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+/// A plugged-in builder (embedder, summarizer, triple extractor) failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PluginError {
+    /// The plugin reported a failure.
+    #[error("{plugin}: {message}")]
+    Failed {
+        /// The plugin's name.
+        plugin: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The plugin returned something of the wrong shape.
+    #[error("{plugin}: {message}")]
+    BadOutput {
+        /// The plugin's name.
+        plugin: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// A structure could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A plugin failed.
+    #[error("episode `{episode}`: {source}")]
+    Plugin {
+        /// The episode.
+        episode: String,
+        /// The plugin's error.
+        #[source]
+        source: PluginError,
+    },
+    /// The BM25 index could not be written.
+    #[error("episode `{episode}`: BM25 index: {message}")]
+    Index {
+        /// The episode.
+        episode: String,
+        /// Tantivy's message.
+        message: String,
+    },
+}
+
+/// Retrieval failed (an index read failed, or an embedder could not embed
+/// the question).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RetrieveError {
+    /// The BM25 index could not be searched.
+    #[error("BM25 search: {0}")]
+    Index(String),
+    /// The embedder failed on the question.
+    #[error("embedding the question: {0}")]
+    Embed(#[from] PluginError),
+}
+
+/// A question, prepared once for all five structures: its content terms and
+/// the step references it makes.
+#[derive(Debug, Clone)]
+pub struct Query {
+    text: String,
+    terms: Vec<u64>,
+    refs: StepRefs,
+    embedding: OnceLock<Result<Vec<f32>, PluginError>>,
+}
+
+impl Query {
+    /// Prepares a question.
+    pub fn new(text: &str) -> Query {
+        Query {
+            text: text.to_string(),
+            terms: term_hashes(text),
+            refs: StepRefs::parse(text),
+            embedding: OnceLock::new(),
+        }
+    }
+
+    /// The question text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The distinct content terms (stable hashes, sorted).
+    pub fn terms(&self) -> &[u64] {
+        &self.terms
+    }
+
+    /// The step references the question makes.
+    pub fn refs(&self) -> &StepRefs {
+        &self.refs
+    }
+
+    /// The question's embedding by `embedder`, computed once per query.
+    pub(crate) fn embedding(&self, embedder: &dyn Embedder) -> Result<&[f32], PluginError> {
+        self.embedding
+            .get_or_init(|| vector::embed_one(embedder, &self.text))
+            .as_ref()
+            .map(Vec::as_slice)
+            .map_err(Clone::clone)
+    }
+}
+
+/// One piece of evidence, with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvidenceItem {
+    /// The structure it comes from.
+    pub structure: Structure,
+    /// The step indices it shows, in increasing order.
+    pub steps: Vec<usize>,
+    /// Its retrieval score, normalized to `[0, 1]` (see each structure).
+    pub score: f64,
+    /// The text given to the answer model.
+    pub text: String,
+    /// `cl100k_base` tokens in `text`.
+    pub tokens: usize,
+}
+
+/// What one structure returns for one question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The structure.
+    pub structure: Structure,
+    /// The items, in the structure's order (T: by step; V, R, G: best
+    /// first; S: one item).
+    pub items: Vec<EvidenceItem>,
+    /// The preview's `hits` (see each structure).
+    pub hits: usize,
+}
+
+impl Evidence {
+    /// No evidence.
+    pub fn empty(structure: Structure) -> Evidence {
+        Evidence {
+            structure,
+            items: Vec::new(),
+            hits: 0,
+        }
+    }
+
+    /// The section header in a composition, e.g. `## T: temporal`.
+    pub fn header(&self) -> &'static str {
+        [
+            "## S: summary",
+            "## T: temporal",
+            "## G: graph",
+            "## V: vector",
+            "## R: raw",
+        ][self.structure.index()]
+    }
+
+    /// Tokens this evidence adds to a composition: 0 if there are no items,
+    /// else the header's tokens plus each item's tokens plus one per item
+    /// for the line break before it. (Parts are counted separately; the
+    /// joined text may tokenize to slightly fewer, never more.)
+    pub fn tokens(&self) -> usize {
+        if self.items.is_empty() {
+            return 0;
+        }
+        header_tokens(self.structure)
+            + self.items.iter().map(|i| i.tokens + 1).sum::<usize>()
+    }
+
+    /// The best item score, in `[0, 1]`; 0 with no items.
+    pub fn top(&self) -> f64 {
+        self.items.iter().map(|i| i.score).fold(0.0, f64::max)
+    }
+
+    /// The section text: the header and the items, one per paragraph.
+    pub fn render(&self) -> String {
+        let mut out = String::from(self.header());
+        for item in &self.items {
+            out.push('\n');
+            out.push_str(&item.text);
+        }
+        out
+    }
+}
+
+fn header_tokens(s: Structure) -> usize {
+    static COUNTS: OnceLock<[usize; 5]> = OnceLock::new();
+    COUNTS.get_or_init(|| {
+        Structure::ALL.map(|s| count_tokens(Evidence::empty(s).header()))
+    })[s.index()]
+}
+
+/// A memory structure built over one episode.
+pub trait MemoryStructure {
+    /// Which of the five it is.
+    fn structure(&self) -> Structure;
+    /// The evidence for a question.
+    fn retrieve(&self, query: &Query) -> Result<Evidence, RetrieveError>;
+}
+
+/// The rendered steps of an episode, shared by T, V and R: the text an
+/// evidence item shows for a step, and its token count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepTexts {
+    /// Step indices, increasing.
+    pub indices: Vec<usize>,
+    /// `[step N] action: …\nobservation: …`, each part cut at
+    /// `Config::evidence_text_bytes`.
+    pub texts: Vec<String>,
+    /// Tokens of each text.
+    pub tokens: Vec<u32>,
+}
+
+impl StepTexts {
+    /// Renders the steps (without counting tokens: `tokens` is empty).
+    fn render(steps: &[Step], max_bytes: usize) -> StepTexts {
+        StepTexts {
+            indices: steps.iter().map(|s| s.index).collect(),
+            texts: steps.iter().map(|s| render_step(s, max_bytes)).collect(),
+            tokens: Vec::new(),
+        }
+    }
+
+    /// Renders and counts.
+    pub fn build(steps: &[Step], max_bytes: usize) -> StepTexts {
+        let mut t = StepTexts::render(steps, max_bytes);
+        t.tokens = t
+            .texts
+            .iter()
+            .map(|s| u32::try_from(count_tokens(s)).unwrap_or(u32::MAX))
+            .collect();
+        t
+    }
+
+    /// Renders with token counts computed earlier (a stored episode).
+    /// Returns `None` if the counts do not match the steps.
+    pub fn with_tokens(steps: &[Step], max_bytes: usize, tokens: Vec<u32>) -> Option<StepTexts> {
+        if tokens.len() != steps.len() {
+            return None;
+        }
+        let mut t = StepTexts::render(steps, max_bytes);
+        t.tokens = tokens;
+        Some(t)
+    }
+
+    /// Number of steps.
+    pub fn len(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// Whether there are no steps.
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+
+    /// An evidence item showing one step (by position).
+    pub fn item(&self, structure: Structure, pos: usize, score: f64) -> EvidenceItem {
+        EvidenceItem {
+            structure,
+            steps: vec![self.indices[pos]],
+            score,
+            text: self.texts[pos].clone(),
+            tokens: self.tokens[pos] as usize,
+        }
+    }
+}
+
+/// How a step is shown in evidence: `[step N] action: …\nobservation: …`,
+/// the action and the observation each cut at `max_bytes`.
+pub fn render_step(step: &Step, max_bytes: usize) -> String {
+    format!(
+        "[step {}] action: {}\nobservation: {}",
+        step.index,
+        cut_marked(step.action.trim(), max_bytes),
+        cut_marked(step.observation.trim(), max_bytes)
+    )
+}
+
+/// The builders that can be swapped for model-backed ones.
+#[derive(Clone)]
+pub struct Plugins {
+    /// Embeds step texts and questions for V.
+    pub embedder: Arc<dyn Embedder>,
+    /// Writes the summary for S.
+    pub summarizer: Arc<dyn Summarizer>,
+    /// Extracts relations for G.
+    pub extractor: Arc<dyn TripleExtractor>,
+}
+
+impl Default for Plugins {
+    /// The built-in, offline, deterministic builders.
+    fn default() -> Self {
+        Plugins {
+            embedder: Arc::new(HashEmbedder::default()),
+            summarizer: Arc::new(ExtractiveSummarizer),
+            extractor: Arc::new(RuleExtractor),
+        }
+    }
+}
+
+impl std::fmt::Debug for Plugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugins")
+            .field("embedder", &self.embedder.name())
+            .field("summarizer", &self.summarizer.name())
+            .field("extractor", &self.extractor.name())
+            .finish()
+    }
+}
+
+/// All five structures over one episode.
+pub struct EpisodeMemory {
+    /// The episode (steps as loaded, questions, metadata).
+    pub episode: Arc<Episode>,
+    /// S.
+    pub summary: Summary,
+    /// T.
+    pub temporal: Temporal,
+    /// G.
+    pub graph: Graph,
+    /// V.
+    pub vector: Vector,
+    /// R.
+    pub raw: Raw,
+}
+
+impl std::fmt::Debug for EpisodeMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EpisodeMemory")
+            .field("episode", &self.episode.id)
+            .field("steps", &self.episode.steps.len())
+            .finish()
+    }
+}
+
+impl EpisodeMemory {
+    /// Builds the five structures over an episode. The BM25 index is kept in
+    /// memory, or written to `raw_dir` if given (an empty directory).
+    pub fn build(
+        episode: Arc<Episode>,
+        config: &Config,
+        plugins: &Plugins,
+        raw_dir: Option<&Path>,
+    ) -> Result<EpisodeMemory, BuildError> {
+        let steps = Arc::new(StepTexts::build(&episode.steps, config.evidence_text_bytes));
+        let plugin = |source| BuildError::Plugin {
+            episode: episode.id.clone(),
+            source,
+        };
+        let summary = Summary::build(&episode, plugins.summarizer.as_ref(), config)
+            .map_err(plugin)?;
+        let temporal = Temporal::new(&episode, steps.clone(), config);
+        let graph = Graph::build(&episode, plugins.extractor.as_ref(), config).map_err(plugin)?;
+        let vector =
+            Vector::build(steps.clone(), plugins.embedder.clone(), config).map_err(plugin)?;
+        let raw = Raw::build(steps, config, raw_dir).map_err(|message| BuildError::Index {
+            episode: episode.id.clone(),
+            message,
+        })?;
+        Ok(EpisodeMemory {
+            episode,
+            summary,
+            temporal,
+            graph,
+            vector,
+            raw,
+        })
+    }
+
+    /// The structure behind a key.
+    pub fn structure(&self, s: Structure) -> &dyn MemoryStructure {
+        match s {
+            Structure::Summary => &self.summary,
+            Structure::Temporal => &self.temporal,
+            Structure::Graph => &self.graph,
+            Structure::Vector => &self.vector,
+            Structure::Raw => &self.raw,
+        }
+    }
+
+    /// Retrieves from one structure.
+    pub fn retrieve(&self, s: Structure, query: &Query) -> Result<Evidence, RetrieveError> {
+        self.structure(s).retrieve(query)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+
+    /// A small SQL-agent episode used across the structure tests.
+    pub fn sql_episode() -> Episode {
+        let steps = [
+            ("execute_bash: ls /db/FINANCE", "DDL.csv\nBANKS.json\nRATES.json"),
+            ("execute_bash: cat /db/FINANCE/DDL.csv", "table_name,description\nFINANCE.BANKS,\"banks and branches\"\nFINANCE.RATES,\"interest rates\""),
+            ("execute_sql: SELECT name, total_assets FROM FINANCE.BANKS LIMIT 5", "Error: invalid identifier 'TOTAL_ASSETS'"),
+            ("execute_sql: SELECT name, assets FROM FINANCE.BANKS LIMIT 5", "name,assets\nAlpha Bank,100\nBeta Bank,90"),
+            ("execute_sql: SELECT AVG(rate) FROM FINANCE.RATES WHERE year = 2020", "AVG(rate)\n1.25"),
+            ("fetch_website_content({\"website_url\": \"https://example.org/rates\"})", "Rates page: the central bank rate was 1.25 in 2020"),
+            ("terminate: answer is 1.25", "Task finished. Final answer: 1.25; status=success"),
+        ];
+        Episode {
+            id: "sql-1".into(),
+            task: "Find the average interest rate in 2020".into(),
+            domain: "TEXT2SQL".into(),
+            outcome: Some("success".into()),
+            meta: Default::default(),
+            steps: steps
+                .iter()
+                .enumerate()
+                .map(|(i, (a, o))| Step {
+                    index: i,
+                    action: a.to_string(),
+                    observation: o.to_string(),
+                    timestamp: None,
+                })
+                .collect(),
+            questions: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// A longer game episode: `n` steps of moves with a few events.
+    pub fn game_episode(n: usize) -> Episode {
+        let moves = ["left", "right", "up", "down"];
+        Episode {
+            id: format!("game-{n}"),
+            task: "collect the key and open the door".into(),
+            domain: "GAME".into(),
+            outcome: Some("failure".into()),
+            meta: Default::default(),
+            steps: (0..n)
+                .map(|i| Step {
+                    index: i,
+                    action: moves[i % 4].to_string(),
+                    observation: match i {
+                        10 => "You pick up the key 1. Inventory: key 1".to_string(),
+                        20 => "The door 2 is locked. Error: you need a key".to_string(),
+                        _ => format!("You see a wall {} steps to the north.", i % 7),
+                    },
+                    timestamp: None,
+                })
+                .collect(),
+            questions: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}

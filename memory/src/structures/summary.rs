@@ -1,0 +1,356 @@
+//! S: the episode summary, the same for every question.
+//!
+//! The built-in [`ExtractiveSummarizer`] cuts the trajectory into
+//! turn-aligned segments (the R windows' width, without overlap), and in each
+//! segment keeps the steps that matter most: errors, results, state changes
+//! and subgoal changes (the action's verb or tool changes), as one line per
+//! step anchored `[step N] action → observation line`. The budget
+//! (`Config::summary_budget_tokens`, default 1,500 cl100k tokens, counting
+//! every line and its line break) is split evenly between segments, in
+//! order, an unused share passing to the next segment; the first and the
+//! last step are always kept. A `Task:` line opens the summary and an
+//! `Outcome:` line closes it when the outcome is known.
+//!
+//! Access: one item, the whole summary; its score is the fraction of the
+//! question's content terms that occur in the summary; `hits` is the number
+//! of summary lines that contain a question term.
+
+use super::{Evidence, EvidenceItem, MemoryStructure, PluginError, Query, RetrieveError};
+use crate::config::Config;
+use crate::dataset::{Episode, Step};
+use crate::text::{cut, intersects, term_hashes, words};
+use crate::tokens::count_tokens;
+use mesa_core::Structure;
+use serde::{Deserialize, Serialize};
+
+/// One line of a summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryLine {
+    /// The step it is about, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// The text (one line).
+    pub text: String,
+}
+
+/// Writes an episode's summary.
+pub trait Summarizer: Send + Sync {
+    /// A name recorded in a store's manifest, e.g. `extractive-v1`.
+    fn name(&self) -> String;
+    /// The summary lines, in order, within about `budget_tokens` tokens.
+    fn summarize(&self, episode: &Episode, budget_tokens: usize)
+        -> Result<Vec<SummaryLine>, PluginError>;
+}
+
+/// The built-in extractive summarizer (see the module docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExtractiveSummarizer;
+
+const ERROR_CUES: &[&str] = &[
+    "error", "errors", "exception", "traceback", "failed", "fail", "fails", "failure", "invalid",
+    "denied", "timeout", "cannot", "unable", "refused", "locked", "wrong", "missing",
+];
+const RESULT_CUES: &[&str] = &[
+    "result", "results", "returned", "rows", "answer", "final", "success", "successfully",
+    "succeeded", "passed", "completed", "done", "finished", "reward", "score", "found", "created",
+    "saved", "status", "exit", "win", "won", "solved",
+];
+const STATE_CUES: &[&str] = &[
+    "inventory", "now", "changed", "moved", "pick", "picked", "opened", "closed", "put", "took",
+    "arrive", "became", "updated", "set", "level", "health", "position", "located", "added",
+    "removed", "modified", "edited", "active",
+];
+
+fn cue_score(line: &str) -> f64 {
+    let mut score: f64 = 0.0;
+    let (mut e, mut r, mut s, mut digits) = (false, false, false, false);
+    for w in words(line) {
+        e |= ERROR_CUES.contains(&w.as_str());
+        r |= RESULT_CUES.contains(&w.as_str());
+        s |= STATE_CUES.contains(&w.as_str());
+        digits |= w.bytes().any(|b| b.is_ascii_digit());
+    }
+    if e {
+        score += 3.0;
+    }
+    if r {
+        score += 2.0;
+    }
+    if s {
+        score += 2.0;
+    }
+    if digits {
+        score += 0.5;
+    }
+    score
+}
+
+/// The action's verb or tool: its first word, or the name before `(` / `:`.
+pub(crate) fn action_kind(action: &str) -> String {
+    let a = action.trim();
+    let end = a
+        .find(|c: char| c == '(' || c == ':' || c.is_whitespace())
+        .unwrap_or(a.len());
+    a[..end].to_ascii_lowercase()
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (head, was_cut) = cut(&flat, max);
+    if was_cut {
+        format!("{head}…")
+    } else {
+        flat
+    }
+}
+
+/// The most informative line of a step's observation, and its score.
+fn best_line(step: &Step, seen: &std::collections::HashSet<String>) -> (String, f64) {
+    let mut best = (String::new(), -1.0);
+    for raw in step.observation.lines().take(200) {
+        let line = one_line(raw, 160);
+        if line.len() < 3 || seen.contains(&line) {
+            continue;
+        }
+        let s = cue_score(&line);
+        if s > best.1 {
+            best = (line, s);
+        }
+    }
+    if best.1 < 0.0 {
+        (String::new(), 0.0)
+    } else {
+        best
+    }
+}
+
+impl Summarizer for ExtractiveSummarizer {
+    fn name(&self) -> String {
+        "extractive-v1".into()
+    }
+
+    fn summarize(
+        &self,
+        episode: &Episode,
+        budget_tokens: usize,
+    ) -> Result<Vec<SummaryLine>, PluginError> {
+        let n = episode.steps.len();
+        let mut head = vec![SummaryLine {
+            step: None,
+            text: format!("Task: {}", one_line(&episode.task, 300)),
+        }];
+        let tail: Vec<SummaryLine> = episode
+            .outcome
+            .iter()
+            .map(|o| SummaryLine {
+                step: None,
+                text: format!("Outcome: {o}"),
+            })
+            .collect();
+        let cost = |l: &SummaryLine| count_tokens(&l.text) + 1;
+        let fixed: usize = head.iter().chain(&tail).map(cost).sum();
+        let mut budget = budget_tokens.saturating_sub(fixed) as f64;
+        // Candidate lines, one per step, with scores.
+        let mut seen = std::collections::HashSet::new();
+        let mut candidates = Vec::with_capacity(n);
+        let mut previous_kind = String::new();
+        for (p, step) in episode.steps.iter().enumerate() {
+            let kind = action_kind(&step.action);
+            let (obs, mut score) = best_line(step, &seen);
+            if kind != previous_kind {
+                score += 1.5;
+            }
+            previous_kind = kind;
+            let mut text = format!("[step {}] {}", step.index, one_line(&step.action, 100));
+            if !obs.is_empty() {
+                text.push_str(" → ");
+                text.push_str(&obs);
+                seen.insert(obs);
+            }
+            candidates.push((score, text));
+        }
+        // The first and the last step are always kept.
+        let mut keep = vec![false; n];
+        for p in [0, n.saturating_sub(1)] {
+            if n > 0 && !keep[p] {
+                keep[p] = true;
+                budget -= (count_tokens(&candidates[p].1) + 1) as f64;
+            }
+        }
+        let w = super::raw::window_width(n);
+        let segments = n.div_ceil(w).max(1);
+        let share = budget / segments as f64;
+        let mut carry = 0.0;
+        for seg in 0..segments {
+            let range = seg * w..((seg + 1) * w).min(n);
+            let mut allowance = share + carry;
+            let mut order: Vec<usize> = range.clone().collect();
+            order.sort_by(|&a, &b| candidates[b].0.total_cmp(&candidates[a].0).then(a.cmp(&b)));
+            for p in order {
+                if keep[p] {
+                    continue;
+                }
+                if candidates[p].0 < 1.0 {
+                    break;
+                }
+                let c = (count_tokens(&candidates[p].1) + 1) as f64;
+                if c <= allowance.min(budget) {
+                    keep[p] = true;
+                    allowance -= c;
+                    budget -= c;
+                }
+            }
+            carry = allowance.max(0.0);
+        }
+        head.extend(
+            episode
+                .steps
+                .iter()
+                .zip(candidates)
+                .zip(keep)
+                .filter(|(_, k)| *k)
+                .map(|((s, (_, text)), _)| SummaryLine {
+                    step: Some(s.index),
+                    text,
+                }),
+        );
+        head.extend(tail);
+        Ok(head)
+    }
+}
+
+/// The summary of one episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    lines: Vec<SummaryLine>,
+    text: String,
+    tokens: usize,
+    terms: Vec<u64>,
+    line_terms: Vec<Vec<u64>>,
+    steps: Vec<usize>,
+}
+
+impl Summary {
+    /// Summarizes an episode.
+    pub fn build(
+        episode: &Episode,
+        summarizer: &dyn Summarizer,
+        config: &Config,
+    ) -> Result<Summary, PluginError> {
+        let lines = summarizer.summarize(episode, config.summary_budget_tokens)?;
+        let tokens = count_tokens(&join(&lines));
+        Ok(Summary::from_parts(lines, tokens))
+    }
+
+    /// A summary from stored lines and their token count.
+    pub fn from_parts(lines: Vec<SummaryLine>, tokens: usize) -> Summary {
+        let text = join(&lines);
+        let terms = term_hashes(&text);
+        let line_terms = lines.iter().map(|l| term_hashes(&l.text)).collect();
+        let mut steps: Vec<usize> = lines.iter().filter_map(|l| l.step).collect();
+        steps.sort_unstable();
+        steps.dedup();
+        Summary {
+            lines,
+            text,
+            tokens,
+            terms,
+            line_terms,
+            steps,
+        }
+    }
+
+    /// The lines.
+    pub fn lines(&self) -> &[SummaryLine] {
+        &self.lines
+    }
+
+    /// The whole text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Its tokens.
+    pub fn tokens(&self) -> usize {
+        self.tokens
+    }
+}
+
+fn join(lines: &[SummaryLine]) -> String {
+    lines
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl MemoryStructure for Summary {
+    fn structure(&self) -> Structure {
+        Structure::Summary
+    }
+
+    fn retrieve(&self, query: &Query) -> Result<Evidence, RetrieveError> {
+        if self.lines.is_empty() {
+            return Ok(Evidence::empty(Structure::Summary));
+        }
+        let q = query.terms();
+        let score = if q.is_empty() {
+            0.0
+        } else {
+            q.iter()
+                .filter(|t| self.terms.binary_search(t).is_ok())
+                .count() as f64
+                / q.len() as f64
+        };
+        let hits = self.line_terms.iter().filter(|l| intersects(q, l)).count();
+        Ok(Evidence {
+            structure: Structure::Summary,
+            items: vec![EvidenceItem {
+                structure: Structure::Summary,
+                steps: self.steps.clone(),
+                score,
+                text: self.text.clone(),
+                tokens: self.tokens,
+            }],
+            hits,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{game_episode, sql_episode};
+    use super::*;
+
+    #[test]
+    fn keeps_errors_results_and_anchors() {
+        let e = sql_episode();
+        let s = Summary::build(&e, &ExtractiveSummarizer, &Config::default()).unwrap();
+        let text = s.text();
+        assert!(text.starts_with("Task: Find the average interest rate in 2020"));
+        assert!(text.contains("[step 2] execute_sql: SELECT name, total_assets FROM FINANCE.BANKS LIMIT 5 → Error: invalid identifier 'TOTAL_ASSETS'"), "{text}");
+        assert!(text.contains("[step 0]") && text.contains("[step 6]"));
+        assert!(text.ends_with("Outcome: success"));
+        assert_eq!(s.tokens(), count_tokens(text));
+        let a = s.retrieve(&Query::new("Which identifier was invalid?")).unwrap();
+        let b = s.retrieve(&Query::new("What was the final answer?")).unwrap();
+        assert_eq!(a.items[0].text, b.items[0].text);
+        assert!(a.items[0].score > 0.0 && a.hits >= 1);
+        assert!(a.items[0].steps.contains(&2));
+    }
+
+    #[test]
+    fn stays_within_budget() {
+        let e = game_episode(500);
+        let c = Config {
+            summary_budget_tokens: 300,
+            ..Config::default()
+        };
+        let s = Summary::build(&e, &ExtractiveSummarizer, &c).unwrap();
+        assert!(s.tokens() <= 300, "{}", s.tokens());
+        assert!(s.text().contains("[step 0]"));
+        assert!(s.text().contains("[step 499]"));
+        assert!(s.text().contains("[step 20]"), "{}", s.text());
+        assert!(s.text().contains("[step 10]"), "{}", s.text());
+    }
+}

@@ -1,0 +1,143 @@
+//! T: the turn-indexed store of (step, action, observation).
+//!
+//! Access: the steps the question names (see [`super::stepref`]), each with
+//! score 1; if it names none, the top-k turns by idf-weighted overlap of the
+//! question's terms with each turn's key (its action and the first 300 bytes
+//! of its observation), score = that overlap in `[0, 1]`, only turns with a
+//! positive score. Items are in step order. `hits` = items.
+
+use super::{Evidence, MemoryStructure, Query, RetrieveError, StepTexts};
+use crate::config::Config;
+use crate::dataset::Episode;
+use crate::text::{cut, term_hashes, Idf};
+use mesa_core::Structure;
+use std::sync::Arc;
+
+/// Bytes of the observation in a turn key.
+const KEY_OBSERVATION_BYTES: usize = 300;
+/// Bytes of the action in a turn key.
+const KEY_ACTION_BYTES: usize = 300;
+
+/// The temporal store of one episode.
+#[derive(Debug, Clone)]
+pub struct Temporal {
+    steps: Arc<StepTexts>,
+    keys: Vec<Vec<u64>>,
+    idf: Idf,
+    window: usize,
+    max_steps: usize,
+    top_k: usize,
+}
+
+/// A turn's key: its action and the start of its observation.
+pub fn turn_key(action: &str, observation: &str) -> String {
+    format!(
+        "{} {}",
+        cut(action, KEY_ACTION_BYTES).0,
+        cut(observation, KEY_OBSERVATION_BYTES).0
+    )
+}
+
+impl Temporal {
+    /// Indexes an episode's turns.
+    pub fn new(episode: &Episode, steps: Arc<StepTexts>, config: &Config) -> Temporal {
+        let keys: Vec<Vec<u64>> = episode
+            .steps
+            .iter()
+            .map(|s| term_hashes(&turn_key(&s.action, &s.observation)))
+            .collect();
+        let idf = Idf::new(keys.iter().map(Vec::as_slice));
+        Temporal {
+            steps,
+            keys,
+            idf,
+            window: config.temporal_window,
+            max_steps: config.temporal_max_steps,
+            top_k: config.temporal_top_k,
+        }
+    }
+
+    /// The rendered steps.
+    pub fn steps(&self) -> &StepTexts {
+        &self.steps
+    }
+
+    /// The positions a question selects and their scores, in step order.
+    pub fn select(&self, query: &Query) -> Vec<(usize, f64)> {
+        let named = query
+            .refs()
+            .resolve(&self.steps.indices, self.window, self.max_steps);
+        if !named.is_empty() {
+            return named.into_iter().map(|p| (p, 1.0)).collect();
+        }
+        let weights = self.idf.weigh(query.terms());
+        let mut scored: Vec<(usize, f64)> = self
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(p, k)| (p, self.idf.overlap(&weights, k)))
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(self.top_k);
+        scored.sort_by_key(|(p, _)| *p);
+        scored
+    }
+}
+
+impl MemoryStructure for Temporal {
+    fn structure(&self) -> Structure {
+        Structure::Temporal
+    }
+
+    fn retrieve(&self, query: &Query) -> Result<Evidence, RetrieveError> {
+        let items: Vec<_> = self
+            .select(query)
+            .into_iter()
+            .map(|(p, s)| self.steps.item(Structure::Temporal, p, s))
+            .collect();
+        Ok(Evidence {
+            structure: Structure::Temporal,
+            hits: items.len(),
+            items,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{game_episode, sql_episode};
+    use super::*;
+
+    fn temporal(e: &Episode) -> Temporal {
+        let c = Config::default();
+        Temporal::new(e, Arc::new(StepTexts::build(&e.steps, c.evidence_text_bytes)), &c)
+    }
+
+    #[test]
+    fn named_steps() {
+        let e = game_episode(40);
+        let t = temporal(&e);
+        let ev = t.retrieve(&Query::new("What happened between step 9 and step 11?")).unwrap();
+        let steps: Vec<usize> = ev.items.iter().flat_map(|i| i.steps.clone()).collect();
+        assert_eq!(steps, [9, 10, 11]);
+        assert_eq!(ev.hits, 3);
+        assert!(ev.items[1].text.starts_with("[step 10] action: up\nobservation: You pick up the key 1"));
+        assert!(ev.items.iter().all(|i| i.score == 1.0 && i.tokens > 0));
+        assert_eq!(ev.top(), 1.0);
+    }
+
+    #[test]
+    fn lexical_fallback() {
+        let e = sql_episode();
+        let t = temporal(&e);
+        let ev = t.retrieve(&Query::new("Which query hit the invalid identifier error?")).unwrap();
+        assert_eq!(ev.items[0].steps, [2]);
+        assert!(ev.items.len() <= 5);
+        let steps: Vec<usize> = ev.items.iter().map(|i| i.steps[0]).collect();
+        assert!(steps.windows(2).all(|w| w[0] < w[1]));
+        let none = t.retrieve(&Query::new("zebra giraffe")).unwrap();
+        assert!(none.items.is_empty());
+        assert_eq!(none.tokens(), 0);
+    }
+}

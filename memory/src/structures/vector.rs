@@ -1,0 +1,376 @@
+//! V: one L2-normalized embedding per step (of the step's evidence text).
+//!
+//! The built-in [`HashEmbedder`] needs no weights: the text's lower-case word
+//! unigrams (weight 1), word bigrams (0.5) and the character trigrams of each
+//! word with boundary marks (0.25) are hashed (FNV-1a) into `dim` buckets
+//! (384 by default) with a sign from the hash (signed hashing), each with
+//! sublinear term frequency `1 + ln(tf)`, and the vector is L2-normalized.
+//! Other embedders (a sentence model, an OpenAI-compatible endpoint) plug in
+//! through [`Embedder`].
+//!
+//! Access: the top-k steps (default 5) by cosine similarity, best first;
+//! the search is exact (a dot product per step) up to
+//! `Config::vector_hnsw_threshold` steps (2,000) and approximate beyond, with
+//! hnsw_rs (M = 16, ef_construction = 200, ef_search = max(64, 8k)) whose
+//! candidates are re-scored exactly. The HNSW graph is built on the first
+//! question for such an episode, from the stored vectors. Score = the cosine,
+//! clamped to `[0, 1]`; `hits` = returned steps with a positive cosine.
+
+use super::{Evidence, MemoryStructure, PluginError, Query, RetrieveError, StepTexts};
+use crate::config::Config;
+use crate::text::{cut, hash, words};
+use hnsw_rs::prelude::{DistCosine, Hnsw};
+use mesa_core::Structure;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// Turns texts into vectors.
+pub trait Embedder: Send + Sync {
+    /// A name recorded in a store's manifest, e.g. `hash-v1-384`; a store is
+    /// only opened with an embedder of the same name.
+    fn name(&self) -> String;
+    /// The vectors' dimension.
+    fn dim(&self) -> usize;
+    /// One vector per text (they need not be normalized).
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError>;
+}
+
+/// The built-in deterministic embedder (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HashEmbedder {
+    dim: usize,
+}
+
+impl HashEmbedder {
+    /// An embedder into `dim` dimensions (at least 1).
+    pub fn new(dim: usize) -> HashEmbedder {
+        HashEmbedder { dim: dim.max(1) }
+    }
+}
+
+impl Default for HashEmbedder {
+    /// 384 dimensions.
+    fn default() -> Self {
+        HashEmbedder::new(384)
+    }
+}
+
+/// Bytes of text an embedding reads.
+const EMBED_BYTES: usize = 16 * 1024;
+
+impl HashEmbedder {
+    fn one(&self, text: &str) -> Vec<f32> {
+        let text = cut(text, EMBED_BYTES).0;
+        let mut tf: HashMap<u64, (f32, f32)> = HashMap::new();
+        let mut add = |key: u64, weight: f32| {
+            tf.entry(key).or_insert((0.0, weight)).0 += 1.0;
+        };
+        let ws: Vec<String> = words(text).collect();
+        for (i, w) in ws.iter().enumerate() {
+            add(hash(w.as_bytes()), 1.0);
+            if let Some(next) = ws.get(i + 1) {
+                add(hash(format!("{w} {next}").as_bytes()) ^ 0xb1, 0.5);
+            }
+            let marked: Vec<char> = std::iter::once('^')
+                .chain(w.chars())
+                .chain(std::iter::once('$'))
+                .collect();
+            if marked.len() > 3 {
+                for g in marked.windows(3) {
+                    let s: String = g.iter().collect();
+                    add(hash(s.as_bytes()) ^ 0x7c3, 0.25);
+                }
+            }
+        }
+        let mut v = vec![0.0f32; self.dim];
+        let mut keys: Vec<(&u64, &(f32, f32))> = tf.iter().collect();
+        keys.sort_unstable_by_key(|(k, _)| **k);
+        for (k, (count, weight)) in keys {
+            let h = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let bucket = (h % self.dim as u64) as usize;
+            let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
+            v[bucket] += sign * weight * (1.0 + count.ln());
+        }
+        v
+    }
+}
+
+impl Embedder for HashEmbedder {
+    fn name(&self) -> String {
+        format!("hash-v1-{}", self.dim)
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError> {
+        Ok(texts.iter().map(|t| self.one(t)).collect())
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        v.iter_mut().for_each(|x| *x /= norm);
+    } else {
+        v.iter_mut().for_each(|x| *x = 0.0);
+    }
+}
+
+fn check(embedder: &dyn Embedder, got: &[Vec<f32>], want: usize) -> Result<(), PluginError> {
+    let bad = |message: String| PluginError::BadOutput {
+        plugin: embedder.name(),
+        message,
+    };
+    if got.len() != want {
+        return Err(bad(format!("{} vectors for {want} texts", got.len())));
+    }
+    if let Some(v) = got.iter().find(|v| v.len() != embedder.dim()) {
+        return Err(bad(format!(
+            "a vector of dimension {}, expected {}",
+            v.len(),
+            embedder.dim()
+        )));
+    }
+    Ok(())
+}
+
+/// Embeds one text, normalized.
+pub(crate) fn embed_one(embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>, PluginError> {
+    let mut out = embedder.embed(&[text])?;
+    check(embedder, &out, 1)?;
+    let mut v = out.pop().unwrap_or_default();
+    normalize(&mut v);
+    Ok(v)
+}
+
+/// The vector index of one episode.
+pub struct Vector {
+    steps: Arc<StepTexts>,
+    dim: usize,
+    data: Vec<f32>,
+    embedder: Arc<dyn Embedder>,
+    top_k: usize,
+    hnsw_threshold: usize,
+    hnsw: OnceLock<Hnsw<'static, f32, DistCosine>>,
+}
+
+impl std::fmt::Debug for Vector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vector")
+            .field("steps", &self.steps.len())
+            .field("dim", &self.dim)
+            .field("embedder", &self.embedder.name())
+            .finish()
+    }
+}
+
+impl Vector {
+    /// Embeds every step's text.
+    pub fn build(
+        steps: Arc<StepTexts>,
+        embedder: Arc<dyn Embedder>,
+        config: &Config,
+    ) -> Result<Vector, PluginError> {
+        let dim = embedder.dim();
+        let mut data = Vec::with_capacity(steps.len() * dim);
+        for chunk in steps.texts.chunks(64) {
+            let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            let vs = embedder.embed(&texts)?;
+            check(embedder.as_ref(), &vs, texts.len())?;
+            for mut v in vs {
+                normalize(&mut v);
+                data.extend_from_slice(&v);
+            }
+        }
+        Ok(Vector::from_parts(steps, data, embedder, config))
+    }
+
+    /// An index over stored vectors (`steps.len() * embedder.dim()` floats,
+    /// normalized). Returns `None` if the sizes do not match.
+    pub fn from_stored(
+        steps: Arc<StepTexts>,
+        data: Vec<f32>,
+        embedder: Arc<dyn Embedder>,
+        config: &Config,
+    ) -> Option<Vector> {
+        (data.len() == steps.len() * embedder.dim())
+            .then(|| Vector::from_parts(steps, data, embedder, config))
+    }
+
+    fn from_parts(
+        steps: Arc<StepTexts>,
+        data: Vec<f32>,
+        embedder: Arc<dyn Embedder>,
+        config: &Config,
+    ) -> Vector {
+        Vector {
+            steps,
+            dim: embedder.dim(),
+            data,
+            embedder,
+            top_k: config.vector_top_k,
+            hnsw_threshold: config.vector_hnsw_threshold,
+            hnsw: OnceLock::new(),
+        }
+    }
+
+    /// The vectors, `len * dim` floats, row by row.
+    pub fn data(&self) -> &[f32] {
+        &self.data
+    }
+
+    /// The dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn row(&self, p: usize) -> &[f32] {
+        &self.data[p * self.dim..(p + 1) * self.dim]
+    }
+
+    fn dot(&self, p: usize, q: &[f32]) -> f32 {
+        self.row(p).iter().zip(q).map(|(a, b)| a * b).sum()
+    }
+
+    fn hnsw(&self) -> &Hnsw<'static, f32, DistCosine> {
+        self.hnsw.get_or_init(|| {
+            let n = self.steps.len();
+            let layers = 16.min((n as f64).ln().ceil() as usize).max(1);
+            let h = Hnsw::new(16, n, layers, 200, DistCosine);
+            for p in 0..n {
+                h.insert((self.row(p), p));
+            }
+            h
+        })
+    }
+
+    /// Positions of the top-k steps and their cosines, best first.
+    pub fn search(&self, q: &[f32]) -> Vec<(usize, f32)> {
+        let n = self.steps.len();
+        let candidates: Vec<usize> = if n > self.hnsw_threshold {
+            let ef = (8 * self.top_k).max(64);
+            let mut c: Vec<usize> = self
+                .hnsw()
+                .search(q, (4 * self.top_k).max(self.top_k), ef)
+                .into_iter()
+                .map(|nb| nb.d_id)
+                .filter(|&p| p < n)
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        } else {
+            (0..n).collect()
+        };
+        let mut scored: Vec<(usize, f32)> =
+            candidates.into_iter().map(|p| (p, self.dot(p, q))).collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(self.top_k);
+        scored
+    }
+}
+
+impl MemoryStructure for Vector {
+    fn structure(&self) -> Structure {
+        Structure::Vector
+    }
+
+    fn retrieve(&self, query: &Query) -> Result<Evidence, RetrieveError> {
+        let q = query.embedding(self.embedder.as_ref())?;
+        let found = self.search(q);
+        let hits = found.iter().filter(|(_, s)| *s > 0.0).count();
+        let items = found
+            .into_iter()
+            .map(|(p, s)| {
+                self.steps
+                    .item(Structure::Vector, p, f64::from(s.clamp(0.0, 1.0)))
+            })
+            .collect();
+        Ok(Evidence {
+            structure: Structure::Vector,
+            items,
+            hits,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{game_episode, sql_episode};
+    use super::*;
+
+    fn vector(e: &crate::dataset::Episode, config: &Config) -> Vector {
+        let steps = Arc::new(StepTexts::build(&e.steps, config.evidence_text_bytes));
+        Vector::build(steps, Arc::new(HashEmbedder::default()), config).unwrap()
+    }
+
+    #[test]
+    fn embedder_is_deterministic_and_normalized() {
+        let e = HashEmbedder::default();
+        let a = embed_one(&e, "the invalid identifier error").unwrap();
+        let b = embed_one(&e, "the invalid identifier error").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 384);
+        assert!((a.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5);
+        let c = embed_one(&e, "invalid identifier").unwrap();
+        let d = embed_one(&e, "banana smoothie recipe").unwrap();
+        let dot = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
+        assert!(dot(&a, &c) > dot(&a, &d) + 0.2);
+        assert_eq!(embed_one(&e, "").unwrap(), vec![0.0; 384]);
+    }
+
+    #[test]
+    fn exact_top_k() {
+        let e = sql_episode();
+        let v = vector(&e, &Config::default());
+        let ev = v.retrieve(&Query::new("invalid identifier TOTAL_ASSETS")).unwrap();
+        assert_eq!(ev.items.len(), 5);
+        assert_eq!(ev.items[0].steps, [2]);
+        assert!(ev.items.windows(2).all(|w| w[0].score >= w[1].score));
+        assert!(ev.top() > 0.2);
+    }
+
+    #[test]
+    fn hnsw_matches_exact_on_a_clear_winner() {
+        let e = game_episode(300);
+        let exact = vector(&e, &Config::default());
+        let approx = vector(
+            &e,
+            &Config {
+                vector_hnsw_threshold: 100,
+                ..Config::default()
+            },
+        );
+        let q = Query::new("The door 2 is locked. Error: you need a key");
+        let a = exact.retrieve(&q).unwrap();
+        let b = approx.retrieve(&q).unwrap();
+        assert_eq!(a.items[0].steps, [20]);
+        assert_eq!(b.items[0].steps, [20]);
+        // Deterministic: the same answer again.
+        assert_eq!(b, approx.retrieve(&q).unwrap());
+    }
+
+    struct Wrong;
+    impl Embedder for Wrong {
+        fn name(&self) -> String {
+            "wrong".into()
+        }
+        fn dim(&self) -> usize {
+            4
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError> {
+            Ok(texts.iter().map(|_| vec![1.0; 3]).collect())
+        }
+    }
+
+    #[test]
+    fn bad_embedder_output_is_an_error() {
+        let e = sql_episode();
+        let steps = Arc::new(StepTexts::build(&e.steps, 2000));
+        let err = Vector::build(steps, Arc::new(Wrong), &Config::default()).unwrap_err();
+        assert!(matches!(err, PluginError::BadOutput { .. }));
+    }
+}
