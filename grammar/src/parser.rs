@@ -166,21 +166,23 @@ fn statement_starts(source: &str) -> Vec<usize> {
     starts
 }
 
-/// The statement a parse error at `pos` belongs to. An error right at the
-/// keyword of a statement means the statement before it is unfinished.
+/// The statement a parse error at `pos` belongs to. pest reports an error
+/// at the start of a statement both when that statement fails early and
+/// when the statement before it is unfinished; parsing the statement alone
+/// tells the two apart.
 fn failed_statement(source: &str, starts: &[usize], pos: usize) -> Span {
     let k = starts.partition_point(|&s| s <= pos);
     let end_of = |k: usize| starts.get(k).copied().unwrap_or(source.len());
     if k == 0 {
         return Span::new(0, end_of(0));
     }
-    let mut k = k - 1;
-    let at_keyword = source[starts[k]..pos].trim().is_empty()
-        && crate::mistakes::STATEMENT_WORDS
-            .iter()
-            .any(|w| source[starts[k]..].starts_with(w));
-    if at_keyword && k > 0 {
-        k -= 1;
+    let k = k - 1;
+    let at_start = source[starts[k]..pos].trim().is_empty();
+    if at_start && k > 0 {
+        let alone = &source[starts[k]..end_of(k + 1)];
+        if MesaParser::parse(Rule::single_statement, alone).is_ok() {
+            return Span::new(starts[k - 1], starts[k]);
+        }
     }
     Span::new(starts[k], end_of(k + 1))
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub struct Config {
     /// In evidence text, each action and each observation is cut to this
     /// many bytes (at a character boundary, with a visible `[…N more bytes
-    /// cut]` marker). Default 2,000.
+    /// cut]` marker). Default 4,000 (about 1,000 tokens).
     pub evidence_text_bytes: usize,
     /// S: the summary's token budget (cl100k_base). Default 1,500.
     pub summary_budget_tokens: usize,
@@ -43,7 +43,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            evidence_text_bytes: 2000,
+            evidence_text_bytes: 4000,
             summary_budget_tokens: 1500,
             temporal_window: 5,
             temporal_max_steps: 20,

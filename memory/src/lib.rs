@@ -26,7 +26,9 @@ pub mod tokens;
 
 pub use compose::{compose, Composition};
 pub use config::Config;
-pub use dataset::{load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step};
+pub use dataset::{
+    load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
+};
 pub use preview::{feature_value, Retrieval};
 pub use store::{BuildOptions, Progress, Source, Store, StoreError};
 pub use structures::{
@@ -41,10 +43,12 @@ pub(crate) mod testing {
 
     /// The AMA-Bench file, if present (`MESA_AMA_BENCH` overrides).
     pub fn ama_path() -> Option<PathBuf> {
-        let p = std::env::var_os("MESA_AMA_BENCH").map(PathBuf::from).unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../shared/data/ama-bench/open_end_qa_set.jsonl")
-        });
+        let p = std::env::var_os("MESA_AMA_BENCH")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../shared/data/ama-bench/open_end_qa_set.jsonl")
+            });
         p.exists().then_some(p)
     }
 }

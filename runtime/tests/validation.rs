@@ -20,6 +20,10 @@ struct Foreign {
     select_loops: bool,
     metadata: Vec<u8>,
     metadata_ptr: i32,
+    /// Functions added beside the ABI's, each `() -> i32`.
+    extra_functions: u32,
+    /// A `mesa.metadata` custom section.
+    custom_metadata: Option<Vec<u8>>,
 }
 
 impl Default for Foreign {
@@ -34,6 +38,8 @@ impl Default for Foreign {
             select_loops: false,
             metadata,
             metadata_ptr: 2048,
+            extra_functions: 0,
+            custom_metadata: None,
         }
     }
 }
@@ -86,6 +92,13 @@ impl Foreign {
                 exps.export(name, ExportKind::Func, base + i as u32);
             }
         }
+        for _ in 0..self.extra_functions {
+            funcs.function(0);
+            let mut f = Function::new([]);
+            f.instruction(&I::I32Const(0));
+            f.instruction(&I::End);
+            code.function(&f);
+        }
         let mut mems = MemorySection::new();
         mems.memory(MemoryType {
             minimum: self.pages,
@@ -122,6 +135,12 @@ impl Foreign {
             .section(&exps)
             .section(&code)
             .section(&data);
+        if let Some(bytes) = &self.custom_metadata {
+            m.section(&wasm_encoder::CustomSection {
+                name: mesa_compiler::wasm::abi::METADATA_SECTION.into(),
+                data: bytes.as_slice().into(),
+            });
+        }
         m.finish()
     }
 }
@@ -332,4 +351,58 @@ fn module_level_guards_reject_bad_headers() {
         1,
         "empty query selects the default"
     );
+}
+
+/// A module of 100,000 trivial functions took 11-19 s and 600 MB to
+/// compile; the function count is refused before compiling.
+#[test]
+fn a_module_with_too_many_functions_is_refused_before_compiling() {
+    let module = Foreign {
+        extra_functions: 100_000,
+        ..Foreign::default()
+    };
+    let bytes = module.build();
+    assert!(bytes.len() > 500_000);
+    match Runtime::new().expect("runtime").load(&bytes) {
+        Err(RuntimeError::TooLarge(m)) => assert!(m.contains("functions"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    // Just under the limit still loads.
+    let fine = Foreign {
+        extra_functions: mesa_runtime::limits::MAX_FUNCTIONS - 7,
+        ..Foreign::default()
+    };
+    load(fine).expect("loads");
+}
+
+#[test]
+fn the_two_metadata_copies_must_agree() {
+    let same = Foreign::default().metadata;
+    load(Foreign {
+        custom_metadata: Some(same.clone()),
+        ..Foreign::default()
+    })
+    .expect("identical copies load");
+    let mut other = same.clone();
+    let at = other.iter().position(|&b| b == b'f').expect("an f");
+    other[at] = b'g';
+    match load(Foreign {
+        custom_metadata: Some(other),
+        ..Foreign::default()
+    }) {
+        Err(RuntimeError::BadMetadata(m)) => assert!(m.contains("differ"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+/// A module that writes no trace records would otherwise print a trace
+/// whose default mask is empty.
+#[test]
+fn a_trace_without_its_start_record_is_refused() {
+    let policy = load(Foreign::default()).expect("loads");
+    let mut inst = policy.instantiate().expect("instance");
+    match inst.select(&Input::query("x")) {
+        Err(RuntimeError::Trap(m)) => assert!(m.contains("trace"), "{m}"),
+        other => panic!("{other:?}"),
+    }
 }

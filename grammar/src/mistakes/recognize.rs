@@ -336,7 +336,7 @@ fn rule_name_missing(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         return None;
     }
     Some(Hit {
-        help: "give the rule a name: `rule NAME when ...`, e.g. `rule causal when ...`".into(),
+        help: "give the rule a name: `rule name_me when ...` (a name that says what it is for, e.g. `rule causal when ...`)".into(),
         ..rewrite(
             STATEMENT,
             cx.toks[0].span,
@@ -366,7 +366,7 @@ fn policy_name_unquoted(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
 
 /// `rule a query has x -> ...`: the condition without `when`.
 fn when_missing(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
-    if i != 2 || !cx.is_rule() || cx.tok(1)?.kind != Kind::Word {
+    if i != 2 || !cx.is_rule() || cx.tok(1)?.kind != Kind::Word || cx.word(1, "when") {
         return None;
     }
     let t = cx.tok(2)?;
@@ -425,7 +425,8 @@ fn arrow_missing(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         return None;
     }
     let before = cx.tok(i - 1)?;
-    if before.is_punct("->") || before.is_punct(":") || before.is_punct("=>") || before.is("then") || before.is("do") {
+    let arrow_like = ["->", ":", "=>", "→", "⇒"].iter().any(|a| before.is_punct(a));
+    if arrow_like || before.is("then") || before.is("do") {
         return None;
     }
     Some(Hit {
@@ -693,12 +694,22 @@ fn regex_syntax_escape(text: &str) -> String {
     out
 }
 
+/// The regular expression a string token holds, for a raw string: a
+/// cooked string's `\\` and `\"` escapes are undone (other backslashes
+/// are the regex's own, as people write them by mistake).
+fn regex_text(t: &Tok<'_>) -> String {
+    if t.kind == Kind::Str && t.text.starts_with('r') {
+        return t.inner().to_string();
+    }
+    t.inner().replace("\\\\", "\\").replace("\\\"", "\"")
+}
+
 /// A regular expression argument: a string, or `/.../` (JavaScript). Returns
 /// the last token used and the expression.
 fn regex_argument(cx: &Cx<'_, '_>, at: usize) -> Option<(usize, String)> {
     let t = cx.tok(at)?;
     if t.is_str() {
-        return Some((at, t.inner().to_string()));
+        return Some((at, regex_text(t)));
     }
     if !t.is_punct("/") {
         return None;
@@ -791,7 +802,7 @@ fn method_call(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
             })
         }
         "match" | "test" | "search" | "matches" | "regex" => {
-            let re = args.first().filter(|t| t.is_str())?.inner();
+            let re = regex_text(args.first().filter(|t| t.is_str())?);
             format!("{s} matches pattern r\"{re}\"")
         }
         _ if args.iter().all(|t| t.is_str()) && !args.is_empty() => {

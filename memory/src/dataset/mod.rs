@@ -407,7 +407,8 @@ impl<'a> Fields<'a> {
     }
 
     fn req(&self, field: &str) -> Result<&'a Value, Bad> {
-        self.get(field).ok_or_else(|| Bad::Missing(self.name(field)))
+        self.get(field)
+            .ok_or_else(|| Bad::Missing(self.name(field)))
     }
 
     fn bad(&self, field: &str, expected: &'static str, v: &Value) -> Bad {
@@ -499,11 +500,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The objects of an array field, each with its path.
-    pub(crate) fn objects(
-        &self,
-        field: &str,
-        items: &'a [Value],
-    ) -> Result<Vec<Fields<'a>>, Bad> {
+    pub(crate) fn objects(&self, field: &str, items: &'a [Value]) -> Result<Vec<Fields<'a>>, Bad> {
         items
             .iter()
             .enumerate()
@@ -728,10 +725,7 @@ impl<R: BufRead> EpisodeReader<R> {
                     limit: self.options.max_line_bytes,
                 }));
             }
-            let bytes = self
-                .buf
-                .strip_prefix(b"\xEF\xBB\xBF")
-                .unwrap_or(&self.buf);
+            let bytes = self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf);
             let text = match std::str::from_utf8(bytes) {
                 Ok(t) => t,
                 Err(e) => {

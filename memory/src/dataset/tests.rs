@@ -56,7 +56,10 @@ fn reads_both_layouts() {
         g.steps.iter().map(|s| s.index).collect::<Vec<_>>(),
         [1, 2, 3]
     );
-    assert_eq!(g.steps[0].timestamp.as_deref(), Some("2026-01-01T00:00:00Z"));
+    assert_eq!(
+        g.steps[0].timestamp.as_deref(),
+        Some("2026-01-01T00:00:00Z")
+    );
     assert_eq!(g.questions[0].evidence, [3]);
     assert_eq!(g.questions[1].id, "g1:1");
     assert_eq!(g.questions[1].answer, None);
@@ -68,7 +71,11 @@ fn reads_both_layouts() {
 
 #[test]
 fn bom_crlf_and_blank_lines() {
-    let text = format!("\u{feff}{}\r\n\n  \n\u{feff}{}", ama_line(1, 2), ama_line(2, 2));
+    let text = format!(
+        "\u{feff}{}\r\n\n  \n\u{feff}{}",
+        ama_line(1, 2),
+        ama_line(2, 2)
+    );
     let loaded = load_str(&text, "d.jsonl", &opts()).unwrap();
     assert_eq!(loaded.episodes.len(), 2);
     assert_eq!(loaded.report.blank_lines, 2);
@@ -85,7 +92,10 @@ fn truncated_and_non_json_lines() {
     let text = format!("{}\n{}", line, &line[..line.len() / 2]);
     let e = err(&text);
     assert!(matches!(e, DatasetError::Json { line: 2, .. }), "{e}");
-    assert!(e.to_string().starts_with("d.jsonl:2: not valid JSON"), "{e}");
+    assert!(
+        e.to_string().starts_with("d.jsonl:2: not valid JSON"),
+        "{e}"
+    );
     assert!(matches!(err("hello\n"), DatasetError::Json { line: 1, .. }));
     assert!(matches!(
         err("[1, 2]\n"),
@@ -115,7 +125,9 @@ fn missing_and_bad_fields() {
     );
     let mut v: Value = serde_json::from_str(&ama_line(1, 3)).unwrap();
     v.as_object_mut().unwrap().remove("task");
-    assert!(matches!(err(&v.to_string()), DatasetError::MissingField { field, .. } if field == "task"));
+    assert!(
+        matches!(err(&v.to_string()), DatasetError::MissingField { field, .. } if field == "task")
+    );
     let mut v: Value = serde_json::from_str(&generic_line("g")).unwrap();
     v["questions"][0]["evidence"] = json!([99]);
     let e = err(&v.to_string());
@@ -138,7 +150,11 @@ fn steps_out_of_order_or_duplicated() {
     v["trajectory"][3]["turn_idx"] = json!(0);
     assert!(matches!(
         err(&v.to_string()),
-        DatasetError::StepOrder { index: 0, previous: 2, .. }
+        DatasetError::StepOrder {
+            index: 0,
+            previous: 2,
+            ..
+        }
     ));
 }
 
@@ -170,7 +186,11 @@ fn duplicates() {
     let text = format!("{}\n{}\n", ama_line(1, 2), ama_line(1, 2));
     assert!(matches!(
         err(&text),
-        DatasetError::DuplicateEpisode { line: 2, first: 1, .. }
+        DatasetError::DuplicateEpisode {
+            line: 2,
+            first: 1,
+            ..
+        }
     ));
     let mut v: Value = serde_json::from_str(&generic_line("g")).unwrap();
     v["questions"][1]["id"] = json!("q1");
@@ -188,7 +208,14 @@ fn long_lines_and_bad_utf8() {
     };
     let text = format!("{}\n", ama_line(1, 20));
     let e = load_str(&text, "d.jsonl", &o).unwrap_err();
-    assert!(matches!(e, DatasetError::LineTooLong { line: 1, limit: 100, .. }));
+    assert!(matches!(
+        e,
+        DatasetError::LineTooLong {
+            line: 1,
+            limit: 100,
+            ..
+        }
+    ));
     let mut bytes = ama_line(1, 2).into_bytes();
     bytes[20] = 0xff;
     let mut r = EpisodeReader::new(&bytes[..], "b.jsonl", opts());

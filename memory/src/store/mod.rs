@@ -43,11 +43,11 @@ mod vectors;
 
 use crate::config::Config;
 use crate::dataset::{self, DatasetError, Episode, LoadOptions};
+use crate::structures::graph::RelationGraph;
 use crate::structures::{
     BuildError, EpisodeMemory, Graph, Plugins, Raw, StepTexts, Summary, SummaryLine, Temporal,
     Vector, Window,
 };
-use crate::structures::graph::RelationGraph;
 use crate::Retrieval;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -404,15 +404,23 @@ impl Store {
         let mut seen = HashMap::new();
         for e in &episodes {
             if e.steps.is_empty() {
-                return Err(StoreError::Invalid(format!("episode `{}` has no steps", e.id)));
+                return Err(StoreError::Invalid(format!(
+                    "episode `{}` has no steps",
+                    e.id
+                )));
             }
             if seen.insert(e.id.as_str(), ()).is_some() {
-                return Err(StoreError::Invalid(format!("duplicate episode id `{}`", e.id)));
+                return Err(StoreError::Invalid(format!(
+                    "duplicate episode id `{}`",
+                    e.id
+                )));
             }
         }
         let name = out_dir
             .file_name()
-            .ok_or_else(|| StoreError::Invalid(format!("{}: not a directory name", out_dir.display())))?
+            .ok_or_else(|| {
+                StoreError::Invalid(format!("{}: not a directory name", out_dir.display()))
+            })?
             .to_string_lossy()
             .to_string();
         let parent = match out_dir.parent() {
@@ -618,17 +626,30 @@ impl Store {
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, StoreError> {
         if entry.dir.is_empty() || entry.dir.contains(['/', '\\']) || entry.dir.starts_with('.') {
-            return Err(corrupt(&root.join(&entry.dir), "bad episode directory name"));
+            return Err(corrupt(
+                &root.join(&entry.dir),
+                "bad episode directory name",
+            ));
         }
         let dir = root.join(&entry.dir);
         let config = &manifest.config;
         let path = dir.join("episode.json");
         let file: EpisodeFile = read_json(&path)?;
         if file.episode.id != entry.id {
-            return Err(corrupt(&path, format!("episode `{}`, the manifest says `{}`", file.episode.id, entry.id)));
+            return Err(corrupt(
+                &path,
+                format!(
+                    "episode `{}`, the manifest says `{}`",
+                    file.episode.id, entry.id
+                ),
+            ));
         }
         if file.episode.steps.is_empty()
-            || file.episode.steps.windows(2).any(|w| w[1].index <= w[0].index)
+            || file
+                .episode
+                .steps
+                .windows(2)
+                .any(|w| w[1].index <= w[0].index)
         {
             return Err(corrupt(&path, "steps are empty or out of order"));
         }
@@ -649,7 +670,13 @@ impl Store {
         let path = dir.join("vectors.bin");
         let (dim, data) = vectors::read(&path).map_err(|m| corrupt(&path, m))?;
         if dim != manifest.plugins.dim {
-            return Err(corrupt(&path, format!("dimension {dim}, the manifest says {}", manifest.plugins.dim)));
+            return Err(corrupt(
+                &path,
+                format!(
+                    "dimension {dim}, the manifest says {}",
+                    manifest.plugins.dim
+                ),
+            ));
         }
         let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
             .ok_or_else(|| corrupt(&path, "one vector per step expected"))?;

@@ -13,7 +13,7 @@ const HEADER: usize = 24;
 
 /// Writes the vectors and syncs the file.
 pub fn write(path: &Path, dim: usize, data: &[f32]) -> std::io::Result<()> {
-    let rows = if dim == 0 { 0 } else { data.len() / dim };
+    let rows = data.len().checked_div(dim).unwrap_or(0);
     let mut bytes = Vec::with_capacity(HEADER + data.len() * 4);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&VERSION.to_le_bytes());
@@ -33,10 +33,13 @@ pub fn read(path: &Path) -> Result<(usize, Vec<f32>), String> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err("not a vectors file (bad magic)".into());
     }
-    let u32_at = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    let u32_at =
+        |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
     let version = u32_at(8);
     if version != VERSION {
-        return Err(format!("vectors layout version {version}, expected {VERSION}"));
+        return Err(format!(
+            "vectors layout version {version}, expected {VERSION}"
+        ));
     }
     let dim = u32_at(12) as usize;
     let mut rows = [0u8; 8];

@@ -134,9 +134,7 @@ pub fn entities(text: &str, max: usize) -> Vec<String> {
             continue;
         }
         if let Some((word, _)) = e.split_once(' ') {
-            if e.bytes().last().is_some_and(|b| b.is_ascii_digit())
-                && NOT_OBJECTS.contains(&word)
-            {
+            if e.bytes().last().is_some_and(|b| b.is_ascii_digit()) && NOT_OBJECTS.contains(&word) {
                 continue;
             }
         }
@@ -157,7 +155,14 @@ fn short(text: &str, max: usize) -> String {
 }
 
 const ERROR_WORDS: &[&str] = &[
-    "error", "exception", "traceback", "failed", "invalid", "denied", "timeout", "cannot",
+    "error",
+    "exception",
+    "traceback",
+    "failed",
+    "invalid",
+    "denied",
+    "timeout",
+    "cannot",
 ];
 
 impl TripleExtractor for RuleExtractor {
@@ -211,7 +216,13 @@ impl TripleExtractor for RuleExtractor {
         let [lines, pairs, elements] = pair_regexes();
         let mut elems: Vec<Triple> = elements
             .captures_iter(obs)
-            .filter_map(|c| Some(t(c.get(1)?.as_str(), c.get(2)?.as_str(), &short(c.get(3)?.as_str(), 80))))
+            .filter_map(|c| {
+                Some(t(
+                    c.get(1)?.as_str(),
+                    c.get(2)?.as_str(),
+                    &short(c.get(3)?.as_str(), 80),
+                ))
+            })
             .collect();
         // Elements the action names come first.
         elems.sort_by_key(|e| !act.contains(&e.subject));
@@ -226,7 +237,11 @@ impl TripleExtractor for RuleExtractor {
                 (Some(k), Some(v), _, _) | (_, _, Some(k), Some(v)) => (k, v),
                 _ => continue,
             };
-            out.push(t(k.as_str(), "=", &short(v.as_str().trim_matches('\''), 80)));
+            out.push(t(
+                k.as_str(),
+                "=",
+                &short(v.as_str().trim_matches('\''), 80),
+            ));
         }
         for e in entities(obs, 6) {
             if e != primary {
@@ -333,7 +348,10 @@ impl Graph {
             .filter_map(|e| {
                 let (a, b) = graph.edge_endpoints(e)?;
                 let r = graph.edge_weight(e)?;
-                Some((e, term_hashes(&format!("{} {} {}", graph[a], r.relation, graph[b]))))
+                Some((
+                    e,
+                    term_hashes(&format!("{} {} {}", graph[a], r.relation, graph[b])),
+                ))
             })
             .collect();
         let idf = Idf::new(edges.iter().map(|(_, t)| t.as_slice()));
@@ -404,10 +422,16 @@ impl MemoryStructure for Graph {
         let linked = self.linked(query);
         let named = query.refs().named(self.last_step);
         let weights = self.idf.weigh(query.terms());
-        let max = 2.0 + if named.is_empty() { 0.0 } else { self.proximity };
+        let max = 2.0
+            + if named.is_empty() {
+                0.0
+            } else {
+                self.proximity
+            };
         let mut scores: HashMap<EdgeIndex, f64> = HashMap::new();
         for (e, terms) in &self.edges {
-            let (Some((a, b)), Some(r)) = (self.graph.edge_endpoints(*e), self.graph.edge_weight(*e))
+            let (Some((a, b)), Some(r)) =
+                (self.graph.edge_endpoints(*e), self.graph.edge_weight(*e))
             else {
                 continue;
             };
@@ -479,9 +503,17 @@ impl Graph {
             list.sort_by(|x, y| {
                 let sx = scores.get(x).copied().unwrap_or(0.0);
                 let sy = scores.get(y).copied().unwrap_or(0.0);
-                let dx = self.graph.edge_weight(*x).map_or(usize::MAX, |r| r.step.abs_diff(step));
-                let dy = self.graph.edge_weight(*y).map_or(usize::MAX, |r| r.step.abs_diff(step));
-                sy.total_cmp(&sx).then(dx.cmp(&dy)).then(x.index().cmp(&y.index()))
+                let dx = self
+                    .graph
+                    .edge_weight(*x)
+                    .map_or(usize::MAX, |r| r.step.abs_diff(step));
+                let dy = self
+                    .graph
+                    .edge_weight(*y)
+                    .map_or(usize::MAX, |r| r.step.abs_diff(step));
+                sy.total_cmp(&sx)
+                    .then(dx.cmp(&dy))
+                    .then(x.index().cmp(&y.index()))
             });
         };
         let mut seen: HashSet<EdgeIndex> = focal.clone();
@@ -521,22 +553,60 @@ mod tests {
     #[test]
     fn extracts_entities() {
         let e = entities("SELECT name FROM FINANCE.BANKS JOIN rates r ON x; from the kitchen; see https://a.org/x?y=1 and /db/FINANCE/DDL.csv, click [5023], take soapbar 1 from sinkbasin 1, call fetch_website_content(x) on `baba`", 20);
-        for want in ["FINANCE.BANKS", "rates", "https://a.org/x?y=1", "/db/FINANCE/DDL.csv", "[5023]", "soapbar 1", "sinkbasin 1", "fetch_website_content", "baba"] {
+        for want in [
+            "FINANCE.BANKS",
+            "rates",
+            "https://a.org/x?y=1",
+            "/db/FINANCE/DDL.csv",
+            "[5023]",
+            "soapbar 1",
+            "sinkbasin 1",
+            "fetch_website_content",
+            "baba",
+        ] {
             assert!(e.iter().any(|x| x == want), "{want} not in {e:?}");
         }
-        assert!(!entities("at step 12 the code 3", 10).iter().any(|x| x.contains("step")));
+        assert!(!entities("at step 12 the code 3", 10)
+            .iter()
+            .any(|x| x.contains("step")));
     }
 
     #[test]
     fn rules_extract_relations() {
         let ep = sql_episode();
         let t = RuleExtractor.extract(&ep, &ep.steps[2]).unwrap();
-        assert!(t.contains(&Triple { subject: AGENT.into(), relation: "execute_sql".into(), object: "FINANCE.BANKS".into() }), "{t:?}");
-        assert!(t.iter().any(|x| x.relation == "error" && x.object.contains("invalid identifier")), "{t:?}");
-        let web = Step { index: 0, action: "click [5023] where [5023] is link 'All Customers'".into(), observation: "[5023] link 'All Customers'\n[77] button 'Save'\nScore: 6\n(x=68, y=6)".into(), timestamp: None };
+        assert!(
+            t.contains(&Triple {
+                subject: AGENT.into(),
+                relation: "execute_sql".into(),
+                object: "FINANCE.BANKS".into()
+            }),
+            "{t:?}"
+        );
+        assert!(
+            t.iter()
+                .any(|x| x.relation == "error" && x.object.contains("invalid identifier")),
+            "{t:?}"
+        );
+        let web = Step {
+            index: 0,
+            action: "click [5023] where [5023] is link 'All Customers'".into(),
+            observation: "[5023] link 'All Customers'\n[77] button 'Save'\nScore: 6\n(x=68, y=6)"
+                .into(),
+            timestamp: None,
+        };
         let t = RuleExtractor.extract(&ep, &web).unwrap();
-        for want in [("[5023]", "link", "All Customers"), ("[77]", "button", "Save"), ("Score", "is", "6"), ("x", "=", "68")] {
-            assert!(t.iter().any(|x| (x.subject.as_str(), x.relation.as_str(), x.object.as_str()) == want), "{want:?} not in {t:?}");
+        for want in [
+            ("[5023]", "link", "All Customers"),
+            ("[77]", "button", "Save"),
+            ("Score", "is", "6"),
+            ("x", "=", "68"),
+        ] {
+            assert!(
+                t.iter()
+                    .any(|x| (x.subject.as_str(), x.relation.as_str(), x.object.as_str()) == want),
+                "{want:?} not in {t:?}"
+            );
         }
     }
 
@@ -545,12 +615,25 @@ mod tests {
         let ep = sql_episode();
         let c = Config::default();
         let g = Graph::build(&ep, &RuleExtractor, &c).unwrap();
-        let ev = g.retrieve(&Query::new("Which columns of FINANCE.BANKS did the agent query?")).unwrap();
+        let ev = g
+            .retrieve(&Query::new(
+                "Which columns of FINANCE.BANKS did the agent query?",
+            ))
+            .unwrap();
         assert!(!ev.items.is_empty() && ev.items.len() <= 8);
-        assert!(ev.items[0].text.contains("FINANCE.BANKS"), "{}", ev.items[0].text);
-        assert!(ev.items.iter().all(|i| i.score > 0.0 && i.score <= 1.0 && i.tokens > 0));
+        assert!(
+            ev.items[0].text.contains("FINANCE.BANKS"),
+            "{}",
+            ev.items[0].text
+        );
+        assert!(ev
+            .items
+            .iter()
+            .all(|i| i.score > 0.0 && i.score <= 1.0 && i.tokens > 0));
         assert!(ev.items.iter().all(|i| i.text.lines().count() <= 5));
-        let near = g.retrieve(&Query::new("What error did the agent get at step 2?")).unwrap();
+        let near = g
+            .retrieve(&Query::new("What error did the agent get at step 2?"))
+            .unwrap();
         assert!(near.items[0].steps.contains(&2), "{:?}", near.items[0]);
         assert!(near.hits >= near.items.len());
         let nothing = g.retrieve(&Query::new("zebra")).unwrap();

@@ -196,8 +196,7 @@ impl Evidence {
         if self.items.is_empty() {
             return 0;
         }
-        header_tokens(self.structure)
-            + self.items.iter().map(|i| i.tokens + 1).sum::<usize>()
+        header_tokens(self.structure) + self.items.iter().map(|i| i.tokens + 1).sum::<usize>()
     }
 
     /// The best item score, in `[0, 1]`; 0 with no items.
@@ -218,9 +217,8 @@ impl Evidence {
 
 fn header_tokens(s: Structure) -> usize {
     static COUNTS: OnceLock<[usize; 5]> = OnceLock::new();
-    COUNTS.get_or_init(|| {
-        Structure::ALL.map(|s| count_tokens(Evidence::empty(s).header()))
-    })[s.index()]
+    COUNTS.get_or_init(|| Structure::ALL.map(|s| count_tokens(Evidence::empty(s).header())))
+        [s.index()]
 }
 
 /// A memory structure built over one episode.
@@ -380,8 +378,8 @@ impl EpisodeMemory {
             episode: episode.id.clone(),
             source,
         };
-        let summary = Summary::build(&episode, plugins.summarizer.as_ref(), config)
-            .map_err(plugin)?;
+        let summary =
+            Summary::build(&episode, plugins.summarizer.as_ref(), config).map_err(plugin)?;
         let temporal = Temporal::new(&episode, steps.clone(), config);
         let graph = Graph::build(&episode, plugins.extractor.as_ref(), config).map_err(plugin)?;
         let vector =

@@ -75,7 +75,11 @@ pub fn windows(len: usize) -> Vec<(usize, usize)> {
 }
 
 fn window_header(steps: &StepTexts, start: usize, end: usize) -> String {
-    format!("[steps {}-{}]", steps.indices[start], steps.indices[end - 1])
+    format!(
+        "[steps {}-{}]",
+        steps.indices[start],
+        steps.indices[end - 1]
+    )
 }
 
 fn window_text(steps: &StepTexts, start: usize, end: usize) -> String {
@@ -111,7 +115,10 @@ fn schema() -> (Schema, Field, Field) {
     let indexing = TextFieldIndexing::default()
         .set_tokenizer("default")
         .set_index_option(IndexRecordOption::WithFreqs);
-    let body = b.add_text_field("body", TextOptions::default().set_indexing_options(indexing));
+    let body = b.add_text_field(
+        "body",
+        TextOptions::default().set_indexing_options(indexing),
+    );
     let win = b.add_u64_field("win", FAST | STORED);
     (b.build(), body, win)
 }
@@ -123,7 +130,11 @@ fn err(e: impl std::fmt::Display) -> String {
 impl Raw {
     /// Cuts the windows and indexes them, in memory or in `dir` (an
     /// existing empty directory).
-    pub fn build(steps: Arc<StepTexts>, config: &Config, dir: Option<&Path>) -> Result<Raw, String> {
+    pub fn build(
+        steps: Arc<StepTexts>,
+        config: &Config,
+        dir: Option<&Path>,
+    ) -> Result<Raw, String> {
         let (schema, body, win) = schema();
         let index = match dir {
             Some(d) => Index::create_in_dir(d, schema).map_err(err)?,
@@ -156,7 +167,10 @@ impl Raw {
         dir: &Path,
         config: &Config,
     ) -> Result<Raw, String> {
-        if windows.iter().any(|w| w.start >= w.end || w.end > steps.len()) {
+        if windows
+            .iter()
+            .any(|w| w.start >= w.end || w.end > steps.len())
+        {
             return Err("a window is out of the episode's steps".into());
         }
         let index = Index::open_in_dir(dir).map_err(err)?;
@@ -238,7 +252,10 @@ impl Raw {
             return Ok(Vec::new());
         }
         let top = searcher
-            .search(&BooleanQuery::new(clauses), &TopDocs::with_limit(self.top_k))
+            .search(
+                &BooleanQuery::new(clauses),
+                &TopDocs::with_limit(self.top_k),
+            )
             .map_err(e)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
@@ -321,7 +338,10 @@ mod tests {
         assert!(ev.items[0].steps.contains(&20), "{:?}", ev.items[0].steps);
         assert!(ev.items[0].text.starts_with("[steps "));
         assert!(ev.items.iter().all(|i| i.score > 0.0 && i.score <= 1.0));
-        assert_eq!(ev.items[0].tokens, r.windows()[ev.items[0].steps[0] / 7].tokens);
+        assert_eq!(
+            ev.items[0].tokens,
+            r.windows()[ev.items[0].steps[0] / 7].tokens
+        );
         assert!(ev.items.windows(2).all(|w| w[0].score >= w[1].score));
         let text_tokens = count_tokens(&ev.items[0].text);
         assert!(ev.items[0].tokens >= text_tokens && ev.items[0].tokens <= text_tokens + 12);

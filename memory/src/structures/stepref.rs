@@ -88,9 +88,26 @@ fn patterns() -> &'static Patterns {
 
 fn word_number(w: &str) -> Option<usize> {
     const WORDS: [&str; 20] = [
-        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-        "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-        "nineteen", "twenty",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
     ];
     w.parse()
         .ok()
@@ -138,7 +155,12 @@ impl StepRefs {
             .filter_map(|c| {
                 let m = c.get(0)?;
                 let kind = c.get(1)?.as_str();
-                Some((m.start(), m.end(), kind.starts_with('a') || kind.starts_with('f'), num(&c, 2)?))
+                Some((
+                    m.start(),
+                    m.end(),
+                    kind.starts_with('a') || kind.starts_with('f'),
+                    num(&c, 2)?,
+                ))
             })
             .collect();
         for (start, end, after, x) in found {

@@ -38,27 +38,88 @@ pub trait Summarizer: Send + Sync {
     /// A name recorded in a store's manifest, e.g. `extractive-v1`.
     fn name(&self) -> String;
     /// The summary lines, in order, within about `budget_tokens` tokens.
-    fn summarize(&self, episode: &Episode, budget_tokens: usize)
-        -> Result<Vec<SummaryLine>, PluginError>;
+    fn summarize(
+        &self,
+        episode: &Episode,
+        budget_tokens: usize,
+    ) -> Result<Vec<SummaryLine>, PluginError>;
 }
 
 /// The built-in extractive summarizer (see the module docs).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExtractiveSummarizer;
 
+/// Steps scoring at least this are kept before the coverage pass.
+const SALIENT: f64 = 3.0;
+
 const ERROR_CUES: &[&str] = &[
-    "error", "errors", "exception", "traceback", "failed", "fail", "fails", "failure", "invalid",
-    "denied", "timeout", "cannot", "unable", "refused", "locked", "wrong", "missing",
+    "error",
+    "errors",
+    "exception",
+    "traceback",
+    "failed",
+    "fail",
+    "fails",
+    "failure",
+    "invalid",
+    "denied",
+    "timeout",
+    "cannot",
+    "unable",
+    "refused",
+    "locked",
+    "wrong",
+    "missing",
 ];
 const RESULT_CUES: &[&str] = &[
-    "result", "results", "returned", "rows", "answer", "final", "success", "successfully",
-    "succeeded", "passed", "completed", "done", "finished", "reward", "score", "found", "created",
-    "saved", "status", "exit", "win", "won", "solved",
+    "result",
+    "results",
+    "returned",
+    "rows",
+    "answer",
+    "final",
+    "success",
+    "successfully",
+    "succeeded",
+    "passed",
+    "completed",
+    "done",
+    "finished",
+    "reward",
+    "score",
+    "found",
+    "created",
+    "saved",
+    "status",
+    "exit",
+    "win",
+    "won",
+    "solved",
 ];
 const STATE_CUES: &[&str] = &[
-    "inventory", "now", "changed", "moved", "pick", "picked", "opened", "closed", "put", "took",
-    "arrive", "became", "updated", "set", "level", "health", "position", "located", "added",
-    "removed", "modified", "edited", "active",
+    "inventory",
+    "now",
+    "changed",
+    "moved",
+    "pick",
+    "picked",
+    "opened",
+    "closed",
+    "put",
+    "took",
+    "arrive",
+    "became",
+    "updated",
+    "set",
+    "level",
+    "health",
+    "position",
+    "located",
+    "added",
+    "removed",
+    "modified",
+    "edited",
+    "active",
 ];
 
 fn cue_score(line: &str) -> f64 {
@@ -154,7 +215,7 @@ impl Summarizer for ExtractiveSummarizer {
         let mut seen = std::collections::HashSet::new();
         let mut candidates = Vec::with_capacity(n);
         let mut previous_kind = String::new();
-        for (p, step) in episode.steps.iter().enumerate() {
+        for step in &episode.steps {
             let kind = action_kind(&step.action);
             let (obs, mut score) = best_line(step, &seen);
             if kind != previous_kind {
@@ -177,6 +238,23 @@ impl Summarizer for ExtractiveSummarizer {
                 budget -= (count_tokens(&candidates[p].1) + 1) as f64;
             }
         }
+        let cost_of = |text: &str| (count_tokens(text) + 1) as f64;
+        // Salient steps first (errors, results with state changes), with up
+        // to 60% of the budget, most salient first.
+        let mut salient: Vec<usize> = (0..n)
+            .filter(|&p| !keep[p] && candidates[p].0 >= SALIENT)
+            .collect();
+        salient.sort_by(|&a, &b| candidates[b].0.total_cmp(&candidates[a].0).then(a.cmp(&b)));
+        let mut salient_budget = budget * 0.6;
+        for p in salient {
+            let c = cost_of(&candidates[p].1);
+            if c <= salient_budget {
+                keep[p] = true;
+                salient_budget -= c;
+                budget -= c;
+            }
+        }
+        // Then coverage: the rest split evenly between segments, in order.
         let w = super::raw::window_width(n);
         let segments = n.div_ceil(w).max(1);
         let share = budget / segments as f64;
@@ -184,16 +262,13 @@ impl Summarizer for ExtractiveSummarizer {
         for seg in 0..segments {
             let range = seg * w..((seg + 1) * w).min(n);
             let mut allowance = share + carry;
-            let mut order: Vec<usize> = range.clone().collect();
+            let mut order: Vec<usize> = range.filter(|&p| !keep[p]).collect();
             order.sort_by(|&a, &b| candidates[b].0.total_cmp(&candidates[a].0).then(a.cmp(&b)));
             for p in order {
-                if keep[p] {
-                    continue;
-                }
                 if candidates[p].0 < 1.0 {
                     break;
                 }
-                let c = (count_tokens(&candidates[p].1) + 1) as f64;
+                let c = cost_of(&candidates[p].1);
                 if c <= allowance.min(budget) {
                     keep[p] = true;
                     allowance -= c;
@@ -332,8 +407,12 @@ mod tests {
         assert!(text.contains("[step 0]") && text.contains("[step 6]"));
         assert!(text.ends_with("Outcome: success"));
         assert_eq!(s.tokens(), count_tokens(text));
-        let a = s.retrieve(&Query::new("Which identifier was invalid?")).unwrap();
-        let b = s.retrieve(&Query::new("What was the final answer?")).unwrap();
+        let a = s
+            .retrieve(&Query::new("Which identifier was invalid?"))
+            .unwrap();
+        let b = s
+            .retrieve(&Query::new("What was the final answer?"))
+            .unwrap();
         assert_eq!(a.items[0].text, b.items[0].text);
         assert!(a.items[0].score > 0.0 && a.hits >= 1);
         assert!(a.items[0].steps.contains(&2));

@@ -111,18 +111,26 @@ mod tests {
 
     fn temporal(e: &Episode) -> Temporal {
         let c = Config::default();
-        Temporal::new(e, Arc::new(StepTexts::build(&e.steps, c.evidence_text_bytes)), &c)
+        Temporal::new(
+            e,
+            Arc::new(StepTexts::build(&e.steps, c.evidence_text_bytes)),
+            &c,
+        )
     }
 
     #[test]
     fn named_steps() {
         let e = game_episode(40);
         let t = temporal(&e);
-        let ev = t.retrieve(&Query::new("What happened between step 9 and step 11?")).unwrap();
+        let ev = t
+            .retrieve(&Query::new("What happened between step 9 and step 11?"))
+            .unwrap();
         let steps: Vec<usize> = ev.items.iter().flat_map(|i| i.steps.clone()).collect();
         assert_eq!(steps, [9, 10, 11]);
         assert_eq!(ev.hits, 3);
-        assert!(ev.items[1].text.starts_with("[step 10] action: up\nobservation: You pick up the key 1"));
+        assert!(ev.items[1]
+            .text
+            .starts_with("[step 10] action: up\nobservation: You pick up the key 1"));
         assert!(ev.items.iter().all(|i| i.score == 1.0 && i.tokens > 0));
         assert_eq!(ev.top(), 1.0);
     }
@@ -131,7 +139,9 @@ mod tests {
     fn lexical_fallback() {
         let e = sql_episode();
         let t = temporal(&e);
-        let ev = t.retrieve(&Query::new("Which query hit the invalid identifier error?")).unwrap();
+        let ev = t
+            .retrieve(&Query::new("Which query hit the invalid identifier error?"))
+            .unwrap();
         assert_eq!(ev.items[0].steps, [2]);
         assert!(ev.items.len() <= 5);
         let steps: Vec<usize> = ev.items.iter().map(|i| i.steps[0]).collect();

@@ -265,8 +265,10 @@ impl Vector {
         } else {
             (0..n).collect()
         };
-        let mut scored: Vec<(usize, f32)> =
-            candidates.into_iter().map(|p| (p, self.dot(p, q))).collect();
+        let mut scored: Vec<(usize, f32)> = candidates
+            .into_iter()
+            .map(|p| (p, self.dot(p, q)))
+            .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(self.top_k);
         scored
@@ -326,7 +328,9 @@ mod tests {
     fn exact_top_k() {
         let e = sql_episode();
         let v = vector(&e, &Config::default());
-        let ev = v.retrieve(&Query::new("invalid identifier TOTAL_ASSETS")).unwrap();
+        let ev = v
+            .retrieve(&Query::new("invalid identifier TOTAL_ASSETS"))
+            .unwrap();
         assert_eq!(ev.items.len(), 5);
         assert_eq!(ev.items[0].steps, [2]);
         assert!(ev.items.windows(2).all(|w| w[0].score >= w[1].score));
