@@ -4,7 +4,7 @@
 //! The interpreter ([`crate::interp`]) evaluates this form; it is the
 //! reference semantics that every other backend must agree with.
 
-pub use mesa_core::Feature;
+pub use mesa_core::{Feature, Features};
 use mesa_core::{Mask, Structure};
 use mesa_grammar::ast::{ActionKind, HeaderKind, MetaField, Subject};
 use mesa_grammar::Span;
@@ -153,20 +153,6 @@ pub struct Rule {
     pub mask_text: String,
 }
 
-/// What a program needs from its host, so a host computes only that.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct Features {
-    /// The query text is read.
-    pub query: bool,
-    /// The task text is read.
-    pub task: bool,
-    /// The domain is read.
-    pub domain: bool,
-    /// The question type is read.
-    pub qtype: bool,
-    /// Preview features read, as `"R.tokens"`, in structure then feature order.
-    pub previews: Vec<String>,
-}
 
 /// A checked policy (or module).
 #[derive(Debug, Clone, PartialEq)]

@@ -7,11 +7,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod engine;
 pub mod feature;
 pub mod input;
 pub mod mask;
 
-pub use feature::Feature;
+pub use engine::{Engine, Selection};
+pub use feature::{Feature, Features};
 pub use input::{
     apply_preview_assignment, parse_json_line, parse_preview_key, Input, InputError, Previews,
 };

@@ -1,6 +1,6 @@
 //! Structures and masks: which of the five memory structures a policy reads.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// One of the five memory structures, in their fixed order.
@@ -149,6 +149,25 @@ impl Serialize for Structure {
     }
 }
 
+impl<'de> Deserialize<'de> for Structure {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Structure::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown structure `{name}` (structures are S, T, G, V, R)"
+            ))
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Mask {
+    /// Reads the letters form written by `Serialize`: `["S", "T"]`.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let names = Vec::<Structure>::deserialize(d)?;
+        Ok(names.into_iter().fold(Mask::EMPTY, Mask::with))
+    }
+}
+
 impl Serialize for Mask {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.letters().serialize(s)
@@ -169,5 +188,9 @@ mod tests {
         assert_eq!(m.to_string(), "{S, R}");
         assert_eq!(m.bits(), 0b10001);
         assert_eq!(Mask::EMPTY.to_string(), "{}");
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(json, r#"["S","R"]"#);
+        assert_eq!(serde_json::from_str::<Mask>(&json).unwrap(), m);
+        assert!(serde_json::from_str::<Mask>(r#"["X"]"#).is_err());
     }
 }

@@ -19,9 +19,12 @@ fn main() {
     let open_only = args.iter().any(|a| a == "--open-only");
     let mut config = Config::default();
     let mut paths: Vec<&String> = Vec::new();
+    let mut show: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        if a == "--evidence-bytes" {
+        if a == "--show" {
+            show = it.next().cloned();
+        } else if a == "--evidence-bytes" {
             config.evidence_text_bytes = it.next().and_then(|v| v.parse().ok()).unwrap_or(2000);
         } else if !a.starts_with("--") {
             paths.push(a);
@@ -80,10 +83,48 @@ fn main() {
     };
     println!("open: {:.3}s", t.elapsed().as_secs_f64());
 
+    if let Some(id) = show {
+        let (episode, _) = id.split_once(':').unwrap_or((&id, ""));
+        let Some(m) = store.episode(episode) else {
+            eprintln!("no episode {episode}");
+            std::process::exit(1);
+        };
+        let Some(q) = m.episode.questions.iter().find(|q| q.id == id) else {
+            eprintln!("no question {id}");
+            std::process::exit(1);
+        };
+        println!(
+            "Q: {}\nA: {}",
+            q.question,
+            q.answer.as_deref().unwrap_or("")
+        );
+        let r = Retrieval::new(m, &q.question);
+        for s in Structure::ALL {
+            match r.evidence(s) {
+                Ok(e) => println!(
+                    "{}: tokens {} top {:.3} hits {} steps {:?}",
+                    s.letter(),
+                    e.tokens(),
+                    e.top(),
+                    e.hits,
+                    e.items.iter().map(|i| i.steps.clone()).collect::<Vec<_>>()
+                ),
+                Err(e) => println!("{}: error {e}", s.letter()),
+            }
+        }
+        if let Ok(c) = r.compose(Mask::ALL) {
+            let text = c.render();
+            let (head, _) =
+                text.split_at(text.char_indices().nth(6000).map_or(text.len(), |(i, _)| i));
+            println!("--- composed ({} tokens) ---\n{head}", c.tokens);
+        }
+        return;
+    }
     let mut times = Vec::new();
     let mut structure_times: [Vec<f64>; 5] = Default::default();
     let mut per_structure = [0usize; 5];
     let mut all_tokens = 0usize;
+    let mut named = 0usize;
     let mut questions = 0usize;
     for memory in store.episodes() {
         for q in &memory.episode.questions {
@@ -111,6 +152,12 @@ fn main() {
                 per_structure[s.index()] += composed.section(s).map_or(0, |e| e.tokens());
             }
             all_tokens += composed.tokens;
+            if composed
+                .section(Structure::Temporal)
+                .is_some_and(|e| e.top() >= 1.0)
+            {
+                named += 1;
+            }
             questions += 1;
         }
     }
@@ -137,6 +184,7 @@ fn main() {
             at(1.0)
         );
     }
+    println!("questions whose named steps T returned: {named} of {questions}");
     let n = questions.max(1) as f64;
     println!(
         "mean evidence tokens per question: all five {:.0}; S {:.0}, T {:.0}, G {:.0}, V {:.0}, R {:.0}",

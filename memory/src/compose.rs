@@ -71,3 +71,51 @@ impl Composition {
             .join("\n\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(s: Structure, tokens: usize) -> Evidence {
+        Evidence {
+            structure: s,
+            items: (tokens > 0)
+                .then(|| EvidenceItem {
+                    structure: s,
+                    steps: vec![1],
+                    score: 0.5,
+                    text: "x".into(),
+                    tokens,
+                })
+                .into_iter()
+                .collect(),
+            hits: 1,
+        }
+    }
+
+    #[test]
+    fn order_filter_and_count() {
+        let all = vec![
+            ev(Structure::Raw, 10),
+            ev(Structure::Summary, 5),
+            ev(Structure::Vector, 0),
+            ev(Structure::Temporal, 7),
+        ];
+        let mask = Mask::single(Structure::Raw)
+            .with(Structure::Summary)
+            .with(Structure::Vector);
+        let c = compose(mask, all);
+        let order: Vec<Structure> = c.sections.iter().map(|e| e.structure).collect();
+        assert_eq!(
+            order,
+            [Structure::Summary, Structure::Vector, Structure::Raw]
+        );
+        // S and R: header + item + line break each, one blank line between.
+        let s = c.sections[0].tokens();
+        let r = c.sections[2].tokens();
+        assert_eq!(c.sections[1].tokens(), 0);
+        assert_eq!(c.tokens, s + r + 1);
+        assert_eq!(c.render(), "## S: summary\nx\n\n## R: raw\nx");
+        assert_eq!(compose(Mask::EMPTY, vec![ev(Structure::Raw, 3)]).tokens, 0);
+    }
+}

@@ -97,3 +97,90 @@ impl<'a> Retrieval<'a> {
         Ok(compose(mask, sections))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::structures::fixtures::sql_episode;
+    use crate::structures::Plugins;
+    use crate::tokens::count_tokens;
+    use std::sync::Arc;
+
+    fn memory() -> EpisodeMemory {
+        EpisodeMemory::build(
+            Arc::new(sql_episode()),
+            &Config::default(),
+            &Plugins::default(),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn only_requested_structures_are_retrieved() {
+        let m = memory();
+        let r = Retrieval::new(&m, "What error did the agent get at step 2?");
+        assert_eq!(r.retrieved(), Mask::EMPTY);
+        let p = r.previews(&[]).unwrap();
+        assert_eq!(p, Previews::default());
+        assert_eq!(r.retrieved(), Mask::EMPTY);
+        let p = r
+            .previews(&[
+                (Structure::Vector, Feature::Top),
+                (Structure::Raw, Feature::Tokens),
+            ])
+            .unwrap();
+        assert_eq!(
+            r.retrieved(),
+            Mask::single(Structure::Vector).with(Structure::Raw)
+        );
+        assert!(p.get(Structure::Vector, Feature::Top) > 0.0);
+        assert_eq!(p.get(Structure::Vector, Feature::Tokens), 0.0);
+        assert!(p.get(Structure::Raw, Feature::Tokens) > 0.0);
+        // T names step 2: top 1, one hit.
+        assert_eq!(r.preview(Structure::Temporal, Feature::Top).unwrap(), 1.0);
+        assert_eq!(r.preview(Structure::Temporal, Feature::Hits).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn previews_match_the_composition() {
+        let m = memory();
+        let r = Retrieval::new(
+            &m,
+            "Which identifier was invalid when querying FINANCE.BANKS?",
+        );
+        let all: Vec<(Structure, Feature)> = Structure::ALL
+            .into_iter()
+            .flat_map(|s| Feature::ALL.map(|f| (s, f)))
+            .collect();
+        let p = r.previews(&all).unwrap();
+        for s in Structure::ALL {
+            assert!((0.0..=1.0).contains(&p.get(s, Feature::Top)), "{s:?}");
+        }
+        let mask = Mask::single(Structure::Raw)
+            .with(Structure::Summary)
+            .with(Structure::Graph);
+        let c = r.compose(mask).unwrap();
+        let order: Vec<Structure> = c.sections.iter().map(|e| e.structure).collect();
+        assert_eq!(
+            order,
+            [Structure::Summary, Structure::Graph, Structure::Raw]
+        );
+        let sum: f64 = mask.iter().map(|s| p.get(s, Feature::Tokens)).sum();
+        assert_eq!(c.tokens as f64, sum + 2.0);
+        let text = c.render();
+        assert!(text.starts_with("## S: summary\nTask: "));
+        assert!(text.contains("\n\n## G: graph\n") && text.contains("\n\n## R: raw\n[steps "));
+        // Parts are counted separately: never fewer than the joined text.
+        let exact = count_tokens(&text);
+        assert!(
+            c.tokens >= exact && c.tokens <= exact + 40,
+            "{} vs {exact}",
+            c.tokens
+        );
+        assert!(c.items().all(|i| !i.text.is_empty() && !i.steps.is_empty()));
+        assert!(c.steps().contains(&2));
+        assert!(c.section(Structure::Vector).is_none());
+    }
+}

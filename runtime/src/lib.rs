@@ -25,6 +25,9 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod engine;
+pub use engine::{AnyEngine, EngineKind, LoadError};
+
 use mesa_compiler::interp::{Input, Outcome};
 use mesa_compiler::wasm::abi::{self, exports, Metadata};
 use mesa_compiler::Mask;
@@ -510,7 +513,7 @@ impl Policy {
             input_ptr: 0,
             input_cap: 0,
             config: self.config.clone(),
-            slots: abi::feature_slots(&self.metadata.features),
+            slots: self.metadata.features.preview_slots(),
             metadata: self.metadata.clone(),
         };
         inst.input_ptr = inst.call_getter(Getter::InputPtr)?;

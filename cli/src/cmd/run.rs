@@ -1,7 +1,8 @@
 //! `mesa run` and `mesa explain`.
 
 use super::Format;
-use crate::backend::{Backend, EngineKind};
+use crate::backend::{load, EngineKind};
+use mesa_runtime::AnyEngine;
 use crate::source::{load_program, read, CliError};
 use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
 use mesa_compiler::{explain as explain_text, Input, Outcome, Selector};
@@ -90,7 +91,7 @@ pub struct ExplainArgs {
     query: QueryArgs,
 }
 
-fn result_json(backend: &Backend, outcome: &Outcome, trace: bool) -> serde_json::Value {
+fn result_json(backend: &AnyEngine, outcome: &Outcome, trace: bool) -> serde_json::Value {
     let rule = outcome.rule.map(|i| backend.rule_name(i));
     let mut v = json!({
         "mask": outcome.mask,
@@ -104,7 +105,7 @@ fn result_json(backend: &Backend, outcome: &Outcome, trace: bool) -> serde_json:
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let mut backend = Backend::load(&args.file, args.engine)?;
+    let mut backend = load(&args.file, args.engine)?;
     if let Some(path) = &args.input {
         return run_lines(&mut backend, path, &args);
     }
@@ -113,7 +114,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             "give a question with --query, or a JSONL file with --input".into(),
         ));
     };
-    let outcome = backend.select(&args.query.input(query)?)?;
+    let outcome = backend
+        .select_traced(&args.query.input(query)?)
+        .map_err(|e| CliError::Message(e.to_string()))?;
     match args.format {
         Format::Human => {
             let decided = match outcome.rule {
@@ -130,7 +133,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_lines(backend: &mut Backend, path: &str, args: &Args) -> Result<ExitCode, CliError> {
+fn run_lines(backend: &mut AnyEngine, path: &str, args: &Args) -> Result<ExitCode, CliError> {
     let bytes = read(path)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -151,7 +154,7 @@ fn run_lines(backend: &mut Backend, path: &str, args: &Args) -> Result<ExitCode,
                 .map_err(|e| e.to_string())
                 .and_then(|(id, mut input)| {
                     args.query.defaults_into(&mut input);
-                    let outcome = backend.select(&input).map_err(|e| e.to_string())?;
+                    let outcome = backend.select_traced(&input).map_err(|e| e.to_string())?;
                     let mut v = result_json(backend, &outcome, args.trace);
                     if let Some(id) = id {
                         v["id"] = id;

@@ -456,3 +456,25 @@ impl<'a> Eval<'a> {
 
 #[cfg(test)]
 mod tests;
+
+impl mesa_core::Engine for Selector {
+    type Error = std::convert::Infallible;
+
+    fn select(&mut self, input: &Input) -> Result<mesa_core::Selection, Self::Error> {
+        let (mask, rule) = self.select_mask(input);
+        Ok(mesa_core::Selection { mask, rule })
+    }
+
+    fn rule_names(&self) -> Vec<String> {
+        self.program.rules.iter().map(|r| r.name.clone()).collect()
+    }
+
+    fn previews(&self) -> Vec<(Structure, crate::ir::Feature)> {
+        self.program
+            .features
+            .preview_slots()
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+}

@@ -116,16 +116,6 @@ pub fn decode_result(result: i32) -> Option<Decoded> {
     })
 }
 
-/// The feature array's slots, in `features.previews` order: one per listed
-/// feature, `None` for a name this crate does not know (written as 0).
-/// Compute it once per module; [`write_input`] takes it.
-pub fn feature_slots(features: &Features) -> Vec<Option<(Structure, Feature)>> {
-    features
-        .previews
-        .iter()
-        .map(|p| crate::interp::parse_preview_key(p).ok())
-        .collect()
-}
 
 /// Why an input cannot be laid out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -156,7 +146,7 @@ pub fn input_size(slots: &[Option<(Structure, Feature)>], input: &Input) -> usiz
 }
 
 /// Lays out an input as the module expects it (little-endian) directly into
-/// `dest` (the module's input buffer); `slots` comes from [`feature_slots`];
+/// `dest` (the module's input buffer); `slots` comes from [`Features::preview_slots`];
 /// `flags` is [`FLAG_TRACE`] or 0. Returns the number of bytes written.
 pub fn write_input(
     slots: &[Option<(Structure, Feature)>],

@@ -568,7 +568,7 @@ pub fn compile_with(
     let gen = Gen {
         program,
         layout: &layout,
-        slots: abi::feature_slots(&program.features),
+        slots: program.features.preview_slots(),
         meta_consts,
         metadata_at: end,
         metadata_len: json.len() as u32,

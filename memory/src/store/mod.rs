@@ -166,6 +166,12 @@ impl From<&Path> for Source {
     }
 }
 
+impl From<PathBuf> for Source {
+    fn from(p: PathBuf) -> Source {
+        Source::Path(p, LoadOptions::default())
+    }
+}
+
 impl From<Vec<Episode>> for Source {
     fn from(e: Vec<Episode>) -> Source {
         Source::Episodes(e)
@@ -441,7 +447,8 @@ impl Store {
         let tmp = parent.join(format!(".{name}.tmp-{}", unique_suffix()));
         if let Err(e) = Store::write_all(&tmp, &episodes, config, &options, load) {
             #[cfg(test)]
-            if matches!(e, StoreError::Invalid(ref m) if m == "crash") {
+            if options.crash_after.is_some() {
+                // A simulated crash leaves its temporary directory behind.
                 return Err(e);
             }
             let _ = std::fs::remove_dir_all(&tmp);
@@ -600,6 +607,8 @@ impl Store {
                 given,
             });
         }
+        // Load the tokenizer now rather than in the first question.
+        crate::tokens::count_tokens("warm up");
         let root = dir.join("episodes");
         let episodes = manifest
             .episodes
@@ -666,7 +675,8 @@ impl Store {
         let temporal = Temporal::new(&episode, steps.clone(), config);
         let path = dir.join("graph.json");
         let g: RelationGraph = read_json(&path)?;
-        let graph = Graph::from_graph(g, episode.steps.last().map_or(0, |s| s.index), config);
+        let graph = Graph::from_graph(g, episode.steps.last().map_or(0, |s| s.index), config)
+            .map_err(|m| corrupt(&path, m))?;
         let path = dir.join("vectors.bin");
         let (dim, data) = vectors::read(&path).map_err(|m| corrupt(&path, m))?;
         if dim != manifest.plugins.dim {

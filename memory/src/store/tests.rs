@@ -299,3 +299,61 @@ fn bad_store_directories() {
     ));
     assert!(busy.join("precious.txt").exists());
 }
+
+/// A slice of the real AMA-Bench file, when it is there: build, open, same
+/// evidence for every question, and T returns the steps questions name.
+#[test]
+fn ama_bench_slice_round_trip() {
+    let Some(path) = crate::testing::ama_path() else {
+        eprintln!("AMA-Bench data not found; skipping");
+        return;
+    };
+    let episodes: Vec<Episode> = dataset::EpisodeReader::open(&path, LoadOptions::default())
+        .unwrap()
+        .step_by(35)
+        .take(6)
+        .map(Result::unwrap)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ama");
+    let built = Store::build(
+        episodes.clone(),
+        &Config::default(),
+        &out,
+        BuildOptions::default(),
+    )
+    .unwrap();
+    let opened = Store::open(&out).unwrap();
+    let mut named = 0;
+    for (a, b) in built.episodes().iter().zip(opened.episodes()) {
+        for q in &a.episode.questions {
+            let query = Query::new(&q.question);
+            for s in Structure::ALL {
+                assert_eq!(
+                    a.retrieve(s, &query).unwrap(),
+                    b.retrieve(s, &query).unwrap()
+                );
+            }
+            let want = query.refs().resolve(&a.temporal.steps().indices, 5, 20);
+            if !want.is_empty() {
+                named += 1;
+                let t = b.retrieve(Structure::Temporal, &query).unwrap();
+                let got: Vec<usize> = t.items.iter().map(|i| i.steps[0]).collect();
+                let want: Vec<usize> = want
+                    .iter()
+                    .map(|&p| a.temporal.steps().indices[p])
+                    .collect();
+                assert_eq!(got, want, "{}", q.question);
+            }
+        }
+    }
+    assert!(named > 10, "{named}");
+}
+
+#[test]
+fn store_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+    assert_send_sync::<EpisodeMemory>();
+    assert_send_sync::<Query>();
+}

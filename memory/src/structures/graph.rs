@@ -25,8 +25,9 @@
 //! (0 if it names none). The score is normalized by its maximum (2, or 3.25
 //! when steps are named). The 8 best relations with a positive score are
 //! focal; each gets up to 4 neighbour relations sharing an endpoint (1 hop),
-//! then 2 hops, ranked by score and closeness in steps. `hits` counts every
-//! relation with a positive score.
+//! then 2 hops, ranked by score and closeness in steps. `hits` counts the
+//! relations that share a term or a linked entity with the question
+//! (`lex + ent > 0`; proximity alone does not count).
 
 use super::summary::action_kind;
 use super::{Evidence, EvidenceItem, MemoryStructure, PluginError, Query, RetrieveError};
@@ -323,11 +324,27 @@ impl Graph {
             }
         }
         let last = episode.steps.last().map_or(0, |s| s.index);
-        Ok(Graph::from_graph(graph, last, config))
+        Ok(Graph::index(graph, last, config))
     }
 
-    /// Indexes a stored graph.
-    pub fn from_graph(graph: RelationGraph, last_step: usize, config: &Config) -> Graph {
+    /// Indexes a stored graph; fails if an edge ends at a vacant node.
+    pub fn from_graph(
+        graph: RelationGraph,
+        last_step: usize,
+        config: &Config,
+    ) -> Result<Graph, String> {
+        for e in graph.edge_indices() {
+            let ok = graph.edge_endpoints(e).is_some_and(|(a, b)| {
+                graph.node_weight(a).is_some() && graph.node_weight(b).is_some()
+            });
+            if !ok {
+                return Err(format!("relation {} ends at a missing entity", e.index()));
+            }
+        }
+        Ok(Graph::index(graph, last_step, config))
+    }
+
+    fn index(graph: RelationGraph, last_step: usize, config: &Config) -> Graph {
         let mut by_name = HashMap::new();
         let mut node_terms = HashMap::new();
         let mut term_nodes: HashMap<u64, Vec<NodeIndex>> = HashMap::new();
@@ -429,6 +446,7 @@ impl MemoryStructure for Graph {
                 self.proximity
             };
         let mut scores: HashMap<EdgeIndex, f64> = HashMap::new();
+        let mut hits = 0;
         for (e, terms) in &self.edges {
             let (Some((a, b)), Some(r)) =
                 (self.graph.edge_endpoints(*e), self.graph.edge_weight(*e))
@@ -446,6 +464,9 @@ impl MemoryStructure for Graph {
             if s > 0.0 {
                 scores.insert(*e, s);
             }
+            if lex + ent > 0.0 {
+                hits += 1;
+            }
         }
         let step_of = |e: EdgeIndex| self.graph.edge_weight(e).map_or(0, |r| r.step);
         let mut ranked: Vec<(EdgeIndex, f64)> = scores.iter().map(|(e, s)| (*e, *s)).collect();
@@ -454,7 +475,6 @@ impl MemoryStructure for Graph {
                 .then(step_of(a.0).cmp(&step_of(b.0)))
                 .then(a.0.index().cmp(&b.0.index()))
         });
-        let hits = ranked.len();
         ranked.truncate(self.focal);
         let focal: HashSet<EdgeIndex> = ranked.iter().map(|(e, _)| *e).collect();
         let mut items = Vec::with_capacity(ranked.len());
@@ -647,7 +667,7 @@ mod tests {
         let g = Graph::build(&ep, &RuleExtractor, &c).unwrap();
         let json = serde_json::to_string(g.graph()).unwrap();
         let back: RelationGraph = serde_json::from_str(&json).unwrap();
-        let g2 = Graph::from_graph(back, 6, &c);
+        let g2 = Graph::from_graph(back, 6, &c).unwrap();
         let q = Query::new("What error did the agent get at step 2?");
         assert_eq!(g.retrieve(&q).unwrap(), g2.retrieve(&q).unwrap());
     }

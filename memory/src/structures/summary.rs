@@ -1,15 +1,25 @@
 //! S: the episode summary, the same for every question.
 //!
-//! The built-in [`ExtractiveSummarizer`] cuts the trajectory into
-//! turn-aligned segments (the R windows' width, without overlap), and in each
-//! segment keeps the steps that matter most: errors, results, state changes
-//! and subgoal changes (the action's verb or tool changes), as one line per
-//! step anchored `[step N] action → observation line`. The budget
-//! (`Config::summary_budget_tokens`, default 1,500 cl100k tokens, counting
-//! every line and its line break) is split evenly between segments, in
-//! order, an unused share passing to the next segment; the first and the
-//! last step are always kept. A `Task:` line opens the summary and an
-//! `Outcome:` line closes it when the outcome is known.
+//! The built-in [`ExtractiveSummarizer`] writes one candidate line per step,
+//! anchored `[step N] action → observation line`, where the observation line
+//! is the step's most informative line not already used (headers ending in
+//! `:` are skipped). A line scores 3 for an error cue (error, exception,
+//! failed, invalid, …), 2 for a result cue (result, rows, answer, success,
+//! reward, …), 2 for a state-change cue (inventory, moved, opened, updated,
+//! …), 0.5 for a number, and 1.5 when the action's verb or tool differs from
+//! the previous step's (a subgoal change). Within the token budget
+//! (`Config::summary_budget_tokens`, default 1,500 cl100k tokens, each line
+//! counted with its line break):
+//!
+//! 1. the first and the last step are always kept;
+//! 2. salient lines (score ≥ 3), most salient first, take up to 60% of the
+//!    rest;
+//! 3. the remainder is split evenly between turn-aligned segments (the R
+//!    windows' width, without overlap), in order, each taking its best lines
+//!    (score ≥ 1) and passing an unused share to the next.
+//!
+//! The kept lines are output in step order, after a `Task:` line and
+//! before an `Outcome:` line when the outcome is known.
 //!
 //! Access: one item, the whole summary; its score is the fraction of the
 //! question's content terms that occur in the summary; `hits` is the number
@@ -170,7 +180,7 @@ fn best_line(step: &Step, seen: &std::collections::HashSet<String>) -> (String, 
     let mut best = (String::new(), -1.0);
     for raw in step.observation.lines().take(200) {
         let line = one_line(raw, 160);
-        if line.len() < 3 || seen.contains(&line) {
+        if line.len() < 3 || line.ends_with(':') || seen.contains(&line) {
             continue;
         }
         let s = cue_score(&line);
