@@ -149,10 +149,10 @@ fn bad_preview_and_missing_query_are_errors() {
         "--preview",
         "Q.tokens=3",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a usage error");
     assert!(stderr(&o).contains("unknown structure `Q`"));
     let o = mesa(&["run", "examples/fig5.mesa"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a usage error");
     assert!(stderr(&o).contains("--query"));
     let o = mesa(&["check", "does/not/exist.mesa"]);
     assert_eq!(o.status.code(), Some(1));
@@ -385,27 +385,41 @@ fn compile_inspect_and_run_both_engines() {
 }
 
 #[test]
-fn compile_reports_a_pattern_dfa_blowup_by_name() {
+fn check_reports_a_pattern_dfa_blowup_on_the_pattern() {
     let src = b"policy \"p\"\nlet wide = pattern r\"[01]*1[01]{20}\"\nrule r when query matches wide -> add {T}\ndefault {S}\n";
     let f = tmp("blowup.mesa", src);
-    assert_eq!(
-        mesa(&["check", &f]).status.code(),
-        Some(0),
-        "the checker accepts it"
-    );
-    let o = mesa(&["compile", &f, "-o", &tmp("blowup.wasm", b"")]);
+    // A policy that checks must compile: the checker reports what the
+    // compiler would refuse, on the pattern itself.
+    let o = mesa(&["check", &f]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
-        err.contains("E0504") && err.contains("`wide`") && err.contains("1048576"),
+        err.contains("E0504") && err.contains("`wide`") && err.contains("2:20"),
         "{err}"
     );
-    // `run` (the Wasm engine by default) says the same; the interpreter runs it.
+    let o = mesa(&["compile", &f, "-o", &tmp("blowup.wasm", b"")]);
+    assert_eq!(o.status.code(), Some(1));
     assert_eq!(mesa(&["run", &f, "-q", "x"]).status.code(), Some(1));
-    assert_eq!(
-        mesa(&["run", &f, "--engine", "interp", "-q", "x"])
-            .status
-            .code(),
-        Some(0)
+}
+
+#[test]
+fn usage_errors_exit_2_and_bom_lines_are_read() {
+    let o = mesa(&["run", "examples/quickstart.mesa", "-q", "x", "--preview", "R.tokens"]);
+    assert_eq!(o.status.code(), Some(2));
+    let lines = tmp(
+        "bom.jsonl",
+        "\u{feff}{\"query\": \"why did it fail\"}\n".as_bytes(),
     );
+    let o = mesa(&["run", "examples/quickstart.mesa", "--input", &lines]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn inspect_refuses_a_file_that_is_not_wasm_in_words() {
+    let f = tmp("text.wasm", b"policy \"p\"\n");
+    let o = mesa(&["inspect", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("magic bytes"), "{err}");
+    assert!(!err.contains("[112,"), "no raw bytes: {err}");
 }

@@ -42,7 +42,9 @@ fn the_formatter_writes_the_shortest_exact_number() {
         ("1500", "1500"),
         ("12000.0", "12000"),
         ("1.5e20", "1.5e20"),
-        ("0.000001", "1e-6"),
+        ("0.000001", "0.000001"),
+        ("4e3", "4000"),
+        ("0.0000000000000001", "1e-16"),
         ("123456789000000000000000", "1.23456789e23"),
     ] {
         let src = format!("policy \"p\"\nrule r when preview.R.tokens > {written} -> add {{T}}\ndefault {{S}}\n");

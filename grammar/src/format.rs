@@ -196,12 +196,20 @@ fn statement(stmt: &Statement) -> String {
     }
 }
 
-/// The shortest text that reads back as exactly `v`: Rust prints the
+/// Plain numbers of up to this many characters are never put in exponent
+/// form: `4000` reads better than `4e3`.
+const PLAIN_NUMBER_WIDTH: usize = 16;
+
+/// The text of `v` that reads back as exactly `v`: Rust prints the
 /// shortest round-tripping digits both plainly (`1500`, `0.25`) and in
-/// exponent form (`1.5e3`, `1e308`); the plain form wins ties, so everyday
-/// numbers stay as written while `1e308` stays 5 characters, not 309.
+/// exponent form (`1.5e3`, `1e308`). Everyday numbers stay plain; a number
+/// whose plain form is long takes the shorter form, so `1e308` stays 5
+/// characters, not 309.
 fn number(v: f64) -> String {
     let plain = format!("{v}");
+    if plain.len() <= PLAIN_NUMBER_WIDTH {
+        return plain;
+    }
     let exp = format!("{v:e}");
     if exp.len() < plain.len() {
         exp
