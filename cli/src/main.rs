@@ -4,6 +4,7 @@
 
 mod backend;
 mod cmd;
+mod plugins;
 mod source;
 
 use clap::{Parser, Subcommand};
@@ -33,6 +34,10 @@ enum Command {
     Explain(cmd::run::ExplainArgs),
     /// List the standard cue sets, or print one standard module.
     Std(cmd::std_cmd::Args),
+    /// Build the five memory structures of every episode of a dataset into a store.
+    Build(cmd::build::Args),
+    /// Select, retrieve and compose evidence for a question (or a question file) from a store.
+    Query(cmd::query::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +50,8 @@ fn main() -> ExitCode {
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Explain(a) => cmd::run::explain(a),
         Command::Std(a) => cmd::std_cmd::run(a),
+        Command::Build(a) => cmd::build::run(a),
+        Command::Query(a) => cmd::query::run(a),
     };
     match result {
         Ok(code) => code,

@@ -4,7 +4,7 @@
 //! machine they were measured on are in docs/BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use mesa_compiler::synthetic::{policy, query};
+use mesa_compiler::synthetic::{policy, query, workloads};
 use mesa_compiler::{check, Input, Selector};
 use std::hint::black_box;
 
@@ -36,14 +36,27 @@ fn bench_check(c: &mut Criterion) {
 
 fn bench_select(c: &mut Criterion) {
     let mut g = c.benchmark_group("interpreter select");
-    for (name, sets, per_set, patterns, rules) in [
-        ("20 keywords", 2, 10, 0, 20),
-        ("500 keywords + 10 patterns", 20, 25, 10, 200),
-    ] {
-        let checked = check(&policy(sets, per_set, patterns, rules));
+    let mut cases: Vec<(String, String, Box<dyn Fn(usize) -> String>)> = vec![
+        ("20 keywords".into(), policy(2, 10, 0, 20), Box::new(query)),
+        (
+            "500 keywords + 10 patterns".into(),
+            policy(20, 25, 10, 200),
+            Box::new(query),
+        ),
+    ];
+    // The other keyword workloads (English vocabulary, random strings).
+    for w in workloads().into_iter().skip(1) {
+        cases.push((
+            format!("{}, 500 keywords + 10 patterns", w.name),
+            w.policy(20, 10, 200),
+            Box::new(move |len| w.query(len)),
+        ));
+    }
+    for (name, src, make_query) in &cases {
+        let checked = check(src);
         let selector = Selector::new(checked.program.expect("checks")).expect("selector");
         for len in [100, 200, 2048] {
-            let mut input = Input::query(query(len));
+            let mut input = Input::query(make_query(len));
             input.domain = Some("web".into());
             g.bench_with_input(
                 BenchmarkId::new(name, format!("{len} B")),

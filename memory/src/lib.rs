@@ -18,17 +18,19 @@
 pub mod compose;
 pub mod config;
 pub mod dataset;
+pub mod plugins;
 pub mod preview;
 pub mod store;
 pub mod structures;
 pub mod text;
 pub mod tokens;
 
-pub use compose::{compose, Composition};
+pub use compose::{compose, composed_tokens, Composition};
 pub use config::Config;
 pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };
+pub use plugins::{Embedders, Extractors, PluginOptions, SetupError, Summarizers};
 pub use preview::{feature_value, Retrieval};
 pub use store::{BuildOptions, Progress, Source, Store, StoreError};
 pub use structures::{

@@ -2,26 +2,49 @@
 //!
 //! Run: `cargo bench -p mesa-runtime --bench wasm`. Module sizes are printed
 //! to standard error. Results are in docs/BENCHMARKS.md.
+//!
+//! Policies: "20 keywords" is the small generated policy (2 sets of 10
+//! `kw{i}x{j}` keywords, 20 rules); each keyword workload of
+//! `mesa_compiler::synthetic::workloads` (generated, English, random) gives a
+//! 200-rule policy over 500 keywords in 20 sets, with 10 patterns.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use mesa_compiler::synthetic::{policy, query};
+use mesa_compiler::synthetic::{policy, query, workloads};
 use mesa_compiler::{check, wasm, Input, Selector};
 use mesa_runtime::Runtime;
 use std::hint::black_box;
 
-const POLICIES: [(&str, usize, usize, usize, usize); 2] = [
-    ("20 keywords", 2, 10, 0, 20),
-    ("500 keywords + 10 patterns", 20, 25, 10, 200),
-];
+/// A bench policy: its name, source and a query generator.
+struct Case {
+    name: String,
+    src: String,
+    query: Box<dyn Fn(usize) -> String>,
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = vec![Case {
+        name: "20 keywords".into(),
+        src: policy(2, 10, 0, 20),
+        query: Box::new(query),
+    }];
+    for w in workloads() {
+        cases.push(Case {
+            name: format!("{}, 500 keywords + 10 patterns", w.name),
+            src: w.policy(20, 10, 200),
+            query: Box::new(move |len| w.query(len)),
+        });
+    }
+    cases
+}
 
 fn bench_select(c: &mut Criterion) {
     let runtime = Runtime::new().expect("runtime");
     let mut g = c.benchmark_group("select");
-    for (name, sets, per_set, patterns, rules) in POLICIES {
-        let src = policy(sets, per_set, patterns, rules);
-        let program = check(&src).program.expect("checks");
-        let bytes = wasm::compile(&program, &src).expect("compiles");
-        eprintln!("module size, {name}, {rules} rules: {} bytes", bytes.len());
+    for case in cases() {
+        let name = &case.name;
+        let program = check(&case.src).program.expect("checks");
+        let bytes = wasm::compile(&program, &case.src).expect("compiles");
+        eprintln!("module size, {name}: {} bytes", bytes.len());
         let selector = Selector::new(program).expect("selector");
         let mut instance = runtime
             .load(&bytes)
@@ -29,12 +52,13 @@ fn bench_select(c: &mut Criterion) {
             .instantiate()
             .expect("instance");
         for len in [100, 200, 2048] {
-            let mut input = Input::query(query(len));
+            let mut input = Input::query((case.query)(len));
             input.domain = Some("web".into());
             assert_eq!(
                 instance.select_mask(&input).expect("runs"),
                 selector.select_mask(&input)
             );
+            assert_eq!(instance.select(&input).expect("runs"), selector.select(&input));
             g.bench_with_input(
                 BenchmarkId::new(format!("wasm, {name}"), format!("{len} B")),
                 &input,
@@ -54,19 +78,19 @@ fn bench_build(c: &mut Criterion) {
     let runtime = Runtime::new().expect("runtime");
     let mut g = c.benchmark_group("build");
     g.sample_size(20);
-    for (name, sets, per_set, patterns, rules) in POLICIES {
-        let src = policy(sets, per_set, patterns, rules);
+    for case in cases() {
+        let (name, src) = (&case.name, &case.src);
         g.bench_function(
             BenchmarkId::new("source to .wasm (check + compile)", name),
             |b| {
                 b.iter(|| {
-                    let program = check(black_box(&src)).program.expect("checks");
-                    wasm::compile(&program, &src).expect("compiles")
+                    let program = check(black_box(src)).program.expect("checks");
+                    wasm::compile(&program, src).expect("compiles")
                 })
             },
         );
-        let program = check(&src).program.expect("checks");
-        let bytes = wasm::compile(&program, &src).expect("compiles");
+        let program = check(src).program.expect("checks");
+        let bytes = wasm::compile(&program, src).expect("compiles");
         g.bench_function(
             BenchmarkId::new("wasmtime compile + validate (Runtime::load)", name),
             |b| b.iter(|| runtime.load(black_box(&bytes)).expect("loads")),
@@ -78,8 +102,8 @@ fn bench_build(c: &mut Criterion) {
         );
         g.bench_function(BenchmarkId::new("source to ready instance", name), |b| {
             b.iter(|| {
-                let program = check(black_box(&src)).program.expect("checks");
-                let bytes = wasm::compile(&program, &src).expect("compiles");
+                let program = check(black_box(src)).program.expect("checks");
+                let bytes = wasm::compile(&program, src).expect("compiles");
                 runtime
                     .load(&bytes)
                     .expect("loads")

@@ -26,7 +26,9 @@
 #![warn(missing_docs)]
 
 mod engine;
+pub mod query;
 pub use engine::{AnyEngine, EngineKind, LoadError};
+pub use query::{Answer, Chooser, QueryEngine, QueryError, Question};
 
 use mesa_compiler::interp::{Input, Outcome};
 use mesa_compiler::wasm::abi::{self, exports, Metadata};
@@ -248,6 +250,17 @@ impl Runtime {
                 found: i64::from(metadata.abi_version),
                 expected: abi::ABI_VERSION,
             });
+        }
+        // A preview the host cannot name would silently read as 0.
+        if let Some(bad) = metadata
+            .features
+            .previews
+            .iter()
+            .find(|p| mesa_core::parse_preview_key(p).is_err())
+        {
+            return Err(RuntimeError::BadMetadata(format!(
+                "lists the preview `{bad}`, which is not `K.feature` with K one of S, T, G, V, R and feature one of tokens, top, hits"
+            )));
         }
         policy.metadata = metadata;
         Ok(policy)

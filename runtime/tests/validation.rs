@@ -406,3 +406,15 @@ fn a_trace_without_its_start_record_is_refused() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn an_unknown_preview_name_in_the_metadata_is_refused() {
+    let metadata = br#"{"abi_version":1,"name":"foreign","source_sha256":"","rules":[],"keyword_sets":[],"patterns":[],"features":{"query":false,"task":false,"domain":false,"qtype":false,"previews":["R.tokenz"]},"input_capacity":1024,"memory_pages":1,"compiler":"test"}"#.to_vec();
+    match load(Foreign {
+        metadata,
+        ..Foreign::default()
+    }) {
+        Err(RuntimeError::BadMetadata(m)) => assert!(m.contains("R.tokenz"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

@@ -1,9 +1,11 @@
 //! One module per subcommand.
 
+pub mod build;
 pub mod check;
 pub mod compile;
 pub mod fmt;
 pub mod inspect;
+pub mod query;
 pub mod run;
 pub mod std_cmd;
 

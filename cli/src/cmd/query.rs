@@ -1,0 +1,361 @@
+//! `mesa query STORE --episode ID --policy P "question"`: select, retrieve
+//! and compose evidence for a question; or for a whole question file.
+
+use crate::backend::{load, EngineKind};
+use crate::source::{read, CliError};
+use mesa_core::{Mask, Structure};
+use mesa_memory::Store;
+use mesa_runtime::query::Timings;
+use mesa_runtime::{Answer, Chooser, QueryEngine, Question};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::Format;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store (from `mesa build`).
+    store: PathBuf,
+    /// The question (with --episode).
+    question: Option<String>,
+    /// The episode the question is about.
+    #[arg(long, short)]
+    episode: Option<String>,
+    /// The policy: a `.mesa`, `.wasm` or `.cwasm`.
+    #[arg(long, short, conflicts_with = "structures")]
+    policy: Option<String>,
+    /// Read these structures instead of asking a policy, e.g. `S,T` or `all`.
+    #[arg(long, short)]
+    structures: Option<String>,
+    /// The question type, if the policy may see it.
+    #[arg(long)]
+    qtype: Option<String>,
+    /// Answer every question of a JSONL file: `{"episode": "12", "question": "...", "qtype": "A"}`
+    /// per line (`id` optional); one JSON result per line out.
+    #[arg(long, conflicts_with_all = ["question", "all"])]
+    questions: Option<String>,
+    /// Answer every question stored with the store's episodes.
+    #[arg(long, conflicts_with = "question")]
+    all: bool,
+    /// With --all: let the policy see each question's stored type.
+    #[arg(long)]
+    with_qtype: bool,
+    /// List the store's episodes and stop.
+    #[arg(long)]
+    list: bool,
+    /// Output format for one question (question files always give JSON lines).
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+    /// The policy engine.
+    #[arg(long, value_enum, default_value_t)]
+    engine: EngineKind,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let store = Store::open(&args.store).map_err(|e| CliError::Message(e.to_string()))?;
+    if args.list {
+        for e in &store.manifest().episodes {
+            println!("{}\t{} steps\t{} questions", e.id, e.steps, e.questions);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let chooser = match (&args.policy, &args.structures) {
+        (Some(p), _) => Chooser::Policy(Box::new(load(p, args.engine)?)),
+        (None, Some(s)) => Chooser::Fixed(parse_structures(s)?),
+        (None, None) => {
+            return Err(CliError::Usage(
+                "give a policy with --policy P.mesa, or the structures to read with --structures S,T".into(),
+            ))
+        }
+    };
+    let mut engine = QueryEngine::new(&store, chooser);
+    if args.questions.is_some() || args.all {
+        return run_many(&store, &mut engine, &args);
+    }
+    let (Some(episode), Some(question)) = (&args.episode, &args.question) else {
+        return Err(CliError::Usage(
+            "give --episode ID and the question, or a question file with --questions, or --all"
+                .into(),
+        ));
+    };
+    let q = Question {
+        episode,
+        text: question,
+        qtype: args.qtype.as_deref(),
+    };
+    let answer = engine
+        .answer(&q)
+        .map_err(|e| CliError::Message(e.to_string()))?;
+    match args.format {
+        Format::Json => println!("{}", answer_json(&q, &answer, true)),
+        Format::Human => print_human(&store, &q, &answer),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `S,T`, `{S, T}`, `summary,raw` or `all`.
+fn parse_structures(text: &str) -> Result<Mask, CliError> {
+    if text.trim() == "all" {
+        return Ok(Mask::ALL);
+    }
+    let mut mask = Mask::EMPTY;
+    for name in text
+        .trim_matches(|c| c == '{' || c == '}')
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        let s = Structure::from_name(name).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--structures: unknown structure `{name}` (structures are S, T, G, V, R)"
+            ))
+        })?;
+        mask = mask.with(s);
+    }
+    if mask.is_empty() {
+        return Err(CliError::Usage("--structures: name at least one structure".into()));
+    }
+    Ok(mask)
+}
+
+fn answer_json(q: &Question<'_>, a: &Answer, with_text: bool) -> serde_json::Value {
+    let previews: serde_json::Map<String, serde_json::Value> = a
+        .previews
+        .iter()
+        .map(|(s, f, v)| (format!("{}.{}", s.letter(), f.name()), json!(v)))
+        .collect();
+    let items: Vec<serde_json::Value> = a
+        .composition
+        .items()
+        .map(|i| {
+            let mut v = json!({
+                "structure": i.structure,
+                "steps": i.steps,
+                "score": i.score,
+                "tokens": i.tokens,
+            });
+            if with_text {
+                v["text"] = json!(i.text);
+            }
+            v
+        })
+        .collect();
+    json!({
+        "episode": q.episode,
+        "question": q.text,
+        "mask": a.selection.mask,
+        "bits": a.selection.mask.bits(),
+        "rule": a.rule_name,
+        "previews": previews,
+        "tokens": a.composition.tokens,
+        "evidence": items,
+        "micros": timings_json(&a.timings),
+    })
+}
+
+fn timings_json(t: &Timings) -> serde_json::Value {
+    let us = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round();
+    json!({
+        "previews": us(t.previews),
+        "select": us(t.select),
+        "retrieve": us(t.retrieve),
+        "compose": us(t.compose),
+        "total": us(t.total()),
+    })
+}
+
+fn print_human(store: &Store, q: &Question<'_>, a: &Answer) {
+    if let Some(m) = store.episode(q.episode) {
+        let e = &m.episode;
+        println!("episode {} ({}, {} steps)", e.id, e.domain, e.steps.len());
+    }
+    println!("question: {}", q.text);
+    let decided = match &a.rule_name {
+        Some(r) => format!("decided by rule {r}"),
+        None => "no rule changed the default".into(),
+    };
+    println!("mask: {}  ({decided})", a.selection.mask);
+    if !a.previews.is_empty() {
+        let p: Vec<String> = a
+            .previews
+            .iter()
+            .map(|(s, f, v)| format!("{}.{}={v}", s.letter(), f.name()))
+            .collect();
+        println!("previews: {}", p.join(" "));
+    }
+    let per: Vec<String> = a
+        .composition
+        .sections
+        .iter()
+        .map(|e| format!("{} {}", e.structure.letter(), e.tokens()))
+        .collect();
+    println!(
+        "evidence: {} tokens ({}), {:.2} ms",
+        a.composition.tokens,
+        per.join(", "),
+        a.timings.total().as_secs_f64() * 1e3
+    );
+    for section in &a.composition.sections {
+        println!();
+        println!("{}", section.header());
+        if section.items.is_empty() {
+            println!("  (nothing retrieved)");
+        }
+        for item in &section.items {
+            println!(
+                "[{}] steps {} · score {:.3} · {} tokens",
+                item.structure.letter(),
+                step_list(&item.steps),
+                item.score,
+                item.tokens
+            );
+            for line in item.text.lines() {
+                println!("    {line}");
+            }
+        }
+    }
+}
+
+/// `3-5, 9` for steps 3, 4, 5, 9.
+fn step_list(steps: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < steps.len() {
+        let mut j = i;
+        while j + 1 < steps.len() && steps[j + 1] == steps[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", steps[i], steps[j])
+        } else {
+            steps[i].to_string()
+        });
+        i = j + 1;
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Line {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    episode: serde_json::Value,
+    question: String,
+    #[serde(default)]
+    qtype: Option<String>,
+}
+
+/// One question of a batch: its id, episode, text and type.
+type Item = (serde_json::Value, String, String, Option<String>);
+
+fn run_many(store: &Store, engine: &mut QueryEngine<'_>, args: &Args) -> Result<ExitCode, CliError> {
+    let mut items: Vec<Item> = Vec::new();
+    let mut bad = 0usize;
+    if let Some(path) = &args.questions {
+        let bytes = read(path)?;
+        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let text = String::from_utf8_lossy(line);
+            let text = text.trim_start_matches('\u{feff}');
+            if text.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Line>(text) {
+                Ok(l) => {
+                    let episode = match l.episode {
+                        serde_json::Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    items.push((l.id.unwrap_or(json!(n + 1)), episode, l.question, l.qtype));
+                }
+                Err(e) => {
+                    bad += 1;
+                    eprintln!("error: {path}:{}: {e} (expected {{\"episode\": \"ID\", \"question\": \"...\"}})", n + 1);
+                }
+            }
+        }
+    } else {
+        for m in store.episodes() {
+            for q in &m.episode.questions {
+                let qtype = if args.with_qtype { q.qtype.clone() } else { None };
+                items.push((json!(q.id), m.episode.id.clone(), q.question.clone(), qtype));
+            }
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let write_err = |source| CliError::Io {
+        action: "write results to",
+        path: "standard output".into(),
+        source,
+    };
+    let mut totals: Vec<Timings> = Vec::with_capacity(items.len());
+    let (mut tokens, mut structures) = (0usize, 0usize);
+    for (id, episode, text, qtype) in &items {
+        let q = Question {
+            episode,
+            text,
+            qtype: qtype.as_deref(),
+        };
+        let line = match engine.answer(&q) {
+            Ok(a) => {
+                totals.push(a.timings);
+                tokens += a.composition.tokens;
+                structures += a.selection.mask.len() as usize;
+                let mut v = answer_json(&q, &a, false);
+                v["id"] = id.clone();
+                v
+            }
+            Err(e) => {
+                bad += 1;
+                json!({"id": id, "episode": episode, "error": e.to_string()})
+            }
+        };
+        writeln!(out, "{line}").map_err(write_err)?;
+    }
+    out.flush().map_err(write_err)?;
+    report(&totals, tokens, structures);
+    if bad > 0 {
+        eprintln!("{bad} question(s) could not be answered; their lines carry an \"error\"");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Summary on standard error: means and latency percentiles.
+fn report(totals: &[Timings], tokens: usize, structures: usize) {
+    let n = totals.len();
+    if n == 0 {
+        return;
+    }
+    let pct = |f: &dyn Fn(&Timings) -> std::time::Duration, p: f64| {
+        let mut v: Vec<f64> = totals.iter().map(|t| f(t).as_secs_f64() * 1e3).collect();
+        v.sort_by(f64::total_cmp);
+        v[((n - 1) as f64 * p).round() as usize]
+    };
+    eprintln!(
+        "{n} question(s): {:.2} structures and {:.0} evidence tokens on average",
+        structures as f64 / n as f64,
+        tokens as f64 / n as f64
+    );
+    type Stage = (&'static str, fn(&Timings) -> std::time::Duration);
+    let stages: [Stage; 5] = [
+        ("previews", |t| t.previews),
+        ("select", |t| t.select),
+        ("retrieve", |t| t.retrieve),
+        ("compose", |t| t.compose),
+        ("total", |t| t.total()),
+    ];
+    for (name, f) in stages {
+        eprintln!(
+            "  {name:<9} p50 {:.3} ms  p99 {:.3} ms",
+            pct(&f, 0.5),
+            pct(&f, 0.99)
+        );
+    }
+}

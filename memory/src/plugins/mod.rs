@@ -1,0 +1,346 @@
+//! Model-backed builders for the memory structures, and constructors that
+//! pick a builder by name.
+//!
+//! | structure | trait | built-in (offline) | model-backed (this module) |
+//! | --- | --- | --- | --- |
+//! | V | [`Embedder`] | `builtin`: [`HashEmbedder`] | `minilm`: [`MiniLmEmbedder`] (all-MiniLM-L6-v2, candle, CPU); `openai`: [`OpenAiEmbedder`] (an OpenAI-compatible `/embeddings` endpoint) |
+//! | S | [`Summarizer`] | `builtin`: [`ExtractiveSummarizer`] | `llm`: [`LlmSummarizer`] (a chat call per turn-aligned segment) |
+//! | G | [`TripleExtractor`] | `builtin`: [`RuleExtractor`] | `llm`: [`LlmExtractor`] (OpenIE, a chat call per step) |
+//!
+//! A command line picks them by name in one call:
+//!
+//! ```no_run
+//! use mesa_memory::plugins::{PluginOptions, Embedders};
+//!
+//! # fn main() -> Result<(), mesa_memory::plugins::SetupError> {
+//! let options = PluginOptions::default(); // MESA_MINILM_DIR, MESA_LLM_* from the environment
+//! let plugins = options.plugins("minilm", "builtin", "builtin")?;
+//! assert!(plugins.embedder.name().contains("all-MiniLM-L6-v2"));
+//! // A store records the embedder's name; reopen it with the same embedder:
+//! let embedder = Embedders::from_recorded(&plugins.embedder.name(), &options)?;
+//! # let _ = embedder;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The LLM-backed builders share one [`mesa_llm::Client`] (so its
+//! concurrency bound holds across all of them) and call it with
+//! deterministic options (temperature 0, a fixed seed). Tests never call an
+//! outside service: they run against a canned HTTP server on 127.0.0.1.
+
+mod minilm;
+mod openai;
+mod openie;
+mod summary;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use minilm::{
+    MiniLmEmbedder, MINILM_DIM, MINILM_ENV, MINILM_FILES, MINILM_MAX_TOKENS, MINILM_SCRIPT,
+};
+pub use openai::OpenAiEmbedder;
+pub use openie::{LlmExtractor, OnMalformed, OPENIE_SYSTEM_PROMPT};
+pub use summary::{LlmSummarizer, SUMMARY_SYSTEM_PROMPT};
+
+use crate::structures::{
+    Embedder, ExtractiveSummarizer, HashEmbedder, PluginError, Plugins, RuleExtractor, Summarizer,
+    TripleExtractor,
+};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// A builder could not be set up (an unknown name, missing model files, a
+/// bad endpoint setting). Distinct from [`PluginError`], which a builder
+/// returns while it builds.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// No builder of this kind has this name.
+    #[error("unknown {kind} `{name}`; expected one of: {}", known.join(", "))]
+    UnknownName {
+        /// `embedder`, `summarizer` or `extractor`.
+        kind: &'static str,
+        /// The name given.
+        name: String,
+        /// The names accepted.
+        known: &'static [&'static str],
+    },
+    /// A model file is missing.
+    #[error("the MiniLM model file {} is missing; run `{script}` (or set {env} to a directory holding {files})",
+        path.display(), env = MINILM_ENV, files = MINILM_FILES.join(", "))]
+    MissingFile {
+        /// The file that was looked for.
+        path: PathBuf,
+        /// The script that fetches it.
+        script: &'static str,
+    },
+    /// A model file exists but could not be read or used.
+    #[error("the MiniLM model file {}: {message}", path.display())]
+    Model {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The LLM client could not be configured, or the endpoint failed
+    /// during setup (e.g. the embedder's dimension probe).
+    #[error("LLM endpoint: {0}")]
+    Llm(#[from] mesa_llm::Error),
+    /// The endpoint answered setup with something unusable.
+    #[error("{0}")]
+    Plugin(#[from] PluginError),
+}
+
+/// What the model-backed builders need: where the MiniLM files are, and the
+/// LLM client. The defaults come from the environment (`MESA_MINILM_DIR`,
+/// and `MESA_LLM_*` through [`mesa_llm::Config::from_env`]), read when a
+/// builder that needs them is made.
+#[derive(Debug, Default)]
+pub struct PluginOptions {
+    /// The MiniLM directory (else `MESA_MINILM_DIR`, else
+    /// `models/all-MiniLM-L6-v2/` under the project root; see
+    /// [`MiniLmEmbedder::default_dir`]).
+    pub minilm_dir: Option<PathBuf>,
+    /// The LLM client settings (else [`mesa_llm::Config::from_env`]).
+    pub llm: Option<mesa_llm::Config>,
+    /// The client, made on first use and then shared by every builder made
+    /// from these options, so one concurrency bound covers all of them.
+    client: Mutex<Option<mesa_llm::Client>>,
+}
+
+impl PluginOptions {
+    /// Options with an explicit MiniLM directory and LLM settings.
+    pub fn new(minilm_dir: Option<PathBuf>, llm: Option<mesa_llm::Config>) -> PluginOptions {
+        PluginOptions {
+            minilm_dir,
+            llm,
+            client: Mutex::new(None),
+        }
+    }
+
+    /// Options that use this client for every LLM-backed builder.
+    pub fn with_client(mut self, client: mesa_llm::Client) -> PluginOptions {
+        self.client = Mutex::new(Some(client));
+        self
+    }
+
+    /// The shared client: the one given, else one made from `llm` (or the
+    /// environment) on first use.
+    pub fn client(&self) -> Result<mesa_llm::Client, SetupError> {
+        // A poisoned lock only means another thread panicked while making a
+        // client; the `Option` inside is still valid.
+        let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let config = match &self.llm {
+            Some(c) => c.clone(),
+            None => mesa_llm::Config::from_env()?,
+        };
+        let client = mesa_llm::Client::new(config)?;
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+
+    /// The three builders by name, e.g. `plugins("minilm", "builtin", "llm")`.
+    pub fn plugins(
+        &self,
+        embedder: &str,
+        summarizer: &str,
+        extractor: &str,
+    ) -> Result<Plugins, SetupError> {
+        Ok(Plugins {
+            embedder: Embedders::from_name(embedder, self)?,
+            summarizer: Summarizers::from_name(summarizer, self)?,
+            extractor: Extractors::from_name(extractor, self)?,
+        })
+    }
+}
+
+/// The embedders (V) by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Embedders;
+
+impl Embedders {
+    /// The names [`Embedders::from_name`] accepts.
+    pub const NAMES: &'static [&'static str] = &["builtin", "minilm", "openai"];
+
+    /// `builtin` ([`HashEmbedder`], 384 dimensions), `minilm`
+    /// ([`MiniLmEmbedder`] from [`PluginOptions::minilm_dir`]) or `openai`
+    /// ([`OpenAiEmbedder`] over the shared client; this sends one probe
+    /// request to learn the dimension).
+    pub fn from_name(name: &str, options: &PluginOptions) -> Result<Arc<dyn Embedder>, SetupError> {
+        match name {
+            "builtin" | "hash" => Ok(Arc::new(HashEmbedder::default())),
+            "minilm" => Ok(Arc::new(MiniLmEmbedder::load(
+                options.minilm_dir.as_deref(),
+            )?)),
+            "openai" => Ok(Arc::new(OpenAiEmbedder::connect(options.client()?)?)),
+            _ => Err(SetupError::UnknownName {
+                kind: "embedder",
+                name: name.to_string(),
+                known: Embedders::NAMES,
+            }),
+        }
+    }
+
+    /// The embedder that made a store, from the name its manifest records
+    /// ([`Embedder::name`]): `hash-v1-D`, a MiniLM name, or `openai:MODEL:D`
+    /// (the model overrides the configured one; the dimension is checked
+    /// against the endpoint's).
+    pub fn from_recorded(
+        recorded: &str,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn Embedder>, SetupError> {
+        if let Some(dim) = recorded
+            .strip_prefix("hash-v1-")
+            .and_then(|d| d.parse().ok())
+        {
+            return Ok(Arc::new(HashEmbedder::new(dim)));
+        }
+        if recorded == minilm::NAME {
+            return Ok(Arc::new(MiniLmEmbedder::load(
+                options.minilm_dir.as_deref(),
+            )?));
+        }
+        if let Some((model, dim)) = recorded
+            .strip_prefix("openai:")
+            .and_then(|rest| rest.rsplit_once(':'))
+            .and_then(|(m, d)| Some((m, d.parse::<usize>().ok()?)))
+        {
+            let client = options.client()?;
+            let e = OpenAiEmbedder::connect_model(client, model)?;
+            if e.dim() != dim {
+                return Err(PluginError::BadOutput {
+                    plugin: e.name(),
+                    message: format!(
+                        "the store's vectors have {dim} dimensions, the endpoint's {}",
+                        e.dim()
+                    ),
+                }
+                .into());
+            }
+            return Ok(Arc::new(e));
+        }
+        Err(SetupError::UnknownName {
+            kind: "recorded embedder",
+            name: recorded.to_string(),
+            known: &["hash-v1-<dim>", minilm::NAME, "openai:<model>:<dim>"],
+        })
+    }
+}
+
+/// The summarizers (S) by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Summarizers;
+
+impl Summarizers {
+    /// The names [`Summarizers::from_name`] accepts.
+    pub const NAMES: &'static [&'static str] = &["builtin", "llm"];
+
+    /// `builtin` ([`ExtractiveSummarizer`]) or `llm` ([`LlmSummarizer`] over
+    /// the shared client).
+    pub fn from_name(
+        name: &str,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn Summarizer>, SetupError> {
+        match name {
+            "builtin" | "extractive" => Ok(Arc::new(ExtractiveSummarizer)),
+            "llm" => Ok(Arc::new(LlmSummarizer::new(options.client()?))),
+            _ => Err(SetupError::UnknownName {
+                kind: "summarizer",
+                name: name.to_string(),
+                known: Summarizers::NAMES,
+            }),
+        }
+    }
+}
+
+/// The relation extractors (G) by name.
+#[derive(Debug, Clone, Copy)]
+pub struct Extractors;
+
+impl Extractors {
+    /// The names [`Extractors::from_name`] accepts.
+    pub const NAMES: &'static [&'static str] = &["builtin", "llm"];
+
+    /// `builtin` ([`RuleExtractor`]) or `llm` ([`LlmExtractor`] over the
+    /// shared client; a malformed reply is an error).
+    pub fn from_name(
+        name: &str,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn TripleExtractor>, SetupError> {
+        match name {
+            "builtin" | "rules" => Ok(Arc::new(RuleExtractor)),
+            "llm" => Ok(Arc::new(LlmExtractor::new(options.client()?))),
+            _ => Err(SetupError::UnknownName {
+                kind: "extractor",
+                name: name.to_string(),
+                known: Extractors::NAMES,
+            }),
+        }
+    }
+}
+
+/// A plugin's failure from an LLM call, naming what it was doing.
+fn llm_failure(plugin: String, what: &str, e: &mesa_llm::Error) -> PluginError {
+    PluginError::Failed {
+        plugin,
+        message: format!("{what}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_names() {
+        let o = PluginOptions::default();
+        let p = o.plugins("builtin", "builtin", "builtin").unwrap();
+        assert_eq!(p.embedder.name(), "hash-v1-384");
+        assert_eq!(p.summarizer.name(), "extractive-v1");
+        assert_eq!(p.extractor.name(), "rules-v1");
+        let e = Embedders::from_recorded("hash-v1-64", &o).unwrap();
+        assert_eq!(e.dim(), 64);
+    }
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let o = PluginOptions::default();
+        let m = Embedders::from_name("bert", &o).err().unwrap().to_string();
+        assert!(
+            m.contains("unknown embedder `bert`") && m.contains("minilm"),
+            "{m}"
+        );
+        let m = Summarizers::from_name("gpt", &o).err().unwrap().to_string();
+        assert!(m.contains("builtin, llm"), "{m}");
+        let m = Extractors::from_name("", &o).err().unwrap().to_string();
+        assert!(m.contains("unknown extractor"), "{m}");
+        assert!(Embedders::from_recorded("nope", &o).is_err());
+    }
+
+    #[test]
+    fn missing_minilm_files_name_the_file_and_the_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = PluginOptions::new(Some(dir.path().to_path_buf()), None);
+        let m = Embedders::from_name("minilm", &o)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(m.contains("config.json"), "{m}");
+        assert!(m.contains("scripts/fetch-minilm.sh"), "{m}");
+    }
+
+    #[test]
+    fn one_client_is_shared() {
+        let server = testing::Server::start(|_, _| testing::Reply::text(500, "x"));
+        let o = PluginOptions::new(None, Some(server.config()));
+        let a = o.client().unwrap();
+        let b = o.client().unwrap();
+        assert_eq!(a.config(), b.config());
+        let p = o.plugins("builtin", "llm", "llm").unwrap();
+        assert!(p.summarizer.name().starts_with("llm-summary-v1:"));
+        assert!(p.extractor.name().starts_with("llm-openie-v1:"));
+    }
+}

@@ -1,0 +1,61 @@
+//! Evaluation: a sweep prepared for policies, the metrics of a choice of
+//! masks on a split, and policies compiled to Wasm and run in the sandbox.
+//!
+//! For one question and mask `m`, the sweep gives the utility `u(m)` and the
+//! evidence tokens `c(m)`. A policy's choices on a split give
+//! `J` = mean utility, `C` = mean tokens and the objective `J - lambda * C`.
+
+pub mod engine;
+pub mod metrics;
+pub mod problem;
+pub mod run;
+
+pub use engine::{compile_policy, CandidateFailure, CompiledPolicy, Stage, StageTimings};
+pub use metrics::{Breakdown, Metrics, MetricsAgg, Stat};
+pub use problem::{InputsSeen, Problem, Question, SplitData};
+pub use run::{evaluate_policy, EvalOptions, EvalReport, PolicyEval, PolicyFile};
+
+/// Why an evaluation could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// The sweep could not be read.
+    #[error(transparent)]
+    Sweep(#[from] crate::sweep::SweepError),
+    /// The sweep cannot be split.
+    #[error(transparent)]
+    Split(#[from] crate::split::SplitError),
+    /// The sweep has no labelled question.
+    #[error("{0}: no question is labelled, so there is nothing to evaluate on")]
+    NoLabelled(String),
+    /// A split has no labelled question for some seed.
+    #[error("the {split} split of seed {seed} has no labelled question; use a larger sweep")]
+    EmptySplit {
+        /// The split.
+        split: crate::split::Split,
+        /// The seed.
+        seed: u64,
+    },
+    /// `lambda` is negative or not finite.
+    #[error("--lambda must be a finite number >= 0, got {0}")]
+    Lambda(f64),
+    /// The policy file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The policy was rejected or failed in the sandbox.
+    #[error("{path}: {failure}")]
+    Policy {
+        /// The policy file.
+        path: String,
+        /// What failed.
+        failure: CandidateFailure,
+    },
+    /// The Wasm runtime could not be created.
+    #[error("cannot start the Wasm runtime: {0}")]
+    Runtime(String),
+}

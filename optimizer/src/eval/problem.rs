@@ -1,0 +1,217 @@
+//! A sweep prepared for evaluation: the labelled questions, each with its
+//! policy input built once, and its per-mask objective.
+
+use super::EvalError;
+use crate::split::{Split, Splits};
+use crate::sweep::{Sweep, MASKS};
+use mesa_core::{Input, Structure};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// One labelled question, ready to select for and score.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// Index of the record in the sweep.
+    pub record: usize,
+    /// Its episode.
+    pub episode: String,
+    /// Its id.
+    pub question_id: String,
+    /// Its domain.
+    pub domain: String,
+    /// Its question type (kept for breakdowns even when hidden from policies).
+    pub qtype: Option<String>,
+    /// Utility per mask index.
+    pub utility: [f64; MASKS],
+    /// Evidence tokens per mask index.
+    pub tokens: [f64; MASKS],
+    /// `utility - lambda * tokens` per mask index.
+    pub objective: [f64; MASKS],
+    /// What a policy reads for this question.
+    pub input: Input,
+}
+
+/// Which inputs policies saw: reports state it, because the paper's
+/// selector read gold question-type labels, which a deployed agent lacks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputsSeen {
+    /// Query text.
+    pub query: bool,
+    /// Task description.
+    pub task: bool,
+    /// Domain.
+    pub domain: bool,
+    /// Question type (false with `--no-qtype`).
+    pub qtype: bool,
+    /// Structures whose previews (`tokens`, `top`, `hits`) the sweep carries.
+    pub previews: Vec<String>,
+}
+
+impl InputsSeen {
+    /// One line for reports.
+    pub fn describe(&self) -> String {
+        let mut parts = vec!["query", "task", "domain"];
+        if self.qtype {
+            parts.push("qtype (gold labels)");
+        }
+        let previews = if self.previews.is_empty() {
+            "no previews".to_string()
+        } else {
+            format!("previews of {}", self.previews.join(", "))
+        };
+        let hidden = if self.qtype { "" } else { "; qtype hidden (--no-qtype)" };
+        format!("{}, {previews}{hidden}", parts.join(", "))
+    }
+}
+
+/// The labelled questions of a sweep with a fixed `lambda`.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// The labelled questions, in file order.
+    pub questions: Vec<Question>,
+    /// The token price in the objective.
+    pub lambda: f64,
+    /// Whether the question type is hidden from policies.
+    pub hide_qtype: bool,
+    /// Structures whose previews every record carries.
+    pub available: [bool; 5],
+    /// Records in the sweep (labelled or not).
+    pub total_records: usize,
+    /// Every episode of the sweep (labelled questions or not), for splits.
+    pub episodes: Vec<String>,
+    /// Distinct domains of the labelled questions, sorted.
+    pub domains: Vec<String>,
+    /// Distinct question types of the labelled questions, sorted.
+    pub qtypes: Vec<String>,
+    /// The sweep's path, for messages.
+    pub source: String,
+}
+
+impl Problem {
+    /// Prepares `sweep` for evaluation.
+    pub fn new(sweep: &Sweep, lambda: f64, hide_qtype: bool) -> Result<Problem, EvalError> {
+        if !lambda.is_finite() || lambda < 0.0 {
+            return Err(EvalError::Lambda(lambda));
+        }
+        let available = sweep.available_previews();
+        let mut questions = Vec::new();
+        let mut domains = BTreeSet::new();
+        let mut qtypes = BTreeSet::new();
+        for (i, r) in sweep.records.iter().enumerate() {
+            if !r.labelled {
+                continue;
+            }
+            let mut objective = [0.0; MASKS];
+            for k in 0..MASKS {
+                objective[k] = r.utility[k] - lambda * r.tokens[k];
+            }
+            domains.insert(r.domain.clone());
+            if let Some(t) = &r.qtype {
+                qtypes.insert(t.clone());
+            }
+            questions.push(Question {
+                record: i,
+                episode: r.episode.clone(),
+                question_id: r.question_id.clone(),
+                domain: r.domain.clone(),
+                qtype: r.qtype.clone(),
+                utility: r.utility,
+                tokens: r.tokens,
+                objective,
+                input: Input {
+                    query: r.query.clone(),
+                    task: Some(r.task.clone()),
+                    domain: Some(r.domain.clone()),
+                    qtype: if hide_qtype { None } else { r.qtype.clone() },
+                    previews: r.previews.to_previews(),
+                },
+            });
+        }
+        if questions.is_empty() {
+            return Err(EvalError::NoLabelled(sweep.path.display().to_string()));
+        }
+        Ok(Problem {
+            questions,
+            lambda,
+            hide_qtype,
+            available,
+            total_records: sweep.records.len(),
+            episodes: sweep.records.iter().map(|r| r.episode.clone()).collect(),
+            domains: domains.into_iter().collect(),
+            qtypes: qtypes.into_iter().collect(),
+            source: sweep.path.display().to_string(),
+        })
+    }
+
+    /// The splits of this problem's episodes for `seed`.
+    pub fn splits(&self, seed: u64) -> Result<Splits, EvalError> {
+        Ok(Splits::new(self.episodes.iter().map(String::as_str), seed)?)
+    }
+
+    /// Indices of the questions in `split`.
+    pub fn indices(&self, splits: &Splits, split: Split) -> Vec<usize> {
+        self.questions
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| splits.of(&q.episode) == Some(split))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// A split's questions and their inputs, copied once so that a warm
+    /// engine can select the whole split in one batch.
+    pub fn split_data(&self, splits: &Splits, split: Split) -> Result<SplitData, EvalError> {
+        let idx = self.indices(splits, split);
+        if idx.is_empty() {
+            return Err(EvalError::EmptySplit {
+                split,
+                seed: splits.seed,
+            });
+        }
+        let inputs = idx.iter().map(|&i| self.questions[i].input.clone()).collect();
+        Ok(SplitData { split, idx, inputs })
+    }
+
+    /// What policies see.
+    pub fn inputs_seen(&self) -> InputsSeen {
+        InputsSeen {
+            query: true,
+            task: true,
+            domain: true,
+            qtype: !self.hide_qtype,
+            previews: Structure::ALL
+                .into_iter()
+                .filter(|s| self.available[s.index()])
+                .map(|s| s.letter().to_string())
+                .collect(),
+        }
+    }
+
+    /// The best mask index of question `i` by objective (ties: the lower
+    /// index, i.e. the smaller bit pattern).
+    pub fn oracle(&self, i: usize) -> usize {
+        argmax(&self.questions[i].objective)
+    }
+}
+
+/// The index of the largest value (the first on ties).
+pub fn argmax(values: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, v) in values.iter().enumerate() {
+        if *v > values[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// One split of a [`Problem`]: question indices and their inputs.
+#[derive(Debug, Clone)]
+pub struct SplitData {
+    /// Which split.
+    pub split: Split,
+    /// Indices into [`Problem::questions`].
+    pub idx: Vec<usize>,
+    /// The inputs, in the order of `idx`.
+    pub inputs: Vec<Input>,
+}

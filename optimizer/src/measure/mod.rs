@@ -1,0 +1,260 @@
+//! Producing a sweep from a memory store: for every question of a dataset,
+//! the previews of all five structures and, for each of the 31 non-empty
+//! subsets, its utility and its evidence tokens.
+//!
+//! Each structure retrieves once per question; the 31 subsets are derived
+//! from those five results (their steps, words and token counts combine),
+//! so a sweep costs five retrievals per question, not 31 compositions. The
+//! `judge` utility is the exception: it needs each subset's composed text.
+
+pub mod judge;
+pub mod utility;
+
+use crate::sweep::{mask_at, PreviewTable, SweepHeader, SweepRecord, SweepWriter, UtilityKind, MASKS};
+use judge::{Judge, JudgeError};
+use mesa_core::{Feature, Structure};
+use mesa_memory::dataset::{Episode, Question};
+use mesa_memory::{composed_tokens, feature_value, Evidence, Retrieval, RetrieveError, Store};
+use rayon::prelude::*;
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use utility::LabelSource;
+
+/// Why a sweep could not be produced.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MeasureError {
+    /// A dataset episode is not in the store.
+    #[error("episode `{0}` of the dataset is not in the store; build the store from the same dataset (`mesa build DATA -o STORE`)")]
+    UnknownEpisode(String),
+    /// A structure failed to retrieve.
+    #[error("retrieving for question `{question}` failed: {source}")]
+    Retrieve {
+        /// The question id.
+        question: String,
+        /// The memory's error.
+        source: RetrieveError,
+    },
+    /// The judge utility was asked for without a judge.
+    #[error("the judge utility needs an OpenAI-compatible endpoint (MESA_LLM_BASE_URL, MESA_LLM_API_KEY)")]
+    NoJudge,
+    /// The judge failed.
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+    /// The sweep file could not be written.
+    #[error(transparent)]
+    Sweep(#[from] crate::sweep::SweepError),
+}
+
+/// What a sweep run reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MeasureReport {
+    /// Questions written.
+    pub questions: usize,
+    /// Questions with labels (used in evaluation).
+    pub labelled: usize,
+    /// Evidence-recall labels taken from the dataset's `evidence` field.
+    pub labels_from_dataset: usize,
+    /// Evidence-recall labels taken from step numbers in the question or answer.
+    pub labels_from_named_steps: usize,
+}
+
+/// How to produce a sweep.
+pub struct MeasureOptions<'a> {
+    /// The utility.
+    pub utility: UtilityKind,
+    /// The judge, for [`UtilityKind::Judge`].
+    pub judge: Option<&'a Judge>,
+    /// Called with (questions done, questions in all), from worker threads.
+    pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+}
+
+/// One question's five evidence sections, in structure order.
+struct Sections([Evidence; 5]);
+
+/// Measures every question of `episodes` against `store` and writes the
+/// sweep to `out`. Questions are measured in parallel and written in
+/// dataset order.
+pub fn measure(
+    store: &Store,
+    episodes: &[Episode],
+    dataset_name: &str,
+    store_name: &str,
+    options: &MeasureOptions<'_>,
+    out: &Path,
+) -> Result<MeasureReport, MeasureError> {
+    if options.utility == UtilityKind::Judge && options.judge.is_none() {
+        return Err(MeasureError::NoJudge);
+    }
+    let mut work: Vec<(&Episode, &Question)> = Vec::new();
+    for e in episodes {
+        if store.episode(&e.id).is_none() {
+            return Err(MeasureError::UnknownEpisode(e.id.clone()));
+        }
+        work.extend(e.questions.iter().map(|q| (e, q)));
+    }
+    let done = AtomicUsize::new(0);
+    let results: Vec<Result<(SweepRecord, LabelSource), MeasureError>> = work
+        .par_iter()
+        .map(|(e, q)| {
+            let r = measure_one(store, e, q, options);
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(p) = options.progress {
+                p(n, work.len());
+            }
+            r
+        })
+        .collect();
+    let mut records = Vec::with_capacity(results.len());
+    let mut report = MeasureReport::default();
+    for r in results {
+        let (record, source) = r?;
+        report.questions += 1;
+        report.labelled += usize::from(record.labelled);
+        match source {
+            LabelSource::Dataset => report.labels_from_dataset += 1,
+            LabelSource::Named => report.labels_from_named_steps += 1,
+            LabelSource::None => {}
+        }
+        records.push(record);
+    }
+    let header = SweepHeader::new(
+        options.utility,
+        dataset_name,
+        store_name,
+        report.questions,
+        report.labelled,
+    );
+    let mut writer = SweepWriter::create(out, &header)?;
+    for r in &records {
+        writer.write(r)?;
+    }
+    writer.finish().map_err(|e| {
+        MeasureError::Sweep(crate::sweep::SweepError::Io {
+            path: out.to_path_buf(),
+            source: e,
+        })
+    })?;
+    Ok(report)
+}
+
+/// The record of one question.
+fn measure_one(
+    store: &Store,
+    episode: &Episode,
+    q: &Question,
+    options: &MeasureOptions<'_>,
+) -> Result<(SweepRecord, LabelSource), MeasureError> {
+    let memory = store
+        .episode(&episode.id)
+        .ok_or_else(|| MeasureError::UnknownEpisode(episode.id.clone()))?;
+    let retrieval = Retrieval::new(memory, &q.question);
+    let retrieve = |s: Structure| {
+        retrieval
+            .evidence(s)
+            .cloned()
+            .map_err(|source| MeasureError::Retrieve {
+                question: q.id.clone(),
+                source,
+            })
+    };
+    let sections = Sections([
+        retrieve(Structure::Summary)?,
+        retrieve(Structure::Temporal)?,
+        retrieve(Structure::Graph)?,
+        retrieve(Structure::Vector)?,
+        retrieve(Structure::Raw)?,
+    ]);
+    let previews = PreviewTable::full(
+        sections
+            .0
+            .each_ref()
+            .map(|e| Feature::ALL.map(|f| feature_value(e, f))),
+    );
+    let mut tokens = [0.0; MASKS];
+    for (k, t) in tokens.iter_mut().enumerate() {
+        let mask = mask_at(k);
+        *t = composed_tokens(sections.0.iter().filter(|e| mask.contains(e.structure))) as f64;
+    }
+    let (utility, labelled, source) = match options.utility {
+        UtilityKind::EvidenceRecall => {
+            let (labels, source) = utility::evidence_labels(episode, q);
+            let shown: Vec<BTreeSet<usize>> = sections.0.iter().map(utility::shown_steps).collect();
+            let u = per_mask(|mask| {
+                let union: BTreeSet<usize> = Structure::ALL
+                    .into_iter()
+                    .filter(|s| mask.contains(*s))
+                    .flat_map(|s| shown[s.index()].iter().copied())
+                    .collect();
+                utility::recall(&labels, &union)
+            });
+            (u, !labels.is_empty(), source)
+        }
+        UtilityKind::AnswerCoverage => {
+            let wanted = utility::answer_words(q);
+            let words: Vec<HashSet<String>> = sections.0.iter().map(utility::section_words).collect();
+            let u = per_mask(|mask| {
+                let chosen: Vec<&HashSet<String>> = Structure::ALL
+                    .into_iter()
+                    .filter(|s| mask.contains(*s))
+                    .map(|s| &words[s.index()])
+                    .collect();
+                utility::coverage(&wanted, &chosen)
+            });
+            (u, !wanted.is_empty(), LabelSource::None)
+        }
+        UtilityKind::Judge => {
+            let judge = options.judge.ok_or(MeasureError::NoJudge)?;
+            let Some(reference) = q.answer.as_deref() else {
+                return Ok((record(episode, q, previews, [0.0; MASKS], tokens, false), LabelSource::None));
+            };
+            // The texts first: a Retrieval is not shared across threads.
+            let texts: Vec<String> = (0..MASKS)
+                .map(|k| mesa_memory::compose(mask_at(k), sections.0.to_vec()).render())
+                .collect();
+            let scores = judge.client().map_concurrent(&texts, |text| {
+                judge
+                    .score(&q.id, &q.question, reference, text)
+                    .map_err(MeasureError::from)
+            });
+            let mut u = [0.0; MASKS];
+            for (k, s) in scores.into_iter().enumerate() {
+                u[k] = s?;
+            }
+            (u, true, LabelSource::None)
+        }
+    };
+    Ok((record(episode, q, previews, utility, tokens, labelled), source))
+}
+
+/// The utility of every non-empty mask.
+fn per_mask(f: impl Fn(mesa_core::Mask) -> f64) -> [f64; MASKS] {
+    let mut out = [0.0; MASKS];
+    for (k, u) in out.iter_mut().enumerate() {
+        *u = f(mask_at(k));
+    }
+    out
+}
+
+fn record(
+    episode: &Episode,
+    q: &Question,
+    previews: PreviewTable,
+    utility: [f64; MASKS],
+    tokens: [f64; MASKS],
+    labelled: bool,
+) -> SweepRecord {
+    SweepRecord {
+        episode: episode.id.clone(),
+        question_id: q.id.clone(),
+        domain: episode.domain.clone(),
+        qtype: q.qtype.clone(),
+        task: episode.task.clone(),
+        query: q.question.clone(),
+        labelled,
+        previews,
+        utility,
+        tokens,
+    }
+}

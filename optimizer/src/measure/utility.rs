@@ -1,0 +1,165 @@
+//! The offline utilities of a subset's evidence for one question.
+//!
+//! - **evidence recall**: the share of the question's labelled evidence
+//!   steps that the evidence shows (an item shows the steps of its
+//!   provenance). Labels are the dataset's `evidence` step indices when it
+//!   gives them; otherwise the steps the question or its reference answer
+//!   names ("at step 12", "steps 3-5", "the last 2 steps", "the final
+//!   step"...), read with the temporal structure's step-reference parser and
+//!   kept only when the episode has them. A question with neither is
+//!   unlabelled and left out of evaluation.
+//! - **answer coverage**: the share of the reference answer's content words
+//!   (lower-cased words that are not stopwords and do not occur in the
+//!   question) that occur in the evidence text. A question without an
+//!   answer, or whose answer has no such word, is unlabelled.
+
+use mesa_memory::dataset::{Episode, Question};
+use mesa_memory::structures::stepref::StepRefs;
+use mesa_memory::text::{is_stopword, words};
+use mesa_memory::Evidence;
+use std::collections::{BTreeSet, HashSet};
+
+/// Where a question's evidence labels came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelSource {
+    /// The dataset's `evidence` field.
+    Dataset,
+    /// Step numbers named in the question or the answer.
+    Named,
+    /// No labels.
+    None,
+}
+
+/// The labelled evidence steps of a question (step indices, increasing),
+/// and where they came from.
+pub fn evidence_labels(episode: &Episode, q: &Question) -> (Vec<usize>, LabelSource) {
+    let indices: Vec<usize> = episode.steps.iter().map(|s| s.index).collect();
+    let exists = |i: &usize| indices.binary_search(i).is_ok();
+    let given: Vec<usize> = q.evidence.iter().copied().filter(exists).collect();
+    if !given.is_empty() {
+        return (given, LabelSource::Dataset);
+    }
+    let text = match &q.answer {
+        Some(a) => format!("{}\n{a}", q.question),
+        None => q.question.clone(),
+    };
+    let refs = StepRefs::parse(&text);
+    // Window 0: "before step 8" labels step 8 itself, not its neighbours.
+    let positions = refs.resolve(&indices, 0, usize::MAX);
+    let named: Vec<usize> = positions.into_iter().map(|p| indices[p]).collect();
+    if named.is_empty() {
+        (Vec::new(), LabelSource::None)
+    } else {
+        (named, LabelSource::Named)
+    }
+}
+
+/// The steps an evidence section shows.
+pub fn shown_steps(e: &Evidence) -> BTreeSet<usize> {
+    e.items.iter().flat_map(|i| i.steps.iter().copied()).collect()
+}
+
+/// The share of `labels` in `shown`; 0 without labels.
+pub fn recall(labels: &[usize], shown: &BTreeSet<usize>) -> f64 {
+    if labels.is_empty() {
+        return 0.0;
+    }
+    labels.iter().filter(|l| shown.contains(l)).count() as f64 / labels.len() as f64
+}
+
+/// The reference answer's content words that the question does not
+/// already contain, deduplicated.
+pub fn answer_words(q: &Question) -> Vec<String> {
+    let Some(answer) = &q.answer else {
+        return Vec::new();
+    };
+    let in_question: HashSet<String> = words(&q.question).collect();
+    let mut seen = HashSet::new();
+    words(answer)
+        .filter(|w| !is_stopword(w) && !in_question.contains(w))
+        .filter(|w| seen.insert(w.clone()))
+        .collect()
+}
+
+/// The distinct lower-case words of an evidence section's text.
+pub fn section_words(e: &Evidence) -> HashSet<String> {
+    e.items.iter().flat_map(|i| words(&i.text)).collect()
+}
+
+/// The share of `wanted` words found in any of `sections`; 0 without words.
+pub fn coverage(wanted: &[String], sections: &[&HashSet<String>]) -> f64 {
+    if wanted.is_empty() {
+        return 0.0;
+    }
+    let found = wanted
+        .iter()
+        .filter(|w| sections.iter().any(|s| s.contains(*w)))
+        .count();
+    found as f64 / wanted.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mesa_memory::dataset::Step;
+
+    fn episode(n: usize) -> Episode {
+        Episode {
+            id: "e".into(),
+            task: "t".into(),
+            domain: "d".into(),
+            outcome: None,
+            meta: Default::default(),
+            steps: (0..n)
+                .map(|i| Step {
+                    index: i,
+                    action: format!("a{i}"),
+                    observation: format!("o{i}"),
+                    timestamp: None,
+                })
+                .collect(),
+            questions: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn question(text: &str, answer: Option<&str>, evidence: Vec<usize>) -> Question {
+        Question {
+            id: "q".into(),
+            question: text.into(),
+            answer: answer.map(str::to_string),
+            qtype: None,
+            evidence,
+        }
+    }
+
+    #[test]
+    fn labels_prefer_the_dataset_then_named_steps() {
+        let e = episode(10);
+        let (l, src) = evidence_labels(&e, &question("at step 3?", None, vec![1, 2, 99]));
+        assert_eq!((l, src), (vec![1, 2], LabelSource::Dataset));
+        let (l, src) = evidence_labels(&e, &question("What happened at step 3?", Some("It failed, as at step 7."), vec![]));
+        assert_eq!((l, src), (vec![3, 7], LabelSource::Named));
+        let (l, src) = evidence_labels(&e, &question("What changed in steps 2-4?", None, vec![]));
+        assert_eq!((l, src), (vec![2, 3, 4], LabelSource::Named));
+        let (l, src) = evidence_labels(&e, &question("Why did it fail?", Some("a timeout"), vec![]));
+        assert_eq!((l, src), (vec![], LabelSource::None));
+        // A step the episode does not have is no label.
+        let (l, _) = evidence_labels(&e, &question("at step 42?", None, vec![]));
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn recall_and_coverage_by_hand() {
+        let shown: BTreeSet<usize> = [1, 2, 5].into();
+        assert_eq!(recall(&[1, 3], &shown), 0.5);
+        assert_eq!(recall(&[], &shown), 0.0);
+        let q = question("Which table did the agent query?", Some("The agent queried the orders table, then customers."), vec![]);
+        let w = answer_words(&q);
+        assert_eq!(w, vec!["queried", "orders", "customers"]);
+        let a: HashSet<String> = ["orders".to_string()].into();
+        let b: HashSet<String> = ["customers".to_string(), "x".to_string()].into();
+        assert!((coverage(&w, &[&a]) - 1.0 / 3.0).abs() < 1e-12);
+        assert!((coverage(&w, &[&a, &b]) - 2.0 / 3.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,629 @@
+//! The offline proposer's policies: a small rule list it can fit on train,
+//! simulate natively (to score thousands of variants quickly), and write
+//! out through the syntax tree and the formatter as `.mesa` source.
+//!
+//! The native simulation follows docs/LANGUAGE.md exactly for the forms
+//! used here (keyword sets of single words, `is`/`in`, preview comparisons,
+//! `and`/`not`, `select`/`add`/`remove`, `budget`, the fallback), so the
+//! sandbox's score of the written policy equals the score it was fitted
+//! for; a test checks that.
+
+use crate::eval::Problem;
+use crate::sweep::mask_index;
+use mesa_core::{Feature, Input, Mask, Structure};
+use mesa_grammar::ast::{
+    ActionKind, BinaryOp, Expr, ExprKind, File, HeaderKind, Ident, MetaField, Statement,
+    StatementKind, StrLit, Subject,
+};
+use mesa_grammar::Span;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A preview feature (serializable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Feat {
+    /// `tokens`
+    Tokens,
+    /// `top`
+    Top,
+    /// `hits`
+    Hits,
+}
+
+impl Feat {
+    /// The core feature.
+    pub fn feature(self) -> Feature {
+        match self {
+            Feat::Tokens => Feature::Tokens,
+            Feat::Top => Feature::Top,
+            Feat::Hits => Feature::Hits,
+        }
+    }
+}
+
+/// A comparison with a constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cmp {
+    /// `>`
+    Gt,
+    /// `<`
+    Lt,
+    /// `==`
+    Eq,
+}
+
+/// A condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Cond {
+    /// `domain is X` / `domain in [..]`.
+    Domain {
+        /// Accepted values.
+        values: Vec<String>,
+    },
+    /// `qtype is X` / `qtype in [..]`.
+    Qtype {
+        /// Accepted values.
+        values: Vec<String>,
+    },
+    /// `query has words [..]` (single lower-case words).
+    QueryHas {
+        /// The words.
+        words: Vec<String>,
+    },
+    /// `task has words [..]`.
+    TaskHas {
+        /// The words.
+        words: Vec<String>,
+    },
+    /// `preview.K.f OP t`.
+    Preview {
+        /// The structure.
+        structure: Structure,
+        /// The feature.
+        feature: Feat,
+        /// The comparison.
+        op: Cmp,
+        /// The constant.
+        threshold: f64,
+    },
+    /// All of them.
+    And {
+        /// The conjuncts.
+        all: Vec<Cond>,
+    },
+    /// The negation.
+    Not {
+        /// The negated condition.
+        cond: Box<Cond>,
+    },
+}
+
+impl Cond {
+    /// `a and b`, flattening nested conjunctions.
+    pub fn and(a: Cond, b: Cond) -> Cond {
+        let mut all = Vec::new();
+        for c in [a, b] {
+            match c {
+                Cond::And { all: inner } => all.extend(inner),
+                other => all.push(other),
+            }
+        }
+        Cond::And { all }
+    }
+
+    /// A short text for notes.
+    pub fn describe(&self) -> String {
+        match self {
+            Cond::Domain { values } => format!("domain in {values:?}"),
+            Cond::Qtype { values } => format!("qtype in {values:?}"),
+            Cond::QueryHas { words } => format!("query has {words:?}"),
+            Cond::TaskHas { words } => format!("task has {words:?}"),
+            Cond::Preview {
+                structure,
+                feature,
+                op,
+                threshold,
+            } => format!(
+                "preview.{}.{} {} {threshold}",
+                structure.letter(),
+                feature.feature().name(),
+                match op {
+                    Cmp::Gt => ">",
+                    Cmp::Lt => "<",
+                    Cmp::Eq => "==",
+                }
+            ),
+            Cond::And { all } => all.iter().map(Cond::describe).collect::<Vec<_>>().join(" and "),
+            Cond::Not { cond } => format!("not ({})", cond.describe()),
+        }
+    }
+
+    /// Whether it reads the question type.
+    pub fn reads_qtype(&self) -> bool {
+        match self {
+            Cond::Qtype { .. } => true,
+            Cond::And { all } => all.iter().any(Cond::reads_qtype),
+            Cond::Not { cond } => cond.reads_qtype(),
+            _ => false,
+        }
+    }
+}
+
+/// What a rule does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Act {
+    /// `select`
+    Select,
+    /// `add`
+    Add,
+    /// `remove`
+    Remove,
+}
+
+/// One rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleSpec {
+    /// Its name (an identifier, unique in the policy).
+    pub name: String,
+    /// Its condition (`None`: always).
+    pub cond: Option<Cond>,
+    /// Its action.
+    pub action: Act,
+    /// Its mask.
+    pub mask: Mask,
+}
+
+/// A policy the offline proposer can fit and simulate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicySpec {
+    /// The policy's name.
+    pub name: String,
+    /// Rules, in order.
+    pub rules: Vec<RuleSpec>,
+    /// The default mask (never empty).
+    pub default: Mask,
+    /// The token budget.
+    #[serde(default)]
+    pub budget: Option<f64>,
+}
+
+impl PolicySpec {
+    /// A policy that always reads `default`.
+    pub fn fixed(name: &str, default: Mask) -> PolicySpec {
+        PolicySpec {
+            name: name.to_string(),
+            rules: Vec::new(),
+            default,
+            budget: None,
+        }
+    }
+
+    /// A rule name not used yet, `prefix_N`.
+    pub fn fresh_name(&self, prefix: &str) -> String {
+        (1..)
+            .map(|n| format!("{prefix}_{n}"))
+            .find(|name| self.rules.iter().all(|r| &r.name != name))
+            .unwrap_or_else(|| prefix.to_string())
+    }
+
+    /// Index just after the last `select` rule: where rules that only see
+    /// the questions no `select` caught go.
+    pub fn after_selects(&self) -> usize {
+        self.rules
+            .iter()
+            .rposition(|r| r.action == Act::Select)
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Whether any rule adds or removes.
+    pub fn has_modifiers(&self) -> bool {
+        self.rules.iter().any(|r| r.action != Act::Select)
+    }
+
+    /// The syntax tree.
+    pub fn to_ast(&self) -> File {
+        let mut statements = vec![stmt(StatementKind::Header {
+            kind: HeaderKind::Policy,
+            name: strlit(&self.name),
+        })];
+        let mut lets = Vec::new();
+        let mut rules = Vec::new();
+        for r in &self.rules {
+            let when = r
+                .cond
+                .as_ref()
+                .map(|c| cond_expr(c, &r.name, &mut lets));
+            rules.push(stmt(StatementKind::Rule {
+                name: ident(&r.name),
+                when,
+                action: match r.action {
+                    Act::Select => ActionKind::Select,
+                    Act::Add => ActionKind::Add,
+                    Act::Remove => ActionKind::Remove,
+                },
+                action_span: Span::default(),
+                mask: mask_expr(r.mask),
+            }));
+        }
+        statements.extend(lets);
+        statements.extend(rules);
+        statements.push(stmt(StatementKind::Default(mask_expr(self.default))));
+        if let Some(b) = self.budget {
+            statements.push(stmt(StatementKind::Budget {
+                amount: b,
+                amount_span: Span::default(),
+            }));
+        }
+        File { statements }
+    }
+
+    /// The policy's source, written by the formatter from the syntax tree.
+    pub fn to_source(&self) -> String {
+        mesa_grammar::format_file(&self.to_ast(), "")
+    }
+
+    /// Whether any rule reads the question type.
+    pub fn reads_qtype(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|r| r.cond.as_ref().is_some_and(Cond::reads_qtype))
+    }
+}
+
+fn e(kind: ExprKind) -> Expr {
+    Expr {
+        kind,
+        span: Span::default(),
+    }
+}
+
+fn stmt(kind: StatementKind) -> Statement {
+    Statement {
+        kind,
+        span: Span::default(),
+    }
+}
+
+fn ident(name: &str) -> Ident {
+    Ident {
+        name: name.to_string(),
+        span: Span::default(),
+    }
+}
+
+fn strlit(value: &str) -> StrLit {
+    StrLit {
+        value: value.to_string(),
+        raw: false,
+        span: Span::default(),
+    }
+}
+
+fn mask_expr(m: Mask) -> Expr {
+    if m == Mask::ALL {
+        e(ExprKind::All)
+    } else {
+        e(ExprKind::Mask(
+            m.iter().map(|s| ident(&s.letter().to_string())).collect(),
+        ))
+    }
+}
+
+fn number(x: f64) -> Expr {
+    if x < 0.0 {
+        e(ExprKind::Neg(Box::new(e(ExprKind::Number(-x)))))
+    } else {
+        e(ExprKind::Number(x))
+    }
+}
+
+/// Parenthesizes what would otherwise bind differently inside `and`/`not`.
+fn operand(x: Expr) -> Expr {
+    match x.kind {
+        ExprKind::And(_) | ExprKind::Or(_) => e(ExprKind::Paren(Box::new(x))),
+        _ => x,
+    }
+}
+
+/// `SUBJECT has NAME`, with `let NAME = words [...]` added to `lets` under
+/// a name not used yet.
+fn words_let(subject: Subject, words: &[String], rule: &str, lets: &mut Vec<Statement>) -> Expr {
+    let base = format!("{}_{}", subject.keyword(), rule);
+    let taken = |n: &str| {
+        lets.iter()
+            .any(|s| matches!(&s.kind, StatementKind::Let { name, .. } if name.name == n))
+    };
+    let name = (1..)
+        .map(|n| if n == 1 { base.clone() } else { format!("{base}_{n}") })
+        .find(|n| !taken(n))
+        .unwrap_or(base);
+    lets.push(stmt(StatementKind::Let {
+        name: ident(&name),
+        value: e(ExprKind::Words(words.iter().map(|w| strlit(w)).collect())),
+    }));
+    e(ExprKind::Has {
+        subject,
+        set: Box::new(e(ExprKind::Name(ident(&name)))),
+    })
+}
+
+fn cond_expr(c: &Cond, rule: &str, lets: &mut Vec<Statement>) -> Expr {
+    match c {
+        Cond::Domain { values } | Cond::Qtype { values } => e(ExprKind::MetaIs {
+            field: if matches!(c, Cond::Domain { .. }) {
+                MetaField::Domain
+            } else {
+                MetaField::Qtype
+            },
+            values: values.iter().map(|v| strlit(v)).collect(),
+            list: values.len() != 1,
+        }),
+        Cond::QueryHas { words } => words_let(Subject::Query, words, rule, lets),
+        Cond::TaskHas { words } => words_let(Subject::Task, words, rule, lets),
+        Cond::Preview {
+            structure,
+            feature,
+            op,
+            threshold,
+        } => e(ExprKind::Binary {
+            op: match op {
+                Cmp::Gt => BinaryOp::Gt,
+                Cmp::Lt => BinaryOp::Lt,
+                Cmp::Eq => BinaryOp::Eq,
+            },
+            lhs: Box::new(e(ExprKind::Preview {
+                structure: ident(&structure.letter().to_string()),
+                feature: ident(feature.feature().name()),
+            })),
+            rhs: Box::new(number(*threshold)),
+        }),
+        Cond::And { all } => {
+            let parts: Vec<Expr> = all.iter().map(|c| operand(cond_expr(c, rule, lets))).collect();
+            if parts.len() == 1 {
+                parts.into_iter().next().unwrap_or_else(|| e(ExprKind::Bool(true)))
+            } else if parts.is_empty() {
+                e(ExprKind::Bool(true))
+            } else {
+                e(ExprKind::And(parts))
+            }
+        }
+        Cond::Not { cond } => e(ExprKind::Not(Box::new(operand(cond_expr(cond, rule, lets))))),
+    }
+}
+
+/// The words of a text as the keyword matcher sees them: maximal runs of
+/// word bytes (ASCII letters, digits, `_`, any non-ASCII byte), ASCII
+/// lower-cased. A single-word keyword occurs in a text exactly when it is
+/// one of these.
+pub fn words_of(text: &str) -> Vec<String> {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    text.as_bytes()
+        .split(|b| !is_word(*b))
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).to_ascii_lowercase())
+        .collect()
+}
+
+/// Per-question features for native simulation.
+#[derive(Debug, Clone)]
+pub struct QFeat {
+    /// Word ids of the query, sorted, distinct.
+    pub qwords: Vec<u32>,
+    /// Word ids of the task, sorted, distinct.
+    pub twords: Vec<u32>,
+    /// The domain, ASCII lower-case.
+    pub domain: Option<String>,
+    /// The question type as the policy sees it, ASCII lower-case.
+    pub qtype: Option<String>,
+    /// The previews.
+    pub previews: mesa_core::Previews,
+}
+
+/// Features of every question of a problem, with one vocabulary.
+#[derive(Debug, Clone)]
+pub struct FeatTable {
+    /// Word to id.
+    pub vocab: HashMap<String, u32>,
+    /// Id to word.
+    pub words: Vec<String>,
+    /// Per question of the problem.
+    pub feats: Vec<QFeat>,
+}
+
+impl FeatTable {
+    /// Builds the table over every question's input (so words seen only in
+    /// val or test still get ids: this is tokenization, not fitting).
+    pub fn new(problem: &Problem) -> FeatTable {
+        let mut vocab: HashMap<String, u32> = HashMap::new();
+        let mut words: Vec<String> = Vec::new();
+        let ids = |text: &str, vocab: &mut HashMap<String, u32>, words: &mut Vec<String>| {
+            let mut v: Vec<u32> = words_of(text)
+                .into_iter()
+                .map(|w| {
+                    *vocab.entry(w.clone()).or_insert_with(|| {
+                        words.push(w);
+                        (words.len() - 1) as u32
+                    })
+                })
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let feats = problem
+            .questions
+            .iter()
+            .map(|q| feat_of(&q.input, &mut |t| ids(t, &mut vocab, &mut words)))
+            .collect();
+        FeatTable {
+            vocab,
+            words,
+            feats,
+        }
+    }
+}
+
+fn feat_of(input: &Input, ids: &mut dyn FnMut(&str) -> Vec<u32>) -> QFeat {
+    QFeat {
+        qwords: ids(&input.query),
+        twords: ids(input.task.as_deref().unwrap_or("")),
+        domain: input.domain.as_ref().map(|d| d.to_ascii_lowercase()),
+        qtype: input.qtype.as_ref().map(|d| d.to_ascii_lowercase()),
+        previews: input.previews,
+    }
+}
+
+/// A condition with words resolved to ids, for fast evaluation.
+#[derive(Debug, Clone)]
+enum Compiled {
+    Domain(Vec<String>),
+    Qtype(Vec<String>),
+    Query(Vec<u32>),
+    Task(Vec<u32>),
+    Preview(Structure, Feature, Cmp, f64),
+    And(Vec<Compiled>),
+    Not(Box<Compiled>),
+}
+
+fn compile(c: &Cond, table: &FeatTable) -> Compiled {
+    let ids = |ws: &[String]| -> Vec<u32> {
+        ws.iter()
+            .filter_map(|w| table.vocab.get(&w.to_ascii_lowercase()).copied())
+            .collect()
+    };
+    let lower = |vs: &[String]| vs.iter().map(|v| v.to_ascii_lowercase()).collect();
+    match c {
+        Cond::Domain { values } => Compiled::Domain(lower(values)),
+        Cond::Qtype { values } => Compiled::Qtype(lower(values)),
+        Cond::QueryHas { words } => Compiled::Query(ids(words)),
+        Cond::TaskHas { words } => Compiled::Task(ids(words)),
+        Cond::Preview {
+            structure,
+            feature,
+            op,
+            threshold,
+        } => Compiled::Preview(*structure, feature.feature(), *op, *threshold),
+        Cond::And { all } => Compiled::And(all.iter().map(|c| compile(c, table)).collect()),
+        Cond::Not { cond } => Compiled::Not(Box::new(compile(cond, table))),
+    }
+}
+
+fn holds(c: &Compiled, f: &QFeat) -> bool {
+    match c {
+        Compiled::Domain(vs) => f.domain.as_ref().is_some_and(|d| vs.contains(d)),
+        Compiled::Qtype(vs) => f.qtype.as_ref().is_some_and(|d| vs.contains(d)),
+        Compiled::Query(ids) => ids.iter().any(|w| f.qwords.binary_search(w).is_ok()),
+        Compiled::Task(ids) => ids.iter().any(|w| f.twords.binary_search(w).is_ok()),
+        Compiled::Preview(s, feat, op, t) => {
+            let v = f.previews.get(*s, *feat);
+            match op {
+                Cmp::Gt => v > *t,
+                Cmp::Lt => v < *t,
+                Cmp::Eq => v == *t,
+            }
+        }
+        Compiled::And(all) => all.iter().all(|c| holds(c, f)),
+        Compiled::Not(c) => !holds(c, f),
+    }
+}
+
+/// Whether `cond` holds for question `i` of the table.
+pub fn cond_holds(cond: &Cond, table: &FeatTable, i: usize) -> bool {
+    holds(&compile(cond, table), &table.feats[i])
+}
+
+/// Whether `cond` holds, for each question of `idx`.
+pub fn holds_vec(cond: &Cond, table: &FeatTable, idx: &[usize]) -> Vec<bool> {
+    let c = compile(cond, table);
+    idx.iter().map(|&i| holds(&c, &table.feats[i])).collect()
+}
+
+/// The budget step: while more than one structure is chosen and their
+/// preview tokens exceed `budget`, drop the costliest (the later on ties).
+pub fn apply_budget(mask: Mask, budget: Option<f64>, previews: &mesa_core::Previews) -> Mask {
+    let Some(b) = budget else { return mask };
+    let mut m = mask;
+    loop {
+        if m.len() <= 1 {
+            return m;
+        }
+        let cost = |s: Structure| previews.get(s, Feature::Tokens);
+        let total: f64 = m.iter().map(cost).sum();
+        if total <= b {
+            return m;
+        }
+        let mut worst: Option<Structure> = None;
+        for s in m.iter() {
+            if worst.is_none_or(|w| cost(s) >= cost(w)) {
+                worst = Some(s);
+            }
+        }
+        match worst {
+            Some(w) => m = m.without(Mask::single(w)),
+            None => return m,
+        }
+    }
+}
+
+/// A policy spec ready to simulate.
+pub struct Simulator {
+    rules: Vec<(Option<Compiled>, Act, Mask)>,
+    default: Mask,
+    budget: Option<f64>,
+}
+
+impl Simulator {
+    /// Prepares `spec` for the questions of `table`.
+    pub fn new(spec: &PolicySpec, table: &FeatTable) -> Simulator {
+        Simulator {
+            rules: spec
+                .rules
+                .iter()
+                .map(|r| (r.cond.as_ref().map(|c| compile(c, table)), r.action, r.mask))
+                .collect(),
+            default: spec.default,
+            budget: spec.budget,
+        }
+    }
+
+    /// The mask for question `i`, and the index of the `select` rule that
+    /// stopped evaluation (if any).
+    pub fn run(&self, table: &FeatTable, i: usize) -> (Mask, Option<usize>) {
+        let f = &table.feats[i];
+        let mut mask = self.default;
+        let mut stopped = None;
+        for (k, (cond, act, m)) in self.rules.iter().enumerate() {
+            if cond.as_ref().is_none_or(|c| holds(c, f)) {
+                match act {
+                    Act::Select => {
+                        mask = *m;
+                        stopped = Some(k);
+                        break;
+                    }
+                    Act::Add => mask = mask.union(*m),
+                    Act::Remove => mask = mask.without(*m),
+                }
+            }
+        }
+        mask = apply_budget(mask, self.budget, &f.previews);
+        if mask.is_empty() {
+            mask = self.default;
+        }
+        (mask, stopped)
+    }
+}
+
+/// The total objective of `spec` over the questions `idx`.
+pub fn total_objective(spec: &PolicySpec, problem: &Problem, table: &FeatTable, idx: &[usize]) -> f64 {
+    let sim = Simulator::new(spec, table);
+    idx.iter()
+        .map(|&i| {
+            let (m, _) = sim.run(table, i);
+            mask_index(m).map_or(0.0, |k| problem.questions[i].objective[k])
+        })
+        .sum()
+}

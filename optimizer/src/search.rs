@@ -1,0 +1,591 @@
+//! The search (the paper's Algorithm 1): UCB over prior directions; each
+//! iteration proposes an exploitation, an exploration and a failure-repair
+//! candidate; every candidate is checked, compiled to Wasm and evaluated
+//! in the sandbox on val (and train), and archived with its scores or the
+//! reason it failed; at the end the best val objective is frozen and tested
+//! once on test.
+//!
+//! Directions for iteration `t` are chosen from the statistics of the
+//! candidates of iterations before `t`, and every random choice is drawn
+//! from (seed, iteration, kind): a resumed run makes the same choices as
+//! an uninterrupted one, and with the offline proposer the same candidates.
+
+use crate::archive::{Archive, ArchiveEntry, ArchiveError, RunSettings};
+use crate::baselines::{baselines, best_fixed, BaselineResult, DEFAULT_DRAWS};
+use crate::directions::Direction;
+use crate::eval::engine::{compile_policy, CandidateFailure, Stage, StageTimings};
+use crate::eval::{EvalError, Metrics, Problem, SplitData};
+use crate::propose::{
+    error_groups, DirectionStat, LlmOptions, LlmProposer, Mode, OfflineProposer, PolicySpec,
+    ProposeContext, Proposal, Proposer,
+};
+use crate::report::{write_run_report, OptimizeReport};
+use crate::rng::Rng;
+use crate::split::Split;
+use crate::sweep::{mask_at, Sweep};
+use crate::ucb::Ucb;
+use mesa_core::Mask;
+use mesa_runtime::Runtime;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Where candidates come from.
+#[derive(Debug, Clone)]
+pub enum ProposerConfig {
+    /// Rules fitted on train, no network.
+    Offline,
+    /// An OpenAI-compatible endpoint.
+    Llm(LlmOptions),
+}
+
+impl ProposerConfig {
+    /// `offline` or `llm`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProposerConfig::Offline => "offline",
+            ProposerConfig::Llm(_) => "llm",
+        }
+    }
+}
+
+/// The settings of a run.
+#[derive(Debug, Clone)]
+pub struct OptimizeOptions {
+    /// The sweep file.
+    pub sweep: PathBuf,
+    /// The run directory.
+    pub out: PathBuf,
+    /// The proposer.
+    pub proposer: ProposerConfig,
+    /// Iterations (three candidates each).
+    pub iterations: usize,
+    /// The token price.
+    pub lambda: f64,
+    /// The UCB exploration weight.
+    pub beta: f64,
+    /// The split seed (and the seed of every random choice).
+    pub seed: u64,
+    /// Continue the run in `out`.
+    pub resume: bool,
+    /// Hide the question type from policies.
+    pub hide_qtype: bool,
+    /// Print a line per candidate on stderr.
+    pub progress: bool,
+    /// Stop after this many endpoint failures in a row.
+    pub max_endpoint_failures: usize,
+    /// Draws of the random baseline.
+    pub draws: usize,
+}
+
+impl OptimizeOptions {
+    /// Defaults: 30 iterations, lambda 1e-6, beta 0.08, seed 0, offline.
+    pub fn new(sweep: impl Into<PathBuf>, out: impl Into<PathBuf>) -> OptimizeOptions {
+        OptimizeOptions {
+            sweep: sweep.into(),
+            out: out.into(),
+            proposer: ProposerConfig::Offline,
+            iterations: 30,
+            lambda: 1e-6,
+            beta: 0.08,
+            seed: 0,
+            resume: false,
+            hide_qtype: false,
+            progress: false,
+            max_endpoint_failures: 3,
+            draws: DEFAULT_DRAWS,
+        }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptimizeError {
+    /// The sweep or the splits.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// The archive.
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    /// The Wasm runtime could not start.
+    #[error("cannot start the Wasm runtime: {0}")]
+    Runtime(String),
+    /// The LLM client could not be configured.
+    #[error("LLM proposer: {0}")]
+    Llm(#[from] mesa_llm::Error),
+    /// The endpoint failed too many times in a row.
+    #[error("the LLM endpoint failed {count} times in a row (last: {last}); the archive keeps every candidate so far ({archived}); fix the endpoint and rerun with --resume")]
+    EndpointDown {
+        /// Failures in a row.
+        count: usize,
+        /// The last error.
+        last: String,
+        /// Entries in the archive.
+        archived: usize,
+    },
+    /// No candidate is valid (not even the seed).
+    #[error("no valid candidate in the archive")]
+    NoValidCandidate,
+    /// A report file could not be written.
+    #[error("{path}: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// What a finished run produced.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// The report (also in RUN/report.json).
+    pub report: OptimizeReport,
+    /// The run directory.
+    pub out: PathBuf,
+}
+
+/// Everything the loop works with.
+struct Search<'a> {
+    opts: &'a OptimizeOptions,
+    problem: &'a Problem,
+    train: SplitData,
+    val: SplitData,
+    runtime: Runtime,
+    directions: Vec<Direction>,
+    archive: Archive,
+    /// Train masks of evaluated candidates, by id (recomputed after a resume).
+    train_masks: HashMap<usize, Vec<Mask>>,
+    floor: f64,
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs the search and writes RUN/ (archive, report.md, report.json,
+/// best.mesa, best.wasm, pareto.svg).
+pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
+    let started = Instant::now();
+    let sweep = Sweep::read(&opts.sweep).map_err(EvalError::from)?;
+    let problem = Problem::new(&sweep, opts.lambda, opts.hide_qtype)?;
+    let splits = problem.splits(opts.seed)?;
+    let train = problem.split_data(&splits, Split::Train)?;
+    let val = problem.split_data(&splits, Split::Val)?;
+    let test = problem.split_data(&splits, Split::Test)?;
+    let bytes = std::fs::read(&opts.sweep).map_err(|e| {
+        EvalError::from(crate::sweep::SweepError::Io {
+            path: opts.sweep.clone(),
+            source: e,
+        })
+    })?;
+    let settings = RunSettings {
+        format: "mesa-optimizer-run".into(),
+        version: 1,
+        sweep: opts.sweep.display().to_string(),
+        sweep_fnv1a64: format!("{:016x}", crate::rng::fnv1a64(&bytes)),
+        seed: opts.seed,
+        lambda: opts.lambda,
+        beta: opts.beta,
+        proposer: opts.proposer.name().into(),
+        no_qtype: opts.hide_qtype,
+    };
+    let archive = Archive::open(&opts.out, &settings, opts.resume)?;
+    if let (Some(r), true) = (&archive.recovered, opts.progress) {
+        eprintln!(
+            "resume: dropped a cut-off last archive line (line {}, {} bytes); that candidate is proposed again",
+            r.line, r.dropped_bytes
+        );
+    }
+    let runtime = Runtime::new().map_err(|e| OptimizeError::Runtime(e.to_string()))?;
+    let mut proposer: Box<dyn Proposer> = match &opts.proposer {
+        ProposerConfig::Offline => Box::new(OfflineProposer::new(&problem)),
+        ProposerConfig::Llm(o) => Box::new(LlmProposer::new(o.clone())?),
+    };
+    let mut search = Search {
+        opts,
+        problem: &problem,
+        train,
+        val,
+        runtime,
+        directions: Direction::available(opts.hide_qtype),
+        archive,
+        train_masks: HashMap::new(),
+        floor: 0.0,
+    };
+    search.seed()?;
+    let mut endpoint_failures = 0usize;
+    for t in 1..=opts.iterations {
+        let ucb = search.ucb_before(t);
+        let all = |_: usize| true;
+        let Some(exploit) = ucb.best(all) else { break };
+        let exploit_dir = search.directions[exploit];
+        let explore_dir = search.directions[ucb.explore(exploit, all).unwrap_or(exploit)];
+        for (mode, dir) in [
+            (Mode::Exploit, exploit_dir),
+            (Mode::Explore, explore_dir),
+            (Mode::Repair, exploit_dir),
+        ] {
+            if search.done(t, mode) {
+                continue;
+            }
+            let entry = search.candidate(proposer.as_mut(), &ucb, t, mode, dir)?;
+            let failed_endpoint = entry.endpoint_failed();
+            let last = entry.failure.as_ref().map(|f| f.message.clone()).unwrap_or_default();
+            if opts.progress {
+                eprintln!("{}", progress_line(&entry, search.best().and_then(|b| b.val_objective()), opts.iterations));
+            }
+            search.archive.append(entry)?;
+            if failed_endpoint {
+                endpoint_failures += 1;
+                if endpoint_failures >= opts.max_endpoint_failures.max(1) {
+                    return Err(OptimizeError::EndpointDown {
+                        count: endpoint_failures,
+                        last,
+                        archived: search.archive.entries.len(),
+                    });
+                }
+            } else {
+                endpoint_failures = 0;
+            }
+        }
+    }
+    search.finish(&test, &splits, started, settings)
+}
+
+fn progress_line(e: &ArchiveEntry, best: Option<f64>, iterations: usize) -> String {
+    let what = match (&e.failure, e.val) {
+        (Some(f), _) => format!("invalid ({}: {})", f.stage.name(), f.message),
+        (None, Some(v)) => format!("val objective {:.4} (J {:.4}, C {:.0})", v.objective, v.j, v.c),
+        _ => "?".into(),
+    };
+    format!(
+        "[{}/{}] #{} {} {}: {}; best {:.4}; {:.0} ms",
+        e.iteration,
+        iterations,
+        e.id,
+        e.mode.name(),
+        e.direction.as_deref().unwrap_or("-"),
+        what,
+        best.unwrap_or(f64::NAN),
+        e.timings.turnaround_ms()
+    )
+}
+
+impl Search<'_> {
+    /// Whether iteration `t`'s candidate of kind `mode` is archived (an
+    /// endpoint failure is not: it is proposed again).
+    fn done(&self, t: usize, mode: Mode) -> bool {
+        self.archive
+            .entries
+            .iter()
+            .any(|e| e.iteration == t && e.mode == mode && !e.endpoint_failed())
+    }
+
+    /// UCB statistics from the candidates of iterations before `t`.
+    fn ucb_before(&self, t: usize) -> Ucb {
+        let mut ucb = Ucb::new(self.directions.len(), self.opts.beta);
+        for e in &self.archive.entries {
+            if e.iteration == 0 || e.iteration >= t || e.endpoint_failed() {
+                continue;
+            }
+            if let Some(a) = e
+                .direction
+                .as_deref()
+                .and_then(|d| self.directions.iter().position(|x| x.name() == d))
+            {
+                ucb.update(a, e.reward);
+            }
+        }
+        ucb
+    }
+
+    fn stats(&self, ucb: &Ucb) -> Vec<DirectionStat> {
+        self.directions
+            .iter()
+            .enumerate()
+            .map(|(a, d)| DirectionStat {
+                direction: d.name().into(),
+                axis: d.axis().name().into(),
+                n: ucb.arms[a].n,
+                mean: ucb.arms[a].mean(),
+                ucb: ucb.score(a),
+            })
+            .collect()
+    }
+
+    /// The best valid candidate by val objective (the earliest on ties).
+    fn best(&self) -> Option<&ArchiveEntry> {
+        let mut best: Option<&ArchiveEntry> = None;
+        for e in &self.archive.entries {
+            if let Some(v) = e.val_objective() {
+                if best.and_then(ArchiveEntry::val_objective).is_none_or(|b| v > b) {
+                    best = Some(e);
+                }
+            }
+        }
+        best
+    }
+
+    fn top(&self, k: usize) -> Vec<&ArchiveEntry> {
+        let mut v: Vec<&ArchiveEntry> = self
+            .archive
+            .entries
+            .iter()
+            .filter(|e| e.val_objective().is_some() && e.duplicate_of.is_none())
+            .collect();
+        v.sort_by(|a, b| {
+            b.val_objective()
+                .unwrap_or(f64::MIN)
+                .total_cmp(&a.val_objective().unwrap_or(f64::MIN))
+                .then(a.id.cmp(&b.id))
+        });
+        v.truncate(k);
+        v
+    }
+
+    /// The seed candidate: the best fixed subset on train.
+    fn seed(&mut self) -> Result<(), OptimizeError> {
+        if let Some(e) = self.archive.entries.iter().find(|e| e.mode == Mode::Seed) {
+            self.floor = e.val_objective().unwrap_or(0.0);
+            return Ok(());
+        }
+        let m = mask_at(best_fixed(self.problem, &self.train.idx));
+        let spec = PolicySpec::fixed("seed-best-fixed", m);
+        let proposal = Proposal {
+            source: Some(spec.to_source()),
+            note: format!("best fixed subset on train: {m}"),
+            spec: Some(spec),
+            ..Proposal::default()
+        };
+        let entry = self.evaluate(proposal, 0, Mode::Seed, None, None, "seed", 0.0)?;
+        self.floor = entry.val_objective().unwrap_or(0.0);
+        self.archive.append(entry)?;
+        Ok(())
+    }
+
+    /// The train masks of an archived candidate (compiled again after a resume).
+    fn masks_of(&mut self, id: usize) -> Option<Vec<Mask>> {
+        if let Some(m) = self.train_masks.get(&id) {
+            return Some(m.clone());
+        }
+        let source = self.archive.entries.get(id)?.source.clone()?;
+        let mut compiled = compile_policy(&self.runtime, &source, self.problem, false).ok()?;
+        let mut out = Vec::new();
+        compiled.select_all(&self.train.inputs, &mut out).ok()?;
+        let masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
+        self.train_masks.insert(id, masks.clone());
+        Some(masks)
+    }
+
+    fn candidate(
+        &mut self,
+        proposer: &mut dyn Proposer,
+        ucb: &Ucb,
+        t: usize,
+        mode: Mode,
+        dir: Direction,
+    ) -> Result<ArchiveEntry, OptimizeError> {
+        let parent_id = match mode {
+            Mode::Explore => {
+                let top: Vec<usize> = self.top(5).iter().map(|e| e.id).collect();
+                let mut rng = Rng::derive(&[self.opts.seed, t as u64, 0x9a]);
+                rng.pick(&top).copied()
+            }
+            _ => self.best().map(|e| e.id),
+        };
+        let errors = match parent_id.and_then(|id| self.masks_of(id)) {
+            Some(masks) => error_groups(self.problem, &self.train.idx, &masks, 5),
+            None => Vec::new(),
+        };
+        let stats = self.stats(ucb);
+        let problem = self.problem;
+        let runtime = &self.runtime;
+        let validate = |src: &str| -> Result<(), CandidateFailure> {
+            compile_policy(runtime, src, problem, true).map(|_| ())
+        };
+        let ctx = ProposeContext {
+            problem,
+            train: &self.train,
+            direction: dir,
+            mode,
+            iteration: t,
+            seed: self.opts.seed,
+            parent: parent_id.and_then(|id| self.archive.entries.get(id)),
+            top: self.top(5),
+            ucb: stats,
+            errors,
+            inputs: problem.inputs_seen(),
+        };
+        let started = Instant::now();
+        let proposal = proposer.propose(&ctx, &validate);
+        let propose_ms = ms(started);
+        let name = proposer.name();
+        self.evaluate(proposal, t, mode, Some(dir), parent_id, name, propose_ms)
+    }
+
+    /// Checks, compiles, instantiates and evaluates a proposal on val and
+    /// train; never fails for a bad candidate (the failure is archived).
+    #[allow(clippy::too_many_arguments)]
+    fn evaluate(
+        &mut self,
+        proposal: Proposal,
+        t: usize,
+        mode: Mode,
+        dir: Option<Direction>,
+        parent: Option<usize>,
+        proposer: &str,
+        propose_ms: f64,
+    ) -> Result<ArchiveEntry, OptimizeError> {
+        let id = self.archive.next_id();
+        let mut entry = ArchiveEntry {
+            id,
+            iteration: t,
+            mode,
+            direction: dir.map(|d| d.name().to_string()),
+            proposer: proposer.to_string(),
+            parent,
+            source: proposal.source.clone(),
+            spec: proposal.spec.clone(),
+            valid: false,
+            failure: None,
+            warnings: Vec::new(),
+            duplicate_of: None,
+            note: proposal.note.clone(),
+            train: None,
+            val: None,
+            reward: self.floor,
+            propose_ms,
+            timings: StageTimings::default(),
+            llm: proposal.llm.clone(),
+        };
+        if let Some(f) = proposal.failure {
+            entry.failure = Some(f);
+            return Ok(entry);
+        }
+        let Some(source) = proposal.source else {
+            entry.failure = Some(CandidateFailure::new(Stage::Propose, "the proposer gave no policy"));
+            return Ok(entry);
+        };
+        if let Some(dup) = self
+            .archive
+            .entries
+            .iter()
+            .find(|e| e.valid && e.duplicate_of.is_none() && e.source.as_deref() == Some(source.as_str()))
+        {
+            entry.valid = true;
+            entry.duplicate_of = Some(dup.id);
+            entry.train = dup.train;
+            entry.val = dup.val;
+            entry.warnings = dup.warnings.clone();
+            entry.note.push_str(&format!("; same policy as #{}, not evaluated again", dup.id));
+            return Ok(entry);
+        }
+        let mut compiled = match compile_policy(&self.runtime, &source, self.problem, true) {
+            Ok(c) => c,
+            Err(f) => {
+                entry.failure = Some(f);
+                return Ok(entry);
+            }
+        };
+        let mut out = Vec::new();
+        let val_ms = match compiled.select_all(&self.val.inputs, &mut out) {
+            Ok(ms) => ms,
+            Err(f) => {
+                entry.failure = Some(f);
+                entry.timings = compiled.timings;
+                return Ok(entry);
+            }
+        };
+        compiled.timings.eval_val_ms = val_ms;
+        let val_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
+        let val = Metrics::of(self.problem, &self.val.idx, |i| {
+            let pos = self.val.idx.binary_search(&i).unwrap_or(0);
+            val_masks[pos]
+        });
+        let train_ms = match compiled.select_all(&self.train.inputs, &mut out) {
+            Ok(ms) => ms,
+            Err(f) => {
+                entry.failure = Some(f);
+                entry.timings = compiled.timings;
+                return Ok(entry);
+            }
+        };
+        compiled.timings.eval_train_ms = train_ms;
+        let train_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
+        let train = Metrics::of(self.problem, &self.train.idx, |i| {
+            let pos = self.train.idx.binary_search(&i).unwrap_or(0);
+            train_masks[pos]
+        });
+        self.train_masks.insert(id, train_masks);
+        entry.valid = true;
+        entry.warnings = compiled.warnings.clone();
+        entry.train = Some(train);
+        entry.val = Some(val);
+        entry.timings = compiled.timings;
+        entry.reward = val.objective;
+        Ok(entry)
+    }
+
+    fn finish(
+        mut self,
+        test: &SplitData,
+        splits: &crate::split::Splits,
+        started: Instant,
+        settings: RunSettings,
+    ) -> Result<RunSummary, OptimizeError> {
+        let best = self.best().cloned().ok_or(OptimizeError::NoValidCandidate)?;
+        let source = best.source.clone().unwrap_or_default();
+        // Frozen: the best val objective, tested once.
+        let mut compiled = compile_policy(&self.runtime, &source, self.problem, true).map_err(|f| {
+            OptimizeError::Eval(EvalError::Policy {
+                path: format!("archive #{}", best.id),
+                failure: f,
+            })
+        })?;
+        let mut out = Vec::new();
+        compiled.select_all(&test.inputs, &mut out).map_err(|f| {
+            OptimizeError::Eval(EvalError::Policy {
+                path: format!("archive #{}", best.id),
+                failure: f,
+            })
+        })?;
+        let test_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
+        let lookup = |i: usize| {
+            let pos = test.idx.binary_search(&i).unwrap_or(0);
+            test_masks[pos]
+        };
+        let test_metrics = Metrics::of(self.problem, &test.idx, lookup);
+        let breakdown = crate::eval::Breakdown::of(self.problem, &test.idx, lookup);
+        let train_idx = self.train.idx.clone();
+        let val_idx = self.val.idx.clone();
+        let base_test: Vec<BaselineResult> = baselines(self.problem, &train_idx, &val_idx, &test.idx, splits.seed, self.opts.draws);
+        let base_val: Vec<BaselineResult> = baselines(self.problem, &train_idx, &val_idx, &val_idx, splits.seed, self.opts.draws);
+        let ucb = self.ucb_before(usize::MAX);
+        let stats = self.stats(&ucb);
+        let report = OptimizeReport::new(
+            &settings,
+            self.opts,
+            self.problem,
+            splits,
+            [train_idx.len(), val_idx.len(), test.idx.len()],
+            &self.archive,
+            &best,
+            test_metrics,
+            breakdown,
+            base_test,
+            base_val,
+            stats,
+            started.elapsed().as_secs_f64(),
+        );
+        write_run_report(&self.opts.out, &report, &self.archive, &source, &compiled.wasm).map_err(|(path, source)| {
+            OptimizeError::Write { path, source }
+        })?;
+        self.archive.recovered = None;
+        Ok(RunSummary {
+            report,
+            out: self.opts.out.clone(),
+        })
+    }
+}

@@ -1,0 +1,204 @@
+//! The path of one question at query time: the store gives the episode's
+//! five structures, the policy's metadata says which previews to compute,
+//! the engine selects, and the selected structures' evidence is composed.
+//!
+//! ```text
+//! question ─► Retrieval ─previews the policy reads─► Input ─► Engine ─► mask
+//!                 │                                                      │
+//!                 └──────────── evidence (each structure once) ◄─────────┘ ─► Composition
+//! ```
+
+use crate::{AnyEngine, RuntimeError};
+use mesa_core::{Engine, Feature, Input, Mask, Previews, Selection, Structure};
+use mesa_memory::{Composition, RetrieveError, Store};
+use std::time::{Duration, Instant};
+
+/// Why a question could not be answered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The store has no episode with this id.
+    #[error("the store has no episode `{id}`{}", hint(.close))]
+    UnknownEpisode {
+        /// The id asked for.
+        id: String,
+        /// A close id, if there is one.
+        close: Option<String>,
+    },
+    /// A structure could not retrieve.
+    #[error("retrieving for the question failed: {0}")]
+    Retrieve(#[from] RetrieveError),
+    /// The policy failed to select.
+    #[error("the policy failed: {0}")]
+    Select(#[from] RuntimeError),
+}
+
+fn hint(close: &Option<String>) -> String {
+    match close {
+        Some(c) => format!("; did you mean `{c}`? (`mesa query STORE --list` lists them)"),
+        None => "; `mesa query STORE --list` lists the episodes".into(),
+    }
+}
+
+/// How the structures to read are chosen.
+#[derive(Debug)]
+pub enum Chooser {
+    /// A policy decides.
+    Policy(Box<AnyEngine>),
+    /// A fixed set of structures, bypassing any policy.
+    Fixed(Mask),
+}
+
+/// One question to answer against one episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question<'q> {
+    /// The episode's id in the store.
+    pub episode: &'q str,
+    /// The question.
+    pub text: &'q str,
+    /// Its type, when known and when policies may see it.
+    pub qtype: Option<&'q str>,
+}
+
+/// Time spent on each stage of one answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    /// Computing the previews the policy reads.
+    pub previews: Duration,
+    /// Running the policy.
+    pub select: Duration,
+    /// Retrieving the selected structures not already retrieved for previews.
+    pub retrieve: Duration,
+    /// Composing the evidence.
+    pub compose: Duration,
+}
+
+impl Timings {
+    /// The whole answer.
+    pub fn total(&self) -> Duration {
+        self.previews + self.select + self.retrieve + self.compose
+    }
+}
+
+/// What one question got.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The mask and the deciding rule (`None` with a fixed set, or when no
+    /// rule changed the default).
+    pub selection: Selection,
+    /// The deciding rule's name.
+    pub rule_name: Option<String>,
+    /// The previews computed for the policy (only the ones it reads).
+    pub previews: Vec<(Structure, Feature, f64)>,
+    /// The selected structures' evidence, in the order S, T, G, V, R.
+    pub composition: Composition,
+    /// Where the time went.
+    pub timings: Timings,
+}
+
+/// Answers questions against an opened store with one chooser.
+pub struct QueryEngine<'s> {
+    store: &'s Store,
+    chooser: Chooser,
+    /// The previews the policy reads, read once from its metadata.
+    wanted: Vec<(Structure, Feature)>,
+}
+
+impl<'s> QueryEngine<'s> {
+    /// A query engine over `store`.
+    pub fn new(store: &'s Store, chooser: Chooser) -> QueryEngine<'s> {
+        let wanted = match &chooser {
+            Chooser::Policy(engine) => engine.previews(),
+            Chooser::Fixed(_) => Vec::new(),
+        };
+        QueryEngine {
+            store,
+            chooser,
+            wanted,
+        }
+    }
+
+    /// The previews the policy reads.
+    pub fn wanted_previews(&self) -> &[(Structure, Feature)] {
+        &self.wanted
+    }
+
+    /// Answers one question: previews, select, retrieve, compose.
+    pub fn answer(&mut self, q: &Question<'_>) -> Result<Answer, QueryError> {
+        let memory = self
+            .store
+            .episode(q.episode)
+            .ok_or_else(|| QueryError::UnknownEpisode {
+                id: q.episode.to_string(),
+                close: closest_id(self.store, q.episode),
+            })?;
+        let retrieval = mesa_memory::Retrieval::new(memory, q.text);
+        let mut timings = Timings::default();
+
+        let t = Instant::now();
+        let previews = retrieval.previews(&self.wanted)?;
+        timings.previews = t.elapsed();
+
+        let t = Instant::now();
+        let (selection, rule_name) = match &mut self.chooser {
+            Chooser::Fixed(mask) => (
+                Selection {
+                    mask: *mask,
+                    rule: None,
+                },
+                None,
+            ),
+            Chooser::Policy(engine) => {
+                let episode = &memory.episode;
+                let input = Input {
+                    query: q.text.to_string(),
+                    task: Some(episode.task.clone()),
+                    domain: Some(episode.domain.clone()),
+                    qtype: q.qtype.map(str::to_string),
+                    previews,
+                };
+                let selection = engine.select(&input)?;
+                let name = selection.rule.map(|i| engine.rule_name(i));
+                (selection, name)
+            }
+        };
+        timings.select = t.elapsed();
+
+        let t = Instant::now();
+        for s in selection.mask.iter() {
+            retrieval.evidence(s)?;
+        }
+        timings.retrieve = t.elapsed();
+
+        let t = Instant::now();
+        let composition = retrieval.compose(selection.mask)?;
+        timings.compose = t.elapsed();
+
+        Ok(Answer {
+            selection,
+            rule_name,
+            previews: self
+                .wanted
+                .iter()
+                .map(|&(s, f)| (s, f, previews_value(&previews, s, f)))
+                .collect(),
+            composition,
+            timings,
+        })
+    }
+}
+
+fn previews_value(p: &Previews, s: Structure, f: Feature) -> f64 {
+    p.get(s, f)
+}
+
+/// The episode id closest to `id`, for "did you mean".
+fn closest_id(store: &Store, id: &str) -> Option<String> {
+    let ids: Vec<&str> = store
+        .manifest()
+        .episodes
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    mesa_grammar::did_you_mean(id, ids.iter().copied()).map(str::to_string)
+}
