@@ -63,6 +63,8 @@ pub struct Question<'q> {
 /// Time spent on each stage of one answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Timings {
+    /// Reading the question: its terms and step references.
+    pub prepare: Duration,
     /// Computing the previews the policy reads.
     pub previews: Duration,
     /// Running the policy.
@@ -76,7 +78,7 @@ pub struct Timings {
 impl Timings {
     /// The whole answer.
     pub fn total(&self) -> Duration {
-        self.previews + self.select + self.retrieve + self.compose
+        self.prepare + self.previews + self.select + self.retrieve + self.compose
     }
 }
 
@@ -132,8 +134,10 @@ impl<'s> QueryEngine<'s> {
                 id: q.episode.to_string(),
                 close: closest_id(self.store, q.episode),
             })?;
-        let retrieval = mesa_memory::Retrieval::new(memory, q.text);
         let mut timings = Timings::default();
+        let t = Instant::now();
+        let retrieval = mesa_memory::Retrieval::new(memory, q.text);
+        timings.prepare = t.elapsed();
 
         let t = Instant::now();
         let previews = retrieval.previews(&self.wanted)?;

@@ -158,6 +158,7 @@ fn answer_json(q: &Question<'_>, a: &Answer, with_text: bool) -> serde_json::Val
 fn timings_json(t: &Timings) -> serde_json::Value {
     let us = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round();
     json!({
+        "prepare": us(t.prepare),
         "previews": us(t.previews),
         "select": us(t.select),
         "retrieve": us(t.retrieve),
@@ -344,7 +345,8 @@ fn report(totals: &[Timings], tokens: usize, structures: usize) {
         tokens as f64 / n as f64
     );
     type Stage = (&'static str, fn(&Timings) -> std::time::Duration);
-    let stages: [Stage; 5] = [
+    let stages: [Stage; 6] = [
+        ("prepare", |t| t.prepare),
         ("previews", |t| t.previews),
         ("select", |t| t.select),
         ("retrieve", |t| t.retrieve),

@@ -11,8 +11,9 @@
 //!    (`clip(ceil(L/12), 3, 16)` steps, no overlap), widened when needed so
 //!    that every segment gets at least 48 tokens of the rest of the budget;
 //! 3. each segment is sent as one chat call ([`SUMMARY_SYSTEM_PROMPT`], then
-//!    the task and the segment's steps, each action cut at 300 bytes and each
-//!    observation at its share of 12 KiB), asking for at most a number of
+//!    the task and the segment's steps, each step cut to its share of 24 KiB,
+//!    at most 300 bytes of action and 4,000 of observation, at least 96 bytes
+//!    in all), asking for at most a number of
 //!    lines and words that fits the segment's share; the calls run
 //!    concurrently, bounded by the client, with temperature 0 and a fixed
 //!    seed;
@@ -46,10 +47,15 @@ exactly `[step N]`. No preamble, no headings, no bullets, no closing remarks.";
 
 /// Segments get at least this many tokens of the budget.
 const MIN_SEGMENT_TOKENS: usize = 48;
-/// Bytes of an action sent.
+/// Bytes of an action sent, at most.
 const ACTION_BYTES: usize = 300;
-/// Bytes of a segment's observations sent, shared by its steps.
-const SEGMENT_BYTES: usize = 12 * 1024;
+/// Bytes of an observation sent, at most.
+const OBSERVATION_BYTES: usize = 4000;
+/// Bytes of a segment's steps sent, shared by its steps (about 6k tokens,
+/// so a segment fits a small model's context).
+const SEGMENT_BYTES: usize = 24 * 1024;
+/// Bytes a step gets at least, however many steps share a segment.
+const MIN_STEP_BYTES: usize = 96;
 /// A line is cut to fit only if at least this many tokens are left.
 const MIN_CUT_TOKENS: usize = 8;
 
@@ -95,7 +101,9 @@ impl LlmSummarizer {
         // cl100k tokens are about 0.75 words; lines cost about 20 tokens.
         let words = (share * 3 / 4).max(10);
         let lines = (share / 20).clamp(1, steps.len().max(1) * 2);
-        let obs_bytes = (SEGMENT_BYTES / steps.len()).clamp(200, 4000);
+        let per_step = (SEGMENT_BYTES / steps.len()).max(MIN_STEP_BYTES);
+        let action_bytes = ACTION_BYTES.min(per_step / 3);
+        let obs_bytes = OBSERVATION_BYTES.min(per_step - action_bytes);
         let mut p = format!(
             "Task of the agent: {}\n\nSegment: steps {first} to {last} (of {} steps). \
              Write at most {lines} lines and {words} words in all.\n",
@@ -103,7 +111,7 @@ impl LlmSummarizer {
             episode.steps.len()
         );
         for s in steps {
-            p.push_str(&render(s, obs_bytes));
+            p.push_str(&render(s, action_bytes, obs_bytes));
         }
         p
     }
@@ -152,11 +160,11 @@ impl LlmSummarizer {
 }
 
 /// `[step N] action: …\nobservation: …\n`.
-fn render(step: &Step, obs_bytes: usize) -> String {
+fn render(step: &Step, action_bytes: usize, obs_bytes: usize) -> String {
     format!(
         "\n[step {}] action: {}\nobservation: {}\n",
         step.index,
-        cut_marked(step.action.trim(), ACTION_BYTES),
+        cut_marked(step.action.trim(), action_bytes),
         cut_marked(step.observation.trim(), obs_bytes)
     )
 }
@@ -362,6 +370,9 @@ mod tests {
             );
             assert!(summary.lines().len() > 2);
         }
+        // Even one segment of all 500 steps (the 100-token budget) is a
+        // bounded prompt.
+        assert!(server.log().iter().all(|r| r.body.len() < 64 * 1024));
         // 1500 tokens over 500 steps: at most 1500/48 segments.
         assert!(server.requests() <= 1 + 6 + 31, "{}", server.requests());
     }
