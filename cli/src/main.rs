@@ -38,6 +38,14 @@ enum Command {
     Build(cmd::build::Args),
     /// Select, retrieve and compose evidence for a question (or a question file) from a store.
     Query(cmd::query::Args),
+    /// The end-to-end job: build the store over AMA-Bench, sweep, optimize offline, print the report.
+    Pipeline(cmd::pipeline::Args),
+    /// Measure every question: previews, and each of the 31 subsets' utility and tokens.
+    Sweep(cmd::sweep::Args),
+    /// Score a policy and the baselines on a sweep.
+    Eval(mesa_optimizer::cli::EvalArgs),
+    /// Search for a policy (UCB over prior directions; offline or LLM proposer).
+    Optimize(mesa_optimizer::cli::OptimizeArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +60,10 @@ fn main() -> ExitCode {
         Command::Std(a) => cmd::std_cmd::run(a),
         Command::Build(a) => cmd::build::run(a),
         Command::Query(a) => cmd::query::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Pipeline(a) => cmd::pipeline::run(a),
+        Command::Eval(a) => return mesa_optimizer::cli::eval_main(a),
+        Command::Optimize(a) => return mesa_optimizer::cli::optimize_main(a),
     };
     match result {
         Ok(code) => code,

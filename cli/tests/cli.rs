@@ -404,7 +404,14 @@ fn check_reports_a_pattern_dfa_blowup_on_the_pattern() {
 
 #[test]
 fn usage_errors_exit_2_and_bom_lines_are_read() {
-    let o = mesa(&["run", "examples/quickstart.mesa", "-q", "x", "--preview", "R.tokens"]);
+    let o = mesa(&[
+        "run",
+        "examples/quickstart.mesa",
+        "-q",
+        "x",
+        "--preview",
+        "R.tokens",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let lines = tmp(
         "bom.jsonl",
@@ -422,4 +429,102 @@ fn inspect_refuses_a_file_that_is_not_wasm_in_words() {
     let err = stderr(&o);
     assert!(err.contains("magic bytes"), "{err}");
     assert!(!err.contains("[112,"), "no raw bytes: {err}");
+}
+
+/// Two small episodes in MESA's generic layout, and a broken line.
+const DATA: &str = concat!(
+    r#"{"id": "a", "task": "fix the test", "domain": "software", "steps": [{"action": "run pytest", "observation": "1 failed: test_dates"}, {"action": "edit src/dates.py", "observation": "ok"}, {"action": "run pytest", "observation": "1 passed"}], "questions": [{"question": "What failed at step 0?", "answer": "test_dates"}]}"#,
+    "\n",
+    r#"{"id": "b", "task": "find the kettle", "domain": "web", "steps": [{"action": "search kettle", "observation": "3 results"}, {"action": "click item 2", "observation": "red kettle $25"}]}"#,
+    "\n",
+);
+
+#[test]
+fn build_and_query_a_store() {
+    let data = tmp("data.jsonl", DATA.as_bytes());
+    let store = std::env::temp_dir()
+        .join(format!("mesa-cli-{}", std::process::id()))
+        .join("store");
+    let store = store.to_string_lossy().into_owned();
+    let o = mesa(&["build", &data, "-o", &store, "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2 episodes, 5 steps, 1 questions"),
+        "{}",
+        stderr(&o)
+    );
+    // One question, as JSON, through a policy.
+    let o = mesa(&[
+        "query",
+        &store,
+        "--episode",
+        "a",
+        "--policy",
+        "examples/quickstart.mesa",
+        "--format",
+        "json",
+        "What failed at step 0?",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("json");
+    assert_eq!(v["rule"], "causal");
+    assert!(v["mask"].as_array().expect("mask").iter().any(|s| s == "T"));
+    let items = v["evidence"].as_array().expect("evidence");
+    assert!(items.iter().any(|i| i["structure"] == "T"
+        && i["steps"] == serde_json::json!([0])
+        && i["text"].as_str().unwrap_or("").contains("test_dates")));
+    assert!(v["tokens"].as_u64().unwrap_or(0) > 0);
+    // Fixed structures, in words.
+    let o = mesa(&[
+        "query",
+        &store,
+        "-e",
+        "b",
+        "--structures",
+        "S,R",
+        "What did the kettle cost?",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("mask: {S, R}") && stdout(&o).contains("## R: raw"),
+        "{}",
+        stdout(&o)
+    );
+    // Every stored question.
+    let o = mesa(&["query", &store, "--structures", "all", "--all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 1);
+    // An unknown episode, a bad structure, no chooser.
+    let o = mesa(&["query", &store, "-e", "c", "--structures", "all", "x"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no episode `c`"), "{}", stderr(&o));
+    let o = mesa(&["query", &store, "-e", "a", "--structures", "S,X", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = mesa(&["query", &store, "-e", "a", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn build_refuses_bad_data_unless_told_to_skip_and_query_refuses_a_non_store() {
+    let bad = format!(
+        "{DATA}{{\"id\": \"c\", \"task\": \"t\", \"domain\": \"d\", \"steps\": []}}\nnot json\n"
+    );
+    let data = tmp("bad.jsonl", bad.as_bytes());
+    let dir = std::env::temp_dir().join(format!("mesa-cli-{}", std::process::id()));
+    let store = dir.join("bad-store").to_string_lossy().into_owned();
+    let o = mesa(&["build", &data, "-o", &store, "--quiet"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("bad.jsonl:3: episode `c` has no steps"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!Path::new(&store).exists(), "no half store");
+    let o = mesa(&["build", &data, "-o", &store, "--quiet", "--skip-bad"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("skipped 2 line(s)"), "{}", stderr(&o));
+    let not_a_store = dir.to_string_lossy().into_owned();
+    let o = mesa(&["query", &not_a_store, "--list"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a"), "{}", stderr(&o));
 }

@@ -153,7 +153,6 @@ pub struct Rule {
     pub mask_text: String,
 }
 
-
 /// A checked policy (or module).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {

@@ -34,7 +34,7 @@ pub mod wasm;
 pub use check::{check, check_bytes, check_file, Checked};
 pub use interp::{explain, Input, Outcome, Selector, Step, Trace};
 pub use ir::Program;
-pub use mesa_core::{Feature, Mask, Structure};
 /// The shared types, re-exported.
 pub use mesa_core as core;
+pub use mesa_core::{Feature, Mask, Structure};
 pub use stdlib::names as std_names;

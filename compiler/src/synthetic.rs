@@ -149,11 +149,10 @@ pub fn workloads() -> Vec<Workload> {
         .flat_map(|i| (0..25).map(move |j| format!("kw{i}x{j}")))
         .collect();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let questions = std::fs::read_to_string(
-        root.join("../../shared/data/ama-bench/open_end_qa_set.jsonl"),
-    )
-    .map(|jsonl| ama_questions(&jsonl))
-    .unwrap_or_default();
+    let questions =
+        std::fs::read_to_string(root.join("../../shared/data/ama-bench/open_end_qa_set.jsonl"))
+            .map(|jsonl| ama_questions(&jsonl))
+            .unwrap_or_default();
     // Every 97th question, for a mix of domains.
     let sample: Vec<&str> = questions.iter().step_by(97).map(String::as_str).collect();
     vec![
@@ -205,7 +204,7 @@ impl Rng {
 /// in twenty hyphenated. Random first letters mean few shared prefixes.
 pub fn random_keywords(n: usize, seed: u64) -> Vec<String> {
     let mut rng = Rng::new(seed);
-    let mut word = |rng: &mut Rng| -> String {
+    let word = |rng: &mut Rng| -> String {
         let len = 3 + rng.below(8);
         let mut w: String = (0..len)
             .map(|_| (b'a' + rng.below(26) as u8) as char)

@@ -27,7 +27,8 @@ fn the_lets_of_a_cycle_are_not_called_unused() {
 
 #[test]
 fn min_and_max_with_one_argument_say_so() {
-    let checked = check("policy \"p\"\nrule r when max(preview.R.tokens) > 1 -> add {T}\ndefault {S}\n");
+    let checked =
+        check("policy \"p\"\nrule r when max(preview.R.tokens) > 1 -> add {T}\ndefault {S}\n");
     let d = &checked.diagnostics[0];
     assert_eq!(d.code, Code::E0100);
     assert!(d.message.contains("two or more arguments"), "{}", d.message);
@@ -47,10 +48,15 @@ fn the_formatter_writes_the_shortest_exact_number() {
         ("0.0000000000000001", "1e-16"),
         ("123456789000000000000000", "1.23456789e23"),
     ] {
-        let src = format!("policy \"p\"\nrule r when preview.R.tokens > {written} -> add {{T}}\ndefault {{S}}\n");
+        let src = format!(
+            "policy \"p\"\nrule r when preview.R.tokens > {written} -> add {{T}}\ndefault {{S}}\n"
+        );
         let out = format_source(&src).expect("formats");
         let line = out.lines().nth(1).expect("rule line");
-        assert!(line.contains(&format!("> {canonical} ")), "{written}: {line}");
+        assert!(
+            line.contains(&format!("> {canonical} ")),
+            "{written}: {line}"
+        );
         // The formatted number is the same value.
         let again = format_source(&out).expect("formats again");
         assert_eq!(out, again);

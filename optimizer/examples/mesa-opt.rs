@@ -58,7 +58,13 @@ fn main() -> ExitCode {
                 seed,
                 ..SyntheticConfig::default()
             });
-            match write_sweep(&out, UtilityKind::EvidenceRecall, "synthetic", "none", &records) {
+            match write_sweep(
+                &out,
+                UtilityKind::EvidenceRecall,
+                "synthetic",
+                "none",
+                &records,
+            ) {
                 Ok(()) => {
                     eprintln!("wrote {} questions to {}", records.len(), out.display());
                     ExitCode::SUCCESS

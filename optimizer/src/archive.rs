@@ -72,7 +72,9 @@ impl ArchiveEntry {
     /// Whether the endpoint failed: such an entry is no verdict on the
     /// direction, and a resumed run proposes that candidate again.
     pub fn endpoint_failed(&self) -> bool {
-        self.llm.as_ref().is_some_and(|l| l.endpoint_error.is_some())
+        self.llm
+            .as_ref()
+            .is_some_and(|l| l.endpoint_error.is_some())
     }
 
     /// The val objective of a valid candidate.
@@ -193,17 +195,22 @@ impl Archive {
         }
         if exists && run.exists() {
             let text = std::fs::read_to_string(&run).map_err(io(&run))?;
-            let old: RunSettings = serde_json::from_str(&text).map_err(|e| ArchiveError::Corrupt {
-                path: run.clone(),
-                line: 1,
-                problem: e.to_string(),
-            })?;
+            let old: RunSettings =
+                serde_json::from_str(&text).map_err(|e| ArchiveError::Corrupt {
+                    path: run.clone(),
+                    line: 1,
+                    problem: e.to_string(),
+                })?;
             compare(dir, &old, settings)?;
         } else {
             let text = serde_json::to_string_pretty(settings).unwrap_or_default();
             std::fs::write(&run, text + "\n").map_err(io(&run))?;
         }
-        let (entries, recovered) = if exists { read_entries(&path)? } else { (Vec::new(), None) };
+        let (entries, recovered) = if exists {
+            read_entries(&path)?
+        } else {
+            (Vec::new(), None)
+        };
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -234,7 +241,9 @@ impl Archive {
             source: std::io::Error::other(e),
         })?;
         line.push('\n');
-        self.file.write_all(line.as_bytes()).map_err(io(&self.path))?;
+        self.file
+            .write_all(line.as_bytes())
+            .map_err(io(&self.path))?;
         self.file.flush().map_err(io(&self.path))?;
         self.file.sync_data().map_err(io(&self.path))?;
         self.entries.push(entry);
@@ -244,12 +253,20 @@ impl Archive {
 
 fn compare(dir: &Path, old: &RunSettings, new: &RunSettings) -> Result<(), ArchiveError> {
     let fields: [(&str, String, String); 6] = [
-        ("the sweep's content (FNV-1a)", old.sweep_fnv1a64.clone(), new.sweep_fnv1a64.clone()),
+        (
+            "the sweep's content (FNV-1a)",
+            old.sweep_fnv1a64.clone(),
+            new.sweep_fnv1a64.clone(),
+        ),
         ("--seed", old.seed.to_string(), new.seed.to_string()),
         ("--lambda", old.lambda.to_string(), new.lambda.to_string()),
         ("--beta", old.beta.to_string(), new.beta.to_string()),
         ("--proposer", old.proposer.clone(), new.proposer.clone()),
-        ("--no-qtype", old.no_qtype.to_string(), new.no_qtype.to_string()),
+        (
+            "--no-qtype",
+            old.no_qtype.to_string(),
+            new.no_qtype.to_string(),
+        ),
     ];
     for (field, archived, given) in fields {
         if archived != given {
@@ -291,13 +308,19 @@ pub fn read_entries(path: &Path) -> Result<(Vec<ArchiveEntry>, Option<Recovery>)
                 if !complete {
                     // Complete JSON whose newline was not written: keep it
                     // and finish the line so the next append starts fresh.
-                    let mut f = std::fs::OpenOptions::new().append(true).open(path).map_err(io(path))?;
+                    let mut f = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(path)
+                        .map_err(io(path))?;
                     f.write_all(b"\n").map_err(io(path))?;
                 }
                 entries.push(e);
             }
             Err(_) if !complete => {
-                let f = std::fs::OpenOptions::new().write(true).open(path).map_err(io(path))?;
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(io(path))?;
                 f.set_len(start as u64).map_err(io(path))?;
                 f.sync_data().map_err(io(path))?;
                 recovered = Some(Recovery {

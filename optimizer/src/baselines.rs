@@ -94,12 +94,17 @@ pub fn baselines(
                 .iter()
                 .map(|&i| (i, mask_at(rng.below(MASKS))))
                 .collect();
-            Metrics::of(problem, eval, |i| picks.get(&i).copied().unwrap_or(Mask::ALL))
+            Metrics::of(problem, eval, |i| {
+                picks.get(&i).copied().unwrap_or(Mask::ALL)
+            })
         })
         .collect();
     out.push(BaselineResult {
         name: "random".into(),
-        detail: format!("uniform over the 31 subsets, mean of {} draws", draws.max(1)),
+        detail: format!(
+            "uniform over the 31 subsets, mean of {} draws",
+            draws.max(1)
+        ),
         metrics: Metrics::mean(&runs, problem.lambda),
         breakdown: None,
     });

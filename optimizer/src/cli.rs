@@ -177,11 +177,15 @@ impl CliError {
 
 fn check_numbers(lambda: f64, beta: Option<f64>) -> Result<(), CliError> {
     if !lambda.is_finite() || lambda < 0.0 {
-        return Err(CliError::Usage(format!("--lambda must be a finite number >= 0, got {lambda}")));
+        return Err(CliError::Usage(format!(
+            "--lambda must be a finite number >= 0, got {lambda}"
+        )));
     }
     if let Some(b) = beta {
         if !b.is_finite() || b < 0.0 {
-            return Err(CliError::Usage(format!("--beta must be a finite number >= 0, got {b}")));
+            return Err(CliError::Usage(format!(
+                "--beta must be a finite number >= 0, got {b}"
+            )));
         }
     }
     Ok(())
@@ -208,7 +212,8 @@ pub fn run_eval(args: EvalArgs) -> Result<ExitCode, CliError> {
     let text = match args.format {
         ReportFormat::Md => eval_markdown(&report),
         ReportFormat::Json => {
-            serde_json::to_string_pretty(&report).map_err(|e| CliError::Usage(e.to_string()))? + "\n"
+            serde_json::to_string_pretty(&report).map_err(|e| CliError::Usage(e.to_string()))?
+                + "\n"
         }
     };
     match &args.output {

@@ -32,6 +32,7 @@ pub mod baselines;
 pub mod cli;
 pub mod directions;
 pub mod eval;
+pub mod measure;
 pub mod propose;
 pub mod report;
 pub mod rng;

@@ -17,7 +17,7 @@ use crate::eval::engine::{compile_policy, CandidateFailure, Stage, StageTimings}
 use crate::eval::{EvalError, Metrics, Problem, SplitData};
 use crate::propose::{
     error_groups, DirectionStat, LlmOptions, LlmProposer, Mode, OfflineProposer, PolicySpec,
-    ProposeContext, Proposal, Proposer,
+    Proposal, ProposeContext, Proposer,
 };
 use crate::report::{write_run_report, OptimizeReport};
 use crate::rng::Rng;
@@ -157,6 +157,8 @@ struct Search<'a> {
     archive: Archive,
     /// Train masks of evaluated candidates, by id (recomputed after a resume).
     train_masks: HashMap<usize, Vec<Mask>>,
+    /// The evaluated candidates by [`policy_key`], to spot duplicates.
+    keys: HashMap<String, usize>,
     floor: f64,
 }
 
@@ -212,8 +214,14 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         directions: Direction::available(opts.hide_qtype),
         archive,
         train_masks: HashMap::new(),
+        keys: HashMap::new(),
         floor: 0.0,
     };
+    for e in &search.archive.entries {
+        if let (true, None, Some(src)) = (e.valid, e.duplicate_of, &e.source) {
+            search.keys.entry(policy_key(src)).or_insert(e.id);
+        }
+    }
     search.seed()?;
     let mut endpoint_failures = 0usize;
     for t in 1..=opts.iterations {
@@ -232,9 +240,20 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
             }
             let entry = search.candidate(proposer.as_mut(), &ucb, t, mode, dir)?;
             let failed_endpoint = entry.endpoint_failed();
-            let last = entry.failure.as_ref().map(|f| f.message.clone()).unwrap_or_default();
+            let last = entry
+                .failure
+                .as_ref()
+                .map(|f| f.message.clone())
+                .unwrap_or_default();
             if opts.progress {
-                eprintln!("{}", progress_line(&entry, search.best().and_then(|b| b.val_objective()), opts.iterations));
+                eprintln!(
+                    "{}",
+                    progress_line(
+                        &entry,
+                        search.best().and_then(|b| b.val_objective()),
+                        opts.iterations
+                    )
+                );
             }
             search.archive.append(entry)?;
             if failed_endpoint {
@@ -254,10 +273,24 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
     search.finish(&test, &splits, started, settings)
 }
 
+/// What makes two candidates the same policy: the canonical layout
+/// without the `policy "name"` header (candidates differ in name only
+/// when a proposer found nothing new).
+fn policy_key(source: &str) -> String {
+    let text = mesa_grammar::format_source(source).unwrap_or_else(|_| source.to_string());
+    text.lines()
+        .filter(|l| !l.starts_with("policy "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn progress_line(e: &ArchiveEntry, best: Option<f64>, iterations: usize) -> String {
     let what = match (&e.failure, e.val) {
         (Some(f), _) => format!("invalid ({}: {})", f.stage.name(), f.message),
-        (None, Some(v)) => format!("val objective {:.4} (J {:.4}, C {:.0})", v.objective, v.j, v.c),
+        (None, Some(v)) => format!(
+            "val objective {:.4} (J {:.4}, C {:.0})",
+            v.objective, v.j, v.c
+        ),
         _ => "?".into(),
     };
     format!(
@@ -320,7 +353,10 @@ impl Search<'_> {
         let mut best: Option<&ArchiveEntry> = None;
         for e in &self.archive.entries {
             if let Some(v) = e.val_objective() {
-                if best.and_then(ArchiveEntry::val_objective).is_none_or(|b| v > b) {
+                if best
+                    .and_then(ArchiveEntry::val_objective)
+                    .is_none_or(|b| v > b)
+                {
                     best = Some(e);
                 }
             }
@@ -465,21 +501,27 @@ impl Search<'_> {
             return Ok(entry);
         }
         let Some(source) = proposal.source else {
-            entry.failure = Some(CandidateFailure::new(Stage::Propose, "the proposer gave no policy"));
+            entry.failure = Some(CandidateFailure::new(
+                Stage::Propose,
+                "the proposer gave no policy",
+            ));
             return Ok(entry);
         };
+        let key = policy_key(&source);
         if let Some(dup) = self
-            .archive
-            .entries
-            .iter()
-            .find(|e| e.valid && e.duplicate_of.is_none() && e.source.as_deref() == Some(source.as_str()))
+            .keys
+            .get(&key)
+            .and_then(|&id| self.archive.entries.get(id))
         {
             entry.valid = true;
             entry.duplicate_of = Some(dup.id);
             entry.train = dup.train;
             entry.val = dup.val;
             entry.warnings = dup.warnings.clone();
-            entry.note.push_str(&format!("; same policy as #{}, not evaluated again", dup.id));
+            entry.note.push_str(&format!(
+                "; same policy as #{}, not evaluated again",
+                dup.id
+            ));
             return Ok(entry);
         }
         let mut compiled = match compile_policy(&self.runtime, &source, self.problem, true) {
@@ -519,6 +561,7 @@ impl Search<'_> {
             train_masks[pos]
         });
         self.train_masks.insert(id, train_masks);
+        self.keys.insert(key, id);
         entry.valid = true;
         entry.warnings = compiled.warnings.clone();
         entry.train = Some(train);
@@ -535,15 +578,19 @@ impl Search<'_> {
         started: Instant,
         settings: RunSettings,
     ) -> Result<RunSummary, OptimizeError> {
-        let best = self.best().cloned().ok_or(OptimizeError::NoValidCandidate)?;
+        let best = self
+            .best()
+            .cloned()
+            .ok_or(OptimizeError::NoValidCandidate)?;
         let source = best.source.clone().unwrap_or_default();
         // Frozen: the best val objective, tested once.
-        let mut compiled = compile_policy(&self.runtime, &source, self.problem, true).map_err(|f| {
-            OptimizeError::Eval(EvalError::Policy {
-                path: format!("archive #{}", best.id),
-                failure: f,
-            })
-        })?;
+        let mut compiled =
+            compile_policy(&self.runtime, &source, self.problem, true).map_err(|f| {
+                OptimizeError::Eval(EvalError::Policy {
+                    path: format!("archive #{}", best.id),
+                    failure: f,
+                })
+            })?;
         let mut out = Vec::new();
         compiled.select_all(&test.inputs, &mut out).map_err(|f| {
             OptimizeError::Eval(EvalError::Policy {
@@ -560,8 +607,22 @@ impl Search<'_> {
         let breakdown = crate::eval::Breakdown::of(self.problem, &test.idx, lookup);
         let train_idx = self.train.idx.clone();
         let val_idx = self.val.idx.clone();
-        let base_test: Vec<BaselineResult> = baselines(self.problem, &train_idx, &val_idx, &test.idx, splits.seed, self.opts.draws);
-        let base_val: Vec<BaselineResult> = baselines(self.problem, &train_idx, &val_idx, &val_idx, splits.seed, self.opts.draws);
+        let base_test: Vec<BaselineResult> = baselines(
+            self.problem,
+            &train_idx,
+            &val_idx,
+            &test.idx,
+            splits.seed,
+            self.opts.draws,
+        );
+        let base_val: Vec<BaselineResult> = baselines(
+            self.problem,
+            &train_idx,
+            &val_idx,
+            &val_idx,
+            splits.seed,
+            self.opts.draws,
+        );
         let ucb = self.ucb_before(usize::MAX);
         let stats = self.stats(&ucb);
         let report = OptimizeReport::new(
@@ -579,9 +640,14 @@ impl Search<'_> {
             stats,
             started.elapsed().as_secs_f64(),
         );
-        write_run_report(&self.opts.out, &report, &self.archive, &source, &compiled.wasm).map_err(|(path, source)| {
-            OptimizeError::Write { path, source }
-        })?;
+        write_run_report(
+            &self.opts.out,
+            &report,
+            &self.archive,
+            &source,
+            &compiled.wasm,
+        )
+        .map_err(|(path, source)| OptimizeError::Write { path, source })?;
         self.archive.recovered = None;
         Ok(RunSummary {
             report,

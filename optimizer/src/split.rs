@@ -74,7 +74,10 @@ pub struct Splits {
 
 impl Splits {
     /// Splits the distinct episodes among `episodes` (repeats are fine).
-    pub fn new<'a>(episodes: impl IntoIterator<Item = &'a str>, seed: u64) -> Result<Splits, SplitError> {
+    pub fn new<'a>(
+        episodes: impl IntoIterator<Item = &'a str>,
+        seed: u64,
+    ) -> Result<Splits, SplitError> {
         let mut ids: Vec<&str> = episodes.into_iter().collect();
         ids.sort_unstable();
         ids.dedup();
@@ -139,7 +142,10 @@ mod tests {
         let ten: Vec<String> = (0..10).map(|i| format!("ep{i}")).collect();
         let s = Splits::new(ten.iter().map(String::as_str), 0).unwrap();
         assert_eq!(s.episode_counts(), [2, 2, 6]);
-        let train: Vec<&String> = ten.iter().filter(|e| s.of(e) == Some(Split::Train)).collect();
+        let train: Vec<&String> = ten
+            .iter()
+            .filter(|e| s.of(e) == Some(Split::Train))
+            .collect();
         let mut keyed: Vec<(u64, &String)> = ten
             .iter()
             .map(|id| (mix64(fnv1a64(id.as_bytes()) ^ mix64(0)), id))

@@ -201,7 +201,11 @@ pub fn pareto_svg(title: &str, points: &[Point]) -> String {
                 }
             }
             if let Some(l) = &p.label {
-                let color = if kind == PointKind::Best { "#d62728" } else { "#223" };
+                let color = if kind == PointKind::Best {
+                    "#d62728"
+                } else {
+                    "#223"
+                };
                 let _ = writeln!(
                     s,
                     r#"<text x="{:.1}" y="{:.1}" fill="{color}">{}</text>"#,
@@ -240,7 +244,10 @@ mod tests {
             p(300.0, 0.7, PointKind::Baseline),
             p(50.0, 0.2, PointKind::Best),
         ];
-        assert_eq!(pareto_front(&pts), vec![(50.0, 0.2), (100.0, 0.5), (300.0, 0.7)]);
+        assert_eq!(
+            pareto_front(&pts),
+            vec![(50.0, 0.2), (100.0, 0.5), (300.0, 0.7)]
+        );
         let mut labelled = pts.clone();
         labelled[2].label = Some("all <five>".into());
         let svg = pareto_svg("t & u", &labelled);

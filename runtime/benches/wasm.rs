@@ -58,7 +58,10 @@ fn bench_select(c: &mut Criterion) {
                 instance.select_mask(&input).expect("runs"),
                 selector.select_mask(&input)
             );
-            assert_eq!(instance.select(&input).expect("runs"), selector.select(&input));
+            assert_eq!(
+                instance.select(&input).expect("runs"),
+                selector.select(&input)
+            );
             g.bench_with_input(
                 BenchmarkId::new(format!("wasm, {name}"), format!("{len} B")),
                 &input,

@@ -152,7 +152,9 @@ impl Engine for AnyEngine {
 
     fn select(&mut self, input: &Input) -> Result<Selection, RuntimeError> {
         match self {
-            AnyEngine::Interp(s) => Ok(Engine::select(s.as_mut(), input).unwrap_or_else(|e| match e {})),
+            AnyEngine::Interp(s) => {
+                Ok(Engine::select(s.as_mut(), input).unwrap_or_else(|e| match e {}))
+            }
             AnyEngine::Wasm(i, _) => Engine::select(i.as_mut(), input),
         }
     }

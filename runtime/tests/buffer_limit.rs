@@ -7,7 +7,8 @@ use mesa_compiler::{check, wasm, Input, Selector};
 use mesa_runtime::{Runtime, RuntimeError};
 use proptest::prelude::*;
 
-const POLICY: &str = "policy \"p\"\nuse std\nrule why when query has std.causal -> select {S, T, R}\n\
+const POLICY: &str =
+    "policy \"p\"\nuse std\nrule why when query has std.causal -> select {S, T, R}\n\
                       rule big when query.words > 1000 -> add {V}\n\
                       rule tail when query matches pattern r\"end$\" -> add {G}\ndefault {S}\n";
 

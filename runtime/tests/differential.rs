@@ -283,7 +283,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(policies()))]
 
     #[test]
-    fn interpreter_and_wasm_agree(src in policy(), inputs in prop::collection::vec(input(), 8)) {
+    fn interpreter_and_wasm_agree(src in policy(), inputs in prop::collection::vec(input(), 8), scheme in 0usize..4) {
         let checked = check(&src);
         let Some(program) = checked.program else {
             // Rejected policies have nothing to compare; only these codes can reject.
@@ -291,10 +291,8 @@ proptest! {
             prop_assert!(codes.iter().all(|c| *c == "E0400"), "{codes:?}\n{src}");
             return Ok(());
         };
-        // Both keyword representations, whatever the policy's size.
-        let dense = src.len() % 2 == 0;
-        let options = wasm::CompileOptions { dense_keyword_table_limit: if dense { usize::MAX } else { 0 } };
-        let bytes = wasm::compile_with(&program, &src, &options).expect("compiles");
+        // Every keyword scheme and automaton representation, whatever the policy's size.
+        let bytes = wasm::compile_with(&program, &src, &SCHEMES[scheme]).expect("compiles");
         let selector = Selector::new(program).expect("prepares");
         let policy = runtime().load(&bytes).expect("loads");
         let mut instance = policy.instantiate().expect("instantiates");
@@ -327,29 +325,60 @@ fn same_module_same_input_same_output() {
     }
 }
 
-/// Compares the engines on one policy for the given queries, with both
-/// keyword representations.
+/// The keyword schemes a module can be compiled with: word hashing (with
+/// the automaton for keywords with a non-word byte at either end) or the
+/// automaton alone, each with a dense or a sparse automaton table.
+const SCHEMES: [wasm::CompileOptions; 4] = [
+    wasm::CompileOptions {
+        dense_keyword_table_limit: usize::MAX,
+        word_hash: true,
+    },
+    wasm::CompileOptions {
+        dense_keyword_table_limit: 0,
+        word_hash: true,
+    },
+    wasm::CompileOptions {
+        dense_keyword_table_limit: usize::MAX,
+        word_hash: false,
+    },
+    wasm::CompileOptions {
+        dense_keyword_table_limit: 0,
+        word_hash: false,
+    },
+];
+
+/// Compares the engines on one policy for the given queries, with every
+/// keyword scheme.
 fn agree_on(src: &str, queries: &[String]) {
+    agree_on_inputs(
+        src,
+        &queries
+            .iter()
+            .map(|q| Input::query(q.clone()))
+            .collect::<Vec<_>>(),
+        &SCHEMES,
+    );
+}
+
+/// Compares the engines on one policy for the given inputs (mask, rule and
+/// trace), with each of `schemes`.
+fn agree_on_inputs(src: &str, inputs: &[Input], schemes: &[wasm::CompileOptions]) {
     let program = check(src)
         .program
         .unwrap_or_else(|| panic!("checks: {:?}", check(src).diagnostics));
     let selector = Selector::new(program.clone()).expect("prepares");
-    for limit in [0, usize::MAX] {
-        let options = wasm::CompileOptions {
-            dense_keyword_table_limit: limit,
-        };
-        let bytes = wasm::compile_with(&program, src, &options).expect("compiles");
+    for options in schemes {
+        let bytes = wasm::compile_with(&program, src, options).expect("compiles");
         let mut instance = runtime()
             .load(&bytes)
             .expect("loads")
             .instantiate()
             .expect("instance");
-        for q in queries {
-            let input = Input::query(q.clone());
+        for input in inputs {
             assert_eq!(
-                instance.select(&input).expect("runs"),
-                selector.select(&input),
-                "query {q:?}"
+                instance.select(input).expect("runs"),
+                selector.select(input),
+                "{options:?}, input {input:?}\npolicy:\n{src}"
             );
         }
     }
@@ -413,4 +442,178 @@ fn every_whitespace_byte_and_control_characters() {
     .map(|s| s.to_string())
     .collect();
     agree_on(src, &queries);
+}
+
+// ---- Random keyword sets ----
+//
+// Word hashing finds a keyword by the hash of its last word and checks its
+// bytes; the automaton takes keywords with a non-word byte at either end.
+// These generate keyword sets of every shape a user or an optimizer writes
+// and texts made of those keywords, mangled and run together, and compare
+// the exact hit count of every set in both engines.
+
+/// One keyword: a random word, a phrase with whitespace runs, one with
+/// non-word bytes at either end, only non-word bytes, UTF-8, or a known
+/// troublemaker; in any case.
+fn random_keyword() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-z0-9_]{1,8}",
+        2 => "[a-zA-Z]{1,5}([ \t]{1,2}[a-z0-9]{1,5}){1,2}",
+        2 => "[-.(#+?!/\"']{0,2}[a-zA-Z0-9]{1,4}[-.)+?!:']{0,2}",
+        1 => "[a-z]{0,3}(é|É|ü|中|文|\u{1F600})[a-z]{0,3}",
+        1 => "[-+.?!()]{1,3}",
+        1 => prop::sample::select(vec![
+            "Why", "WHY", "led to", "Led  To", "error", "(error)", "step 12", "12.5", "c++",
+            ".net", "café", "CAFÉ", "a", "I", "x-ray", "e-mail", "_", "__init__", "a b a",
+        ])
+        .prop_map(String::from),
+    ]
+    .prop_filter("not blank", |k| !k.trim().is_empty())
+}
+
+/// A MESA string literal.
+fn quote(k: &str) -> String {
+    let mut q = String::from("\"");
+    for c in k.chars() {
+        match c {
+            '\\' => q.push_str("\\\\"),
+            '"' => q.push_str("\\\""),
+            '\t' => q.push_str("\\t"),
+            c => q.push(c),
+        }
+    }
+    q + "\""
+}
+
+/// A text built from `pool` (the policy's keywords), separators and noise,
+/// run together, each piece possibly upper-cased or given a space.
+fn text_from(pool: Vec<String>) -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        4 => prop::sample::select(pool),
+        3 => prop::sample::select(vec![
+            " ", " ", "  ", "\t", "\n", ".", ",", "-", "(", ")", "é", "x", "_", "?", "+", "\r\n", "1",
+        ])
+        .prop_map(String::from),
+        1 => "[a-zA-Z]{1,6}",
+        1 => "\\PC{0,3}",
+    ];
+    prop::collection::vec((piece, 0u8..4), 0..24).prop_map(|parts| {
+        parts
+            .into_iter()
+            .map(|(p, how)| match how {
+                0 => p.to_ascii_uppercase(),
+                1 => p + " ",
+                2 => p.replace(' ', " \t "),
+                _ => p,
+            })
+            .collect()
+    })
+}
+
+/// A policy whose trace shows the exact number of distinct keywords of each
+/// set found in the query and in the task.
+fn hits_policy(sets: &[Vec<String>]) -> String {
+    let mut src = String::from("policy \"keywords\"\n");
+    for (i, set) in sets.iter().enumerate() {
+        let words: Vec<String> = set.iter().map(|k| quote(k)).collect();
+        src.push_str(&format!("let k{i} = words [{}]\n", words.join(", ")));
+        for n in 0..=set.len() {
+            src.push_str(&format!(
+                "rule q{i}x{n} when hits(query, k{i}) == {n} -> add {{T}}\n"
+            ));
+            src.push_str(&format!(
+                "rule t{i}x{n} when hits(task, k{i}) == {n} -> add {{G}}\n"
+            ));
+        }
+        src.push_str(&format!(
+            "rule b{i} when query has k{i} and task has k{i} -> add {{R}}\n"
+        ));
+    }
+    src.push_str("default {S}\n");
+    src
+}
+
+fn keyword_case() -> impl Strategy<Value = (Vec<Vec<String>>, Vec<(String, String)>)> {
+    prop::collection::vec(prop::collection::vec(random_keyword(), 1..9), 1..5).prop_flat_map(
+        |sets| {
+            let pool: Vec<String> = sets.iter().flatten().cloned().collect();
+            let texts = prop::collection::vec((text_from(pool.clone()), text_from(pool)), 6);
+            (Just(sets), texts)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(policies() / 2))]
+
+    #[test]
+    fn random_keyword_sets_agree((sets, texts) in keyword_case(), scheme in 0usize..4) {
+        let src = hits_policy(&sets);
+        let inputs: Vec<Input> = texts
+            .into_iter()
+            .map(|(query, task)| Input { query, task: Some(task), ..Input::default() })
+            .collect();
+        agree_on_inputs(&src, &inputs, &SCHEMES[scheme..=scheme]);
+    }
+}
+
+/// The benchmarks' keyword workloads (generated, English, random), on long
+/// and short queries, as written and upper-cased.
+#[test]
+fn workload_policies_agree() {
+    for w in mesa_compiler::synthetic::workloads() {
+        let src = w.policy(20, 10, 200);
+        let mut queries = Vec::new();
+        for len in [0, 100, 200, 2048, 9000] {
+            let q = w.query(len);
+            queries.push(q.to_ascii_uppercase());
+            queries.push(q);
+        }
+        // Every keyword once, then each twice in a row.
+        queries.push(w.keywords.join(" "));
+        queries.push(w.keywords.iter().map(|k| format!("{k} {k}.")).collect());
+        let inputs: Vec<Input> = queries
+            .into_iter()
+            .map(|q| {
+                let mut input = Input::query(q);
+                input.domain = Some("web".into());
+                input
+            })
+            .collect();
+        agree_on_inputs(&src, &inputs, &SCHEMES[..1]);
+        agree_on_inputs(&src, &inputs, &SCHEMES[2..3]);
+    }
+}
+
+/// Two different words with the same 32-bit hash share a slot of the word
+/// table: each must still be found alone, and a phrase ending in one must
+/// not be taken for the other.
+#[test]
+fn words_with_the_same_hash_are_told_apart() {
+    use mesa_compiler::wasm::wordhash::hash_word;
+    // Found by enumerating five-letter words (FNV-1a is injective on four bytes).
+    let (x, y) = ("glbvs".to_string(), "yacxa".to_string());
+    assert_ne!(x, y);
+    assert_eq!(hash_word(x.as_bytes()), hash_word(y.as_bytes()));
+    let src = format!(
+        "policy \"collide\"\nlet a = words [{}, \"go {x}\"]\nlet b = words [{}, \"go {y}\"]\n\
+         rule ra when hits(query, a) == 1 -> add {{T}}\nrule ra2 when hits(query, a) == 2 -> add {{G}}\n\
+         rule rb when hits(query, b) == 1 -> add {{V}}\nrule rb2 when hits(query, b) == 2 -> add {{R}}\n\
+         default {{S}}\n",
+        quote(&x),
+        quote(&y)
+    );
+    let queries: Vec<String> = [
+        x.clone(),
+        y.clone(),
+        format!("go {x}"),
+        format!("go {y}"),
+        format!("{x} {y}"),
+        format!("go {x} go {y}"),
+        format!("{x}{y}"),
+        format!("ego {y}"),
+    ]
+    .into_iter()
+    .collect();
+    agree_on(&src, &queries);
 }

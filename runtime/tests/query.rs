@@ -66,20 +66,31 @@ default {S, V, R}
 
 fn engine(kind: EngineKind) -> AnyEngine {
     let program = check(POLICY).program.expect("policy checks");
-    AnyEngine::from_program(&Runtime::new().expect("runtime"), program, POLICY, kind).expect("engine")
+    AnyEngine::from_program(&Runtime::new().expect("runtime"), program, POLICY, kind)
+        .expect("engine")
 }
 
 #[test]
 fn both_engines_agree_on_previews_from_a_real_store() {
     let (store, dir) = store();
     let mut wasm = QueryEngine::new(&store, Chooser::Policy(Box::new(engine(EngineKind::Wasm))));
-    let mut interp = QueryEngine::new(&store, Chooser::Policy(Box::new(engine(EngineKind::Interp))));
+    let mut interp = QueryEngine::new(
+        &store,
+        Chooser::Policy(Box::new(engine(EngineKind::Interp))),
+    );
     assert_eq!(wasm.wanted_previews(), interp.wanted_previews());
-    assert_eq!(wasm.wanted_previews().len(), 7, "only the previews the policy reads");
+    assert_eq!(
+        wasm.wanted_previews().len(),
+        7,
+        "only the previews the policy reads"
+    );
     let questions = [
         ("sql", "What error did the agent get at step 6?"),
         ("sql", "Why did the query fail?"),
-        ("sql", "Which columns of orders did the agent inspect between step 1 and step 5?"),
+        (
+            "sql",
+            "Which columns of orders did the agent inspect between step 1 and step 5?",
+        ),
         ("game", "What did the agent hold in the last 3 steps?"),
         ("game", "Where was the door at step 10?"),
         ("web", "How much did kettle listing 5 cost?"),
@@ -87,7 +98,11 @@ fn both_engines_agree_on_previews_from_a_real_store() {
     ];
     let mut masks = std::collections::HashSet::new();
     for (episode, text) in questions {
-        let q = Question { episode, text, qtype: None };
+        let q = Question {
+            episode,
+            text,
+            qtype: None,
+        };
         let a = wasm.answer(&q).expect("wasm answer");
         let b = interp.answer(&q).expect("interp answer");
         assert_eq!(a.selection, b.selection, "{episode}: {text}");
@@ -95,17 +110,27 @@ fn both_engines_agree_on_previews_from_a_real_store() {
         // The composition holds exactly the selected structures, in order.
         let got: Vec<Structure> = a.composition.sections.iter().map(|s| s.structure).collect();
         assert_eq!(got, a.selection.mask.iter().collect::<Vec<_>>());
-        assert!(a.composition.items().all(|i| a.selection.mask.contains(i.structure)));
+        assert!(a
+            .composition
+            .items()
+            .all(|i| a.selection.mask.contains(i.structure)));
         masks.insert(a.selection.mask);
     }
     assert!(masks.len() >= 2, "the previews change decisions: {masks:?}");
     // A step named in the question comes back from T with its provenance.
-    let q = Question { episode: "sql", text: "What error did the agent get at step 6?", qtype: None };
+    let q = Question {
+        episode: "sql",
+        text: "What error did the agent get at step 6?",
+        qtype: None,
+    };
     let fixed = QueryEngine::new(&store, Chooser::Fixed(Mask::single(Structure::Temporal)))
         .answer(&q)
         .expect("answer");
     let t = fixed.composition.section(Structure::Temporal).expect("T");
-    assert!(t.items.iter().any(|i| i.steps == vec![6] && i.text.contains("no such column")));
+    assert!(t
+        .items
+        .iter()
+        .any(|i| i.steps == vec![6] && i.text.contains("no such column")));
     assert!(fixed.composition.tokens > 0);
     drop(store);
     let _ = std::fs::remove_dir_all(dir);
@@ -116,12 +141,17 @@ fn a_policy_reading_no_previews_retrieves_only_what_it_selects() {
     let (store, dir) = store();
     let src = "policy \"p\"\nrule r when query has words [\"error\"] -> select {T}\ndefault {S}\n";
     let program = check(src).program.expect("checks");
-    let engine = AnyEngine::from_program(&Runtime::new().expect("rt"), program, src, EngineKind::Wasm)
-        .expect("engine");
+    let engine =
+        AnyEngine::from_program(&Runtime::new().expect("rt"), program, src, EngineKind::Wasm)
+            .expect("engine");
     assert!(engine.previews().is_empty());
     let mut q = QueryEngine::new(&store, Chooser::Policy(Box::new(engine)));
     let a = q
-        .answer(&Question { episode: "sql", text: "What error happened?", qtype: None })
+        .answer(&Question {
+            episode: "sql",
+            text: "What error happened?",
+            qtype: None,
+        })
         .expect("answer");
     assert_eq!(a.selection.mask, Mask::single(Structure::Temporal));
     assert!(a.previews.is_empty());
@@ -134,7 +164,11 @@ fn a_policy_reading_no_previews_retrieves_only_what_it_selects() {
 fn an_unknown_episode_is_named_with_a_suggestion() {
     let (store, dir) = store();
     let mut q = QueryEngine::new(&store, Chooser::Fixed(Mask::ALL));
-    match q.answer(&Question { episode: "gamee", text: "x", qtype: None }) {
+    match q.answer(&Question {
+        episode: "gamee",
+        text: "x",
+        qtype: None,
+    }) {
         Err(e @ QueryError::UnknownEpisode { .. }) => {
             let m = e.to_string();
             assert!(m.contains("`gamee`") && m.contains("`game`"), "{m}");

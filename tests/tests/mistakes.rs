@@ -48,7 +48,17 @@ fn corpus() -> Vec<Entry> {
 
 /// Words of the grammar's rule names that a message must never show.
 const INTERNAL: &[&str] = &[
-    "kw_", "kw ", "_lit", " lit", "name_ref", "call name", "_pred", "EOI", "SOI", "infix", "prefix",
+    "kw_",
+    "kw ",
+    "_lit",
+    " lit",
+    "name_ref",
+    "call name",
+    "_pred",
+    "EOI",
+    "SOI",
+    "infix",
+    "prefix",
     "atom",
 ];
 
@@ -85,10 +95,7 @@ fn every_mistake_gets_its_code_help_and_a_fix_that_parses() {
         }
         let help = first.help.clone().unwrap_or_default();
         if !help.contains(&e.help) {
-            failures.push(format!(
-                "{}: help `{help}` lacks `{}`",
-                e.title, e.help
-            ));
+            failures.push(format!("{}: help `{help}` lacks `{}`", e.title, e.help));
         }
         for d in &checked.diagnostics {
             let text = format!("{} {}", d.message, d.help.clone().unwrap_or_default());
@@ -134,9 +141,15 @@ fn an_unfinished_statement_is_reported_where_it_ends() {
     assert_eq!(errors.len(), 1, "{errors:#?}");
     let d = &errors[0];
     assert_eq!(d.code.as_str(), "E0100");
-    assert_eq!(&source[..d.span.start], "policy \"p\"\nrule a when query has std.causal");
+    assert_eq!(
+        &source[..d.span.start],
+        "policy \"p\"\nrule a when query has std.causal"
+    );
     let help = d.help.clone().unwrap_or_default();
-    assert!(help.contains("rule NAME when CONDITION -> select|add|remove MASK"), "{help}");
+    assert!(
+        help.contains("rule NAME when CONDITION -> select|add|remove MASK"),
+        "{help}"
+    );
 }
 
 #[test]

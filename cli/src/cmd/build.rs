@@ -37,6 +37,19 @@ pub struct Args {
     quiet: bool,
 }
 
+impl Args {
+    /// The arguments `mesa build DATA -o OUTPUT --embedder E` would give.
+    pub fn new(data: PathBuf, output: PathBuf, embedder: EmbedderKind) -> Args {
+        Args {
+            data,
+            output,
+            embedder,
+            skip_bad: false,
+            quiet: false,
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let config = Config::default();
     let load = LoadOptions {

@@ -5,9 +5,11 @@ pub mod check;
 pub mod compile;
 pub mod fmt;
 pub mod inspect;
+pub mod pipeline;
 pub mod query;
 pub mod run;
 pub mod std_cmd;
+pub mod sweep;
 
 /// How a command prints its results.
 #[derive(Clone, Copy, clap::ValueEnum, Default)]

@@ -64,11 +64,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let chooser = match (&args.policy, &args.structures) {
         (Some(p), _) => Chooser::Policy(Box::new(load(p, args.engine)?)),
         (None, Some(s)) => Chooser::Fixed(parse_structures(s)?),
-        (None, None) => {
-            return Err(CliError::Usage(
-                "give a policy with --policy P.mesa, or the structures to read with --structures S,T".into(),
-            ))
-        }
+        (None, None) => return Err(CliError::Usage(
+            "give a policy with --policy P.mesa, or the structures to read with --structures S,T"
+                .into(),
+        )),
     };
     let mut engine = QueryEngine::new(&store, chooser);
     if args.questions.is_some() || args.all {
@@ -115,7 +114,9 @@ fn parse_structures(text: &str) -> Result<Mask, CliError> {
         mask = mask.with(s);
     }
     if mask.is_empty() {
-        return Err(CliError::Usage("--structures: name at least one structure".into()));
+        return Err(CliError::Usage(
+            "--structures: name at least one structure".into(),
+        ));
     }
     Ok(mask)
 }
@@ -255,7 +256,11 @@ struct Line {
 /// One question of a batch: its id, episode, text and type.
 type Item = (serde_json::Value, String, String, Option<String>);
 
-fn run_many(store: &Store, engine: &mut QueryEngine<'_>, args: &Args) -> Result<ExitCode, CliError> {
+fn run_many(
+    store: &Store,
+    engine: &mut QueryEngine<'_>,
+    args: &Args,
+) -> Result<ExitCode, CliError> {
     let mut items: Vec<Item> = Vec::new();
     let mut bad = 0usize;
     if let Some(path) = &args.questions {
@@ -283,7 +288,11 @@ fn run_many(store: &Store, engine: &mut QueryEngine<'_>, args: &Args) -> Result<
     } else {
         for m in store.episodes() {
             for q in &m.episode.questions {
-                let qtype = if args.with_qtype { q.qtype.clone() } else { None };
+                let qtype = if args.with_qtype {
+                    q.qtype.clone()
+                } else {
+                    None
+                };
                 items.push((json!(q.id), m.episode.id.clone(), q.question.clone(), qtype));
             }
         }

@@ -2,10 +2,10 @@
 
 use super::Format;
 use crate::backend::{load, EngineKind};
-use mesa_runtime::AnyEngine;
 use crate::source::{load_program, read, CliError};
 use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
 use mesa_compiler::{explain as explain_text, Input, Outcome, Selector};
+use mesa_runtime::AnyEngine;
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;

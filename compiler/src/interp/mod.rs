@@ -21,8 +21,8 @@ pub use mesa_core::input::{
 
 use crate::cues;
 use crate::ir::{BoolExpr, Feature, MaskExpr, NumExpr, Program};
-use mesa_core::{Mask, Structure};
 use aho_corasick::AhoCorasick;
+use mesa_core::{Mask, Structure};
 use mesa_grammar::ast::{ActionKind, MetaField, Subject};
 use serde::Serialize;
 

@@ -116,7 +116,6 @@ pub fn decode_result(result: i32) -> Option<Decoded> {
     })
 }
 
-
 /// Why an input cannot be laid out.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -9,13 +9,14 @@
 //! interpreter's (`crate::interp`), operation for operation.
 
 use super::abi::{self, exports, record};
-use super::keywords::{KeywordAutomaton, NONE};
+use super::asm::{ma, Asm, Data};
+use super::kwscan::{FuncIds, KeywordScan, KeywordScanner, ScanLocals, Scratch};
 use crate::ir::{BoolExpr, CmpOp, Feature, MaskExpr, NumExpr, Program};
 use mesa_core::Structure;
 use mesa_grammar::ast::{ActionKind, MetaField, Subject};
 use wasm_encoder::{
     BlockType, CodeSection, ConstExpr, CustomSection, DataSection, ExportKind, ExportSection,
-    Function, FunctionSection, GlobalSection, GlobalType, Instruction as I, MemArg, MemorySection,
+    Function, FunctionSection, GlobalSection, GlobalType, Instruction as I, MemorySection,
     MemoryType, Module, TypeSection, ValType,
 };
 
@@ -45,6 +46,17 @@ const F_TOP_K: u32 = 9;
 const F_BUDGET: u32 = 10;
 const F_METADATA_PTR: u32 = 11;
 const F_METADATA_LEN: u32 = 12;
+const F_FOUND: u32 = 13;
+const F_VERIFY: u32 = 14;
+const F_PROBE: u32 = 15;
+
+/// The functions the keyword scan calls.
+const KEYWORD_FUNCS: FuncIds = FuncIds {
+    check: F_CHECK,
+    found: F_FOUND,
+    verify: F_VERIFY,
+    probe: F_PROBE,
+};
 
 /// Why a program cannot be compiled to Wasm.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,106 +86,23 @@ pub enum CompileError {
     TooLarge(String),
 }
 
-fn ma(offset: u64, align: u32) -> MemArg {
-    MemArg {
-        offset,
-        align,
-        memory_index: 0,
-    }
-}
-
-/// The data segment under construction and where each table lives.
-struct Data {
-    bytes: Vec<u8>,
-}
-
-impl Data {
-    fn align(&mut self, a: usize) {
-        while !(DATA_BASE as usize + self.bytes.len()).is_multiple_of(a) {
-            self.bytes.push(0);
-        }
-    }
-
-    /// Appends bytes (aligned to `a`) and returns their address.
-    fn put(&mut self, a: usize, bytes: &[u8]) -> u64 {
-        self.align(a);
-        let at = DATA_BASE + self.bytes.len() as u64;
-        self.bytes.extend_from_slice(bytes);
-        at
-    }
-
-    /// Appends values of width 2 or 4 bytes.
-    fn put_w(&mut self, w: u32, values: impl IntoIterator<Item = u32>) -> u64 {
-        let mut b = Vec::new();
-        for v in values {
-            if w == 2 {
-                b.extend_from_slice(&(v as u16).to_le_bytes());
-            } else {
-                b.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        self.put(w as usize, &b)
-    }
-
-    fn end(&self) -> u64 {
-        DATA_BASE + self.bytes.len() as u64
-    }
-}
-
-/// Addresses of the keyword automaton's tables.
-struct KeywordTables {
-    w: u32,
-    none: u32,
-    step: KeywordStep,
-    kw: u64,
-    out: u64,
-    kwlen: u64,
-    kwset_off: u64,
-    kwsets: u64,
-    /// Per state: 1 when a keyword ends there or on its output chain.
-    emit: u64,
-    words: u32,
-}
-
-/// How the keyword automaton steps from one state to the next.
-enum KeywordStep {
-    /// A full table over byte classes: one load per byte. Entries are
-    /// premultiplied and carry the emit flag, `(state * class_count) << 1 |
-    /// emit(state)`, so the step needs no multiplication and the flag no
-    /// second table.
-    Dense {
-        /// Normalized byte to class.
-        classes: u64,
-        /// Number of classes.
-        class_count: u32,
-        /// `next[state * class_count + class]`, encoded as above.
-        next: u64,
-        /// Entry width in bytes (2 or 4).
-        w: u32,
-    },
-    /// Trie transitions with failure links; the root has a full table.
-    Sparse {
-        root: u64,
-        off: u64,
-        len: u64,
-        fail: u64,
-        tbyte: u64,
-        ttarget: u64,
-    },
-}
-
 /// Choices that do not change what a module computes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompileOptions {
     /// The keyword automaton becomes a dense table (faster) when the table
     /// takes at most this many bytes, and stays a sparse trie otherwise.
     pub dense_keyword_table_limit: usize,
+    /// Keywords that begin and end with a word byte are found by hashing
+    /// words (`wordhash`), the others by the automaton. Off, the automaton
+    /// finds every keyword (the earlier scheme, kept for comparison).
+    pub word_hash: bool,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions {
             dense_keyword_table_limit: 16 * 1024,
+            word_hash: true,
         }
     }
 }
@@ -189,7 +118,7 @@ fn group_state(g: usize, first: u32) -> u32 {
 }
 
 /// Parameters and locals `scan` declares before the extra group states.
-const SCAN_LOCALS: u32 = 15;
+const SCAN_LOCALS: u32 = 18;
 
 /// Addresses of one pattern DFA's tables.
 struct PatternTables {
@@ -205,7 +134,7 @@ struct PatternTables {
 struct Layout {
     norm: u64,
     word: u64,
-    keywords: Option<KeywordTables>,
+    keywords: Option<KeywordScan>,
     /// One per pattern group (usually one).
     patterns: Vec<PatternTables>,
     counts: u64,
@@ -217,103 +146,6 @@ struct Layout {
     nsets: u32,
     /// Whether any expression reads `query.words` / `task.words`.
     uses_words: bool,
-}
-
-/// Instructions plus the bookkeeping for temporary locals.
-struct Asm {
-    code: Vec<I<'static>>,
-    /// First f64 temporary local and how many are in use / were ever used.
-    f64_base: u32,
-    f64_used: u32,
-    f64_max: u32,
-}
-
-impl Asm {
-    fn new(f64_base: u32) -> Self {
-        Asm {
-            code: Vec::new(),
-            f64_base,
-            f64_used: 0,
-            f64_max: 0,
-        }
-    }
-    fn op(&mut self, i: I<'static>) -> &mut Self {
-        self.code.push(i);
-        self
-    }
-    fn ops(&mut self, is: impl IntoIterator<Item = I<'static>>) -> &mut Self {
-        self.code.extend(is);
-        self
-    }
-    fn temp(&mut self) -> u32 {
-        let t = self.f64_base + self.f64_used;
-        self.f64_used += 1;
-        self.f64_max = self.f64_max.max(self.f64_used);
-        t
-    }
-    fn free(&mut self) {
-        self.f64_used -= 1;
-    }
-    /// Loads a table entry of width `w` at `base + index * w`; the index is on the stack.
-    fn load_w(&mut self, base: u64, w: u32) -> &mut Self {
-        if w == 2 {
-            self.ops([I::I32Const(1), I::I32Shl, I::I32Load16U(ma(base, 1))])
-        } else {
-            self.ops([I::I32Const(2), I::I32Shl, I::I32Load(ma(base, 2))])
-        }
-    }
-    /// Pushes the byte at `ptr + i` (two locals).
-    fn byte_at(&mut self, ptr: u32, i: u32) -> &mut Self {
-        self.ops([
-            I::LocalGet(ptr),
-            I::LocalGet(i),
-            I::I32Add,
-            I::I32Load8U(ma(0, 0)),
-        ])
-    }
-    /// `local += 1`.
-    fn incr(&mut self, local: u32) -> &mut Self {
-        self.ops([
-            I::LocalGet(local),
-            I::I32Const(1),
-            I::I32Add,
-            I::LocalSet(local),
-        ])
-    }
-    /// Pushes bit `bit` (a local) of `mask` (a local), as 0 or 1.
-    fn bit(&mut self, mask: u32, bit: u32) -> &mut Self {
-        self.ops([
-            I::LocalGet(mask),
-            I::LocalGet(bit),
-            I::I32ShrU,
-            I::I32Const(1),
-            I::I32And,
-        ])
-    }
-    /// `while counter < limit { body; counter += 1 }` (unsigned), with the
-    /// counter set by the caller. Inside `body` (outside any block of its
-    /// own), `br 1` leaves the loop.
-    fn counted_loop(
-        &mut self,
-        counter: u32,
-        limit: I<'static>,
-        body: impl FnOnce(&mut Asm),
-    ) -> &mut Self {
-        self.op(I::Block(BlockType::Empty));
-        self.op(I::Loop(BlockType::Empty));
-        self.ops([I::LocalGet(counter), limit, I::I32GeU, I::BrIf(1)]);
-        body(self);
-        self.incr(counter);
-        self.ops([I::Br(0), I::End, I::End])
-    }
-    fn finish(self, locals: Vec<(u32, ValType)>) -> Function {
-        let mut f = Function::new(locals);
-        for i in &self.code {
-            f.instruction(i);
-        }
-        f.instruction(&I::End);
-        f
-    }
 }
 
 fn subject_index(s: Subject) -> u32 {
@@ -341,7 +173,7 @@ pub fn compile_with(
     source: &str,
     options: &CompileOptions,
 ) -> Result<Vec<u8>, CompileError> {
-    let mut data = Data { bytes: Vec::new() };
+    let mut data = Data::new(DATA_BASE);
     // Byte maps shared by every scan: normalized byte, and word-byte flag.
     let norm_map: Vec<u8> = (0..=255u8)
         .map(|b| {
@@ -369,113 +201,16 @@ pub fn compile_with(
     let keywords = if distinct.is_empty() {
         None
     } else {
-        let ac = KeywordAutomaton::new(&distinct);
-        let n = ac.children.len();
-        let w = if n < 0xFFFF && distinct.len() < 0xFFFF {
-            2
-        } else {
-            4
-        };
-        let none = if w == 2 { 0xFFFF } else { NONE };
-        let narrow = |v: u32| if v == NONE { none } else { v };
-        // Classes: each byte that occurs in a keyword, and one for all others
-        // (from every state they lead back to the root).
-        let mut class_of = [0u8; 256];
-        let mut class_count = 1u32;
-        for k in &distinct {
-            for &b in k.as_bytes() {
-                if class_of[b as usize] == 0 {
-                    class_of[b as usize] = class_count as u8;
-                    class_count += 1;
-                }
-            }
-        }
-        let dense_bytes = n * class_count as usize * 2;
-        let step = if class_count <= 256 && dense_bytes <= options.dense_keyword_table_limit {
-            let mut rep = vec![0u8; class_count as usize];
-            // Class 0 stands for any byte in no keyword; find one such byte
-            // (there always is one: keywords cannot contain every byte).
-            rep[0] = (0..=255u8)
-                .find(|b| class_of[*b as usize] == 0)
-                .unwrap_or(0);
-            for b in 0..=255u8 {
-                let c = class_of[b as usize];
-                if c != 0 {
-                    rep[c as usize] = b;
-                }
-            }
-            let emits = |t: u32| ac.keyword[t as usize] != NONE || ac.output[t as usize] != NONE;
-            let mut next = Vec::with_capacity(n * class_count as usize);
-            for state in 0..n as u32 {
-                for &b in &rep {
-                    let t = ac.step(state, b);
-                    next.push(((t * class_count) << 1) | u32::from(emits(t)));
-                }
-            }
-            let dense_w = if (n as u64 * class_count as u64) << 1 < 0xFFFF {
-                2
-            } else {
-                4
-            };
-            KeywordStep::Dense {
-                classes: data.put(1, &class_of),
-                class_count,
-                next: data.put_w(dense_w, next),
-                w: dense_w,
-            }
-        } else {
-            let mut root = vec![0u32; 256];
-            for &(b, t) in &ac.children[0] {
-                root[b as usize] = t;
-            }
-            let mut offs = Vec::with_capacity(n);
-            let mut lens = Vec::with_capacity(n);
-            let mut tbytes = Vec::new();
-            let mut ttargets = Vec::new();
-            for ch in &ac.children {
-                offs.push(tbytes.len() as u32);
-                lens.push(ch.len() as u32);
-                for &(b, t) in ch {
-                    tbytes.push(b);
-                    ttargets.push(t);
-                }
-            }
-            KeywordStep::Sparse {
-                root: data.put_w(w, root),
-                off: data.put_w(4, offs),
-                len: data.put_w(w, lens),
-                fail: data.put_w(w, ac.fail.iter().copied()),
-                tbyte: data.put(1, &tbytes),
-                ttarget: data.put_w(w, ttargets),
-            }
-        };
-        let mut kwset_off = vec![0u32];
-        let mut kwsets: Vec<u8> = Vec::new();
-        for sets in &sets_of {
-            for &s in sets {
-                kwsets.extend_from_slice(&(s as u16).to_le_bytes());
-            }
-            kwset_off.push((kwsets.len() / 2) as u32);
-        }
-        Some(KeywordTables {
-            w,
-            none,
-            step,
-            kw: data.put_w(w, ac.keyword.iter().map(|&k| narrow(k))),
-            out: data.put_w(w, ac.output.iter().map(|&o| narrow(o))),
-            kwlen: data.put_w(2, ac.lengths.iter().copied()),
-            kwset_off: data.put_w(4, kwset_off),
-            kwsets: data.put(2, &kwsets),
-            emit: data.put(
-                1,
-                &ac.keyword
-                    .iter()
-                    .zip(&ac.output)
-                    .map(|(&k, &o)| u8::from(k != NONE || o != NONE))
-                    .collect::<Vec<u8>>(),
-            ),
-            words: (distinct.len() as u32).div_ceil(32),
-        })
+        let scanner = KeywordScanner::new(&distinct, options.word_hash);
+        Some(
+            KeywordScan::put(
+                &scanner,
+                &sets_of,
+                options.dense_keyword_table_limit,
+                &mut data,
+            )
+            .map_err(CompileError::TooLarge)?,
+        )
     };
     if program.pattern_dfas.is_empty() != program.patterns.is_empty() {
         return Err(CompileError::TooLarge(
@@ -524,7 +259,7 @@ pub fn compile_with(
     }
 
     // Scratch, trace and input regions after the tables.
-    let kw_words = keywords.as_ref().map_or(0, |k| k.words) as u64;
+    let kw_words = keywords.as_ref().map_or(0, |k| k.bitset_words) as u64;
     let mut at = data.end().next_multiple_of(8);
     let counts = at;
     at += 2 * nsets as u64 * 4;
@@ -687,8 +422,10 @@ impl Gen<'_> {
         types
             .ty()
             .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
+        types.ty().function([ValType::I32, ValType::I32], []); // 7 found
         let mut funcs = FunctionSection::new();
-        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0] {
+        // In function-index order; found, verify and probe come last.
+        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 2, 2] {
             funcs.function(ty);
         }
         let mut memories = MemorySection::new();
@@ -735,12 +472,20 @@ impl Gen<'_> {
         });
         code.function(&self.trace_fn());
         code.function(&self.scan_fn());
-        code.function(&self.check_fn());
+        let empty = || Asm::new(0).finish(vec![]);
+        let [check, found, verify, probe] = match &self.layout.keywords {
+            Some(k) => k.functions(&self.scratch(), &KEYWORD_FUNCS),
+            None => [empty(), empty(), empty(), empty()],
+        };
+        code.function(&check);
         code.function(&eq_ci_fn());
         code.function(&top_k_fn());
         code.function(&self.budget_fn());
         code.function(&constant(self.metadata_at as i32));
         code.function(&constant(self.metadata_len as i32));
+        code.function(&found);
+        code.function(&verify);
+        code.function(&probe);
         let mut datas = DataSection::new();
         datas.active(
             0,
@@ -766,6 +511,18 @@ impl Gen<'_> {
                 data: json.to_vec().into(),
             });
         module.finish()
+    }
+
+    /// Scratch addresses for the keyword scan's functions.
+    fn scratch(&self) -> Scratch {
+        let l = self.layout;
+        Scratch {
+            nbuf: l.nbuf,
+            word: l.word,
+            counts: l.counts,
+            kwbits: l.kwbits,
+            nsets: l.nsets,
+        }
     }
 
     /// `trace(kind, a, before, after, index, x, y)`: appends one record.
@@ -806,7 +563,23 @@ impl Gen<'_> {
         let (i, b, c, ac, prev_ns, ds, words, in_word, j, k, e) =
             (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
         let pm = 14;
+        let kw_locals = ScanLocals {
+            c,
+            w: 15,
+            j,
+            subj,
+            prev_space: prev_ns,
+            ac,
+            k,
+            e,
+            h: 16,
+            in_word: 17,
+        };
+        let scratch = self.scratch();
         let mut a = Asm::new(0);
+        if let Some(k_t) = &l.keywords {
+            k_t.emit_start(&mut a, &kw_locals);
+        }
         a.op(I::Block(BlockType::Empty)); // $done
         a.op(I::Loop(BlockType::Empty)); // $next
         a.ops([I::LocalGet(i), I::LocalGet(len), I::I32GeU, I::BrIf(1)]);
@@ -853,109 +626,7 @@ impl Gen<'_> {
             a.op(I::End);
         }
         if let Some(k_t) = &l.keywords {
-            // Collapse whitespace runs.
-            a.ops([
-                I::LocalGet(c),
-                I::I32Const(32),
-                I::I32Eq,
-                I::LocalGet(prev_ns),
-                I::I32And,
-                I::BrIf(0),
-                I::LocalGet(c),
-                I::I32Const(32),
-                I::I32Eq,
-                I::LocalSet(prev_ns),
-            ]);
-            // Outputs of the state before this byte, now that the next byte
-            // is known: only when the byte ends a word and a keyword ends here.
-            a.ops([
-                I::LocalGet(c),
-                I::I32Load8U(ma(l.word, 0)),
-                I::I32Eqz,
-                I::If(BlockType::Empty),
-            ]);
-            emit_flag(&mut a, &k_t.step, ac, k_t.emit);
-            a.op(I::If(BlockType::Empty));
-            state_index(&mut a, &k_t.step, ac);
-            a.ops([
-                I::LocalGet(j),
-                I::LocalGet(c),
-                I::LocalGet(subj),
-                I::Call(F_CHECK),
-                I::End,
-                I::End,
-            ]);
-            a.ops([
-                I::LocalGet(j),
-                I::LocalGet(c),
-                I::I32Store8(ma(l.nbuf, 0)),
-                I::LocalGet(j),
-                I::I32Const(1),
-                I::I32Add,
-                I::LocalSet(j),
-            ]);
-            // ac = step(ac, c)
-            match k_t.step {
-                KeywordStep::Dense {
-                    classes, next, w, ..
-                } => {
-                    a.ops([
-                        I::LocalGet(ac),
-                        I::I32Const(1),
-                        I::I32ShrU,
-                        I::LocalGet(c),
-                        I::I32Load8U(ma(classes, 0)),
-                        I::I32Add,
-                    ]);
-                    a.load_w(next, w);
-                    a.op(I::LocalSet(ac));
-                }
-                KeywordStep::Sparse {
-                    root,
-                    off,
-                    len,
-                    fail,
-                    tbyte,
-                    ttarget,
-                } => {
-                    a.op(I::Block(BlockType::Empty)); // $found
-                    a.op(I::Loop(BlockType::Empty)); // $fail
-                    a.ops([
-                        I::LocalGet(ac),
-                        I::I32Eqz,
-                        I::If(BlockType::Empty),
-                        I::LocalGet(c),
-                    ]);
-                    a.load_w(root, k_t.w);
-                    a.ops([I::LocalSet(ac), I::Br(2), I::End]);
-                    a.op(I::LocalGet(ac));
-                    a.load_w(off, 4);
-                    a.ops([I::LocalSet(k), I::LocalGet(k), I::LocalGet(ac)]);
-                    a.load_w(len, k_t.w);
-                    a.ops([I::I32Add, I::LocalSet(e)]);
-                    a.op(I::Block(BlockType::Empty)); // $miss
-                    a.op(I::Loop(BlockType::Empty)); // $scan
-                    a.ops([I::LocalGet(k), I::LocalGet(e), I::I32GeU, I::BrIf(1)]);
-                    a.ops([
-                        I::LocalGet(k),
-                        I::I32Load8U(ma(tbyte, 0)),
-                        I::LocalGet(c),
-                        I::I32Eq,
-                        I::If(BlockType::Empty),
-                        I::LocalGet(k),
-                    ]);
-                    a.load_w(ttarget, k_t.w);
-                    a.ops([I::LocalSet(ac), I::Br(4), I::End]);
-                    a.incr(k).op(I::Br(0));
-                    a.op(I::End); // loop $scan
-                    a.op(I::End); // block $miss
-                    a.op(I::LocalGet(ac));
-                    a.load_w(fail, k_t.w);
-                    a.ops([I::LocalSet(ac), I::Br(0)]);
-                    a.op(I::End); // loop $fail
-                    a.op(I::End); // block $found
-                }
-            }
+            k_t.emit_byte(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
         }
         a.op(I::Br(0));
         a.op(I::End); // loop $next
@@ -993,149 +664,14 @@ impl Gen<'_> {
             I::F64Store(ma(WORDS, 3)),
         ]);
         if let Some(k_t) = &l.keywords {
-            state_index(&mut a, &k_t.step, ac);
-            a.ops([
-                I::LocalGet(j),
-                I::I32Const(32),
-                I::LocalGet(subj),
-                I::Call(F_CHECK),
-            ]);
+            k_t.emit_end(&mut a, &kw_locals, &KEYWORD_FUNCS);
         }
         let extra_groups = l.patterns.len().saturating_sub(1) as u32;
         a.finish(vec![
             (11, ValType::I32),
             (1, ValType::I64),
-            (extra_groups, ValType::I32),
+            (3 + extra_groups, ValType::I32),
         ])
-    }
-
-    /// `check(state, j, after, subject)`: records the keywords that end in
-    /// `state` at normalized offset `j` and are bounded by non-word bytes.
-    fn check_fn(&self) -> Function {
-        let l = self.layout;
-        let mut a = Asm::new(0);
-        let Some(k_t) = &l.keywords else {
-            return a.finish(vec![]);
-        };
-        let (state, j, after, subj) = (0, 1, 2, 3);
-        let (s, k, start, addr, bit, i, e) = (4, 5, 6, 7, 8, 9, 10);
-        a.ops([
-            I::LocalGet(after),
-            I::I32Load8U(ma(l.word, 0)),
-            I::If(BlockType::Empty),
-            I::Return,
-            I::End,
-        ]);
-        // s = kw[state] != NONE ? state : out[state]
-        a.op(I::LocalGet(state));
-        a.op(I::LocalGet(state));
-        a.load_w(k_t.out, k_t.w);
-        a.op(I::LocalGet(state));
-        a.load_w(k_t.kw, k_t.w);
-        a.ops([
-            I::I32Const(k_t.none as i32),
-            I::I32Ne,
-            I::Select,
-            I::LocalSet(s),
-        ]);
-        a.op(I::Block(BlockType::Empty));
-        a.op(I::Loop(BlockType::Empty));
-        a.ops([
-            I::LocalGet(s),
-            I::I32Const(k_t.none as i32),
-            I::I32Eq,
-            I::BrIf(1),
-        ]);
-        a.op(I::LocalGet(s));
-        a.load_w(k_t.kw, k_t.w);
-        a.op(I::LocalSet(k));
-        a.ops([I::LocalGet(j), I::LocalGet(k)]);
-        a.load_w(k_t.kwlen, 2);
-        a.ops([I::I32Sub, I::LocalSet(start)]);
-        // start == 0 || !word[nbuf[start - 1]]
-        a.ops([
-            I::LocalGet(start),
-            I::I32Eqz,
-            I::If(BlockType::Result(ValType::I32)),
-            I::I32Const(1),
-            I::Else,
-            I::LocalGet(start),
-            I::I32Const(1),
-            I::I32Sub,
-            I::I32Load8U(ma(l.nbuf, 0)),
-            I::I32Load8U(ma(l.word, 0)),
-            I::I32Eqz,
-            I::End,
-        ]);
-        a.op(I::If(BlockType::Empty));
-        // addr = kwbits + (subj * words + k / 32) * 4; bit = 1 << (k % 32)
-        a.ops([
-            I::LocalGet(subj),
-            I::I32Const(k_t.words as i32),
-            I::I32Mul,
-            I::LocalGet(k),
-            I::I32Const(5),
-            I::I32ShrU,
-            I::I32Add,
-            I::I32Const(2),
-            I::I32Shl,
-            I::LocalSet(addr),
-            I::I32Const(1),
-            I::LocalGet(k),
-            I::I32Shl,
-            I::LocalSet(bit),
-        ]);
-        a.ops([
-            I::LocalGet(addr),
-            I::I32Load(ma(l.kwbits, 2)),
-            I::LocalGet(bit),
-            I::I32And,
-            I::I32Eqz,
-            I::If(BlockType::Empty),
-        ]);
-        a.ops([
-            I::LocalGet(addr),
-            I::LocalGet(addr),
-            I::I32Load(ma(l.kwbits, 2)),
-            I::LocalGet(bit),
-            I::I32Or,
-            I::I32Store(ma(l.kwbits, 2)),
-        ]);
-        a.op(I::LocalGet(k));
-        a.load_w(k_t.kwset_off, 4);
-        a.op(I::LocalSet(i));
-        a.ops([I::LocalGet(k), I::I32Const(1), I::I32Add]);
-        a.load_w(k_t.kwset_off, 4);
-        a.op(I::LocalSet(e));
-        a.counted_loop(i, I::LocalGet(e), |a| {
-            // counts[subj * nsets + set] += 1
-            a.ops([
-                I::LocalGet(subj),
-                I::I32Const(l.nsets as i32),
-                I::I32Mul,
-                I::LocalGet(i),
-            ]);
-            a.load_w(k_t.kwsets, 2);
-            a.ops([
-                I::I32Add,
-                I::I32Const(2),
-                I::I32Shl,
-                I::LocalTee(addr),
-                I::LocalGet(addr),
-                I::I32Load(ma(l.counts, 2)),
-                I::I32Const(1),
-                I::I32Add,
-                I::I32Store(ma(l.counts, 2)),
-            ]);
-        });
-        a.op(I::End); // if newly found
-        a.op(I::End); // if bounded before
-        a.op(I::LocalGet(s));
-        a.load_w(k_t.out, k_t.w);
-        a.ops([I::LocalSet(s), I::Br(0)]);
-        a.op(I::End);
-        a.op(I::End);
-        a.finish(vec![(7, ValType::I32)])
     }
 
     /// `budget(mask, limit) -> mask`, with the token estimates in TOKENS.
@@ -1760,28 +1296,6 @@ impl Gen<'_> {
             }
         }
     }
-}
-
-/// Pushes whether a keyword ends in the automaton state held in local `ac`.
-fn emit_flag(a: &mut Asm, step: &KeywordStep, ac: u32, emit_table: u64) {
-    match step {
-        KeywordStep::Dense { .. } => a.ops([I::LocalGet(ac), I::I32Const(1), I::I32And]),
-        KeywordStep::Sparse { .. } => a.ops([I::LocalGet(ac), I::I32Load8U(ma(emit_table, 0))]),
-    };
-}
-
-/// Pushes the state index of the automaton state held in local `ac`.
-fn state_index(a: &mut Asm, step: &KeywordStep, ac: u32) {
-    match step {
-        KeywordStep::Dense { class_count, .. } => a.ops([
-            I::LocalGet(ac),
-            I::I32Const(1),
-            I::I32ShrU,
-            I::I32Const(*class_count as i32),
-            I::I32DivU,
-        ]),
-        KeywordStep::Sparse { .. } => a.op(I::LocalGet(ac)),
-    };
 }
 
 /// Emits `trace(kind, a, before, after, index, 0, 0)`.

@@ -1,12 +1,22 @@
 //! The keyword automaton compiled into a module: an Aho-Corasick trie over
 //! normalized bytes with failure and output links, laid out as flat tables.
 //!
-//! The generated scan loop follows [`KeywordAutomaton::scan`], which is the
-//! same algorithm in Rust; the tests check it against the interpreter's
-//! matching on random texts.
+//! Since the word-hash scheme ([`super::wordhash`]) finds every keyword that
+//! begins and ends with a word byte, the automaton only holds the others
+//! (`"(error)"`, `"c++"`, `"?"`), usually none or a handful, so its dense
+//! table nearly always fits. It still handles any keyword, which is how a
+//! module is compiled with [`super::CompileOptions::word_hash`] off.
+//!
+//! The generated scan loop ([`emit_pending`], [`emit_step`], [`emit_end`],
+//! [`check_fn`]) follows [`KeywordAutomaton::scan`], which is the same
+//! algorithm in Rust; the tests check it against the interpreter's matching
+//! on random texts.
 
+use super::asm::{ma, Asm, Data};
+use super::kwscan::Shared;
 use crate::cues;
 use std::collections::VecDeque;
+use wasm_encoder::{BlockType, Function, Instruction as I, ValType};
 
 /// "No keyword" / "no state" in the tables.
 pub const NONE: u32 = u32::MAX;
@@ -170,6 +180,366 @@ impl KeywordAutomaton {
             s = self.output[s as usize];
         }
     }
+}
+
+/// Where the automaton's tables live in the module's data, and how it steps.
+pub(super) struct AutomatonTables {
+    /// Entry width of the state and keyword tables (2 or 4 bytes).
+    w: u32,
+    /// "None" at that width.
+    none: u32,
+    step: KeywordStep,
+    /// Per state: the (global) keyword ending there, or `none`.
+    kw: u64,
+    /// Per state: the next state on the output chain, or `none`.
+    out: u64,
+    /// Per state: 1 when a keyword ends there or on its output chain.
+    emit: u64,
+}
+
+/// How the keyword automaton steps from one state to the next.
+enum KeywordStep {
+    /// A full table over byte classes: one load per byte. Entries are
+    /// premultiplied and carry the emit flag, `(state * class_count) << 1 |
+    /// emit(state)`, so the step needs no multiplication and the flag no
+    /// second table.
+    Dense {
+        /// Normalized byte to class.
+        classes: u64,
+        /// Number of classes.
+        class_count: u32,
+        /// `next[state * class_count + class]`, encoded as above.
+        next: u64,
+        /// Entry width in bytes (2 or 4).
+        w: u32,
+    },
+    /// Trie transitions with failure links; the root has a full table.
+    Sparse {
+        root: u64,
+        off: u64,
+        len: u64,
+        fail: u64,
+        tbyte: u64,
+        ttarget: u64,
+    },
+}
+
+impl AutomatonTables {
+    /// Lays out the automaton `ac` built over `keywords`, whose ids in the
+    /// module are `ids` (`ids[i]` for `keywords[i]`), out of `total` keywords.
+    /// The table is dense when it takes at most `dense_limit` bytes.
+    pub(super) fn put(
+        ac: &KeywordAutomaton,
+        keywords: &[String],
+        ids: &[u32],
+        total: usize,
+        dense_limit: usize,
+        data: &mut Data,
+    ) -> AutomatonTables {
+        let n = ac.children.len();
+        let w = if n < 0xFFFF && total < 0xFFFF { 2 } else { 4 };
+        let none = if w == 2 { 0xFFFF } else { NONE };
+        let step = Self::put_step(ac, keywords, w, dense_limit, data);
+        let global = |k: u32| if k == NONE { none } else { ids[k as usize] };
+        let narrow = |v: u32| if v == NONE { none } else { v };
+        let emit: Vec<u8> = ac
+            .keyword
+            .iter()
+            .zip(&ac.output)
+            .map(|(&k, &o)| u8::from(k != NONE || o != NONE))
+            .collect();
+        AutomatonTables {
+            w,
+            none,
+            step,
+            kw: data.put_w(w, ac.keyword.iter().map(|&k| global(k))),
+            out: data.put_w(w, ac.output.iter().map(|&o| narrow(o))),
+            emit: data.put(1, &emit),
+        }
+    }
+
+    fn put_step(
+        ac: &KeywordAutomaton,
+        keywords: &[String],
+        w: u32,
+        dense_limit: usize,
+        data: &mut Data,
+    ) -> KeywordStep {
+        let n = ac.children.len();
+        // Classes: each byte that occurs in a keyword, and one for all others
+        // (from every state they lead back to the root).
+        let mut class_of = [0u8; 256];
+        let mut class_count = 1u32;
+        for k in keywords {
+            for &b in k.as_bytes() {
+                if class_of[b as usize] == 0 {
+                    class_of[b as usize] = class_count as u8;
+                    class_count += 1;
+                }
+            }
+        }
+        let dense_bytes = n * class_count as usize * 2;
+        if class_count <= 256 && dense_bytes <= dense_limit {
+            let mut rep = vec![0u8; class_count as usize];
+            // Class 0 stands for any byte in no keyword; find one such byte
+            // (there always is one: keywords cannot contain every byte).
+            rep[0] = (0..=255u8)
+                .find(|b| class_of[*b as usize] == 0)
+                .unwrap_or(0);
+            for b in 0..=255u8 {
+                let c = class_of[b as usize];
+                if c != 0 {
+                    rep[c as usize] = b;
+                }
+            }
+            let emits = |t: u32| ac.keyword[t as usize] != NONE || ac.output[t as usize] != NONE;
+            let mut next = Vec::with_capacity(n * class_count as usize);
+            for state in 0..n as u32 {
+                for &b in &rep {
+                    let t = ac.step(state, b);
+                    next.push(((t * class_count) << 1) | u32::from(emits(t)));
+                }
+            }
+            let dense_w = if (n as u64 * class_count as u64) << 1 < 0xFFFF {
+                2
+            } else {
+                4
+            };
+            return KeywordStep::Dense {
+                classes: data.put(1, &class_of),
+                class_count,
+                next: data.put_w(dense_w, next),
+                w: dense_w,
+            };
+        }
+        let mut root = vec![0u32; 256];
+        for &(b, t) in &ac.children[0] {
+            root[b as usize] = t;
+        }
+        let mut offs = Vec::with_capacity(n);
+        let mut lens = Vec::with_capacity(n);
+        let mut tbytes = Vec::new();
+        let mut ttargets = Vec::new();
+        for ch in &ac.children {
+            offs.push(tbytes.len() as u32);
+            lens.push(ch.len() as u32);
+            for &(b, t) in ch {
+                tbytes.push(b);
+                ttargets.push(t);
+            }
+        }
+        KeywordStep::Sparse {
+            root: data.put_w(w, root),
+            off: data.put_w(4, offs),
+            len: data.put_w(w, lens),
+            fail: data.put_w(w, ac.fail.iter().copied()),
+            tbyte: data.put(1, &tbytes),
+            ttarget: data.put_w(w, ttargets),
+        }
+    }
+}
+
+/// The scan loop's locals the automaton reads and writes.
+pub(super) struct Locals {
+    /// The normalized byte.
+    pub c: u32,
+    /// 1 when `c` is a word byte, else 0.
+    pub w: u32,
+    /// The normalized length so far (where `c` will be written).
+    pub j: u32,
+    /// The subject (0 query, 1 task).
+    pub subj: u32,
+    /// The automaton state (encoded as its step representation says).
+    pub ac: u32,
+    /// Scratch for the sparse step.
+    pub k: u32,
+    /// Scratch for the sparse step.
+    pub e: u32,
+}
+
+/// Pushes whether a keyword ends in the automaton state held in local `ac`.
+fn emit_flag(a: &mut Asm, t: &AutomatonTables, ac: u32) {
+    match t.step {
+        KeywordStep::Dense { .. } => a.ops([I::LocalGet(ac), I::I32Const(1), I::I32And]),
+        KeywordStep::Sparse { .. } => a.ops([I::LocalGet(ac), I::I32Load8U(ma(t.emit, 0))]),
+    };
+}
+
+/// Pushes the state index of the automaton state held in local `ac`.
+fn state_index(a: &mut Asm, t: &AutomatonTables, ac: u32) {
+    match t.step {
+        KeywordStep::Dense { class_count, .. } => a.ops([
+            I::LocalGet(ac),
+            I::I32Const(1),
+            I::I32ShrU,
+            I::I32Const(class_count as i32),
+            I::I32DivU,
+        ]),
+        KeywordStep::Sparse { .. } => a.op(I::LocalGet(ac)),
+    };
+}
+
+/// Per normalized byte, before it is appended: the outputs of the state
+/// before it, now that the next byte is known, only when the byte ends a
+/// word and a keyword ends in that state.
+pub(super) fn emit_pending(a: &mut Asm, t: &AutomatonTables, l: &Locals, check: u32) {
+    a.ops([I::LocalGet(l.w), I::I32Eqz, I::If(BlockType::Empty)]);
+    emit_flag(a, t, l.ac);
+    a.op(I::If(BlockType::Empty));
+    state_index(a, t, l.ac);
+    a.ops([
+        I::LocalGet(l.j),
+        I::LocalGet(l.c),
+        I::LocalGet(l.subj),
+        I::Call(check),
+        I::End,
+        I::End,
+    ]);
+}
+
+/// After the last byte: the outputs of the final state.
+pub(super) fn emit_end(a: &mut Asm, t: &AutomatonTables, l: &Locals, check: u32) {
+    state_index(a, t, l.ac);
+    a.ops([
+        I::LocalGet(l.j),
+        I::I32Const(32),
+        I::LocalGet(l.subj),
+        I::Call(check),
+    ]);
+}
+
+/// `ac = step(ac, c)`.
+pub(super) fn emit_step(a: &mut Asm, t: &AutomatonTables, l: &Locals) {
+    let (ac, c, k, e) = (l.ac, l.c, l.k, l.e);
+    match t.step {
+        KeywordStep::Dense {
+            classes, next, w, ..
+        } => {
+            a.ops([
+                I::LocalGet(ac),
+                I::I32Const(1),
+                I::I32ShrU,
+                I::LocalGet(c),
+                I::I32Load8U(ma(classes, 0)),
+                I::I32Add,
+            ]);
+            a.load_w(next, w);
+            a.op(I::LocalSet(ac));
+        }
+        KeywordStep::Sparse {
+            root,
+            off,
+            len,
+            fail,
+            tbyte,
+            ttarget,
+        } => {
+            a.op(I::Block(BlockType::Empty)); // $found
+            a.op(I::Loop(BlockType::Empty)); // $fail
+            a.ops([
+                I::LocalGet(ac),
+                I::I32Eqz,
+                I::If(BlockType::Empty),
+                I::LocalGet(c),
+            ]);
+            a.load_w(root, t.w);
+            a.ops([I::LocalSet(ac), I::Br(2), I::End]);
+            a.op(I::LocalGet(ac));
+            a.load_w(off, 4);
+            a.ops([I::LocalSet(k), I::LocalGet(k), I::LocalGet(ac)]);
+            a.load_w(len, t.w);
+            a.ops([I::I32Add, I::LocalSet(e)]);
+            a.op(I::Block(BlockType::Empty)); // $miss
+            a.op(I::Loop(BlockType::Empty)); // $scan
+            a.ops([I::LocalGet(k), I::LocalGet(e), I::I32GeU, I::BrIf(1)]);
+            a.ops([
+                I::LocalGet(k),
+                I::I32Load8U(ma(tbyte, 0)),
+                I::LocalGet(c),
+                I::I32Eq,
+                I::If(BlockType::Empty),
+                I::LocalGet(k),
+            ]);
+            a.load_w(ttarget, t.w);
+            a.ops([I::LocalSet(ac), I::Br(4), I::End]);
+            a.incr(k).op(I::Br(0));
+            a.op(I::End); // loop $scan
+            a.op(I::End); // block $miss
+            a.op(I::LocalGet(ac));
+            a.load_w(fail, t.w);
+            a.ops([I::LocalSet(ac), I::Br(0)]);
+            a.op(I::End); // loop $fail
+            a.op(I::End); // block $found
+        }
+    }
+}
+
+/// `check(state, j, after, subject)`: calls `found(k, subject)` for the
+/// keywords that end in `state` at normalized offset `j` and are bounded by
+/// non-word bytes ([`KeywordAutomaton::check`]).
+pub(super) fn check_fn(t: &AutomatonTables, s: &Shared, found: u32) -> Function {
+    let (state, j, after, subj) = (0, 1, 2, 3);
+    let (st, k, start) = (4, 5, 6);
+    let mut a = Asm::new(0);
+    a.ops([
+        I::LocalGet(after),
+        I::I32Load8U(ma(s.word, 0)),
+        I::If(BlockType::Empty),
+        I::Return,
+        I::End,
+    ]);
+    // st = kw[state] != NONE ? state : out[state]
+    a.op(I::LocalGet(state));
+    a.op(I::LocalGet(state));
+    a.load_w(t.out, t.w);
+    a.op(I::LocalGet(state));
+    a.load_w(t.kw, t.w);
+    a.ops([
+        I::I32Const(t.none as i32),
+        I::I32Ne,
+        I::Select,
+        I::LocalSet(st),
+    ]);
+    a.op(I::Block(BlockType::Empty));
+    a.op(I::Loop(BlockType::Empty));
+    a.ops([
+        I::LocalGet(st),
+        I::I32Const(t.none as i32),
+        I::I32Eq,
+        I::BrIf(1),
+    ]);
+    a.op(I::LocalGet(st));
+    a.load_w(t.kw, t.w);
+    a.op(I::LocalSet(k));
+    a.ops([I::LocalGet(j), I::LocalGet(k)]);
+    a.load_w(s.kwlen, 2);
+    a.ops([I::I32Sub, I::LocalSet(start)]);
+    // start == 0 || !word[nbuf[start - 1]]
+    a.ops([
+        I::LocalGet(start),
+        I::I32Eqz,
+        I::If(BlockType::Result(ValType::I32)),
+        I::I32Const(1),
+        I::Else,
+        I::LocalGet(start),
+        I::I32Const(1),
+        I::I32Sub,
+        I::I32Load8U(ma(s.nbuf, 0)),
+        I::I32Load8U(ma(s.word, 0)),
+        I::I32Eqz,
+        I::End,
+        I::If(BlockType::Empty),
+        I::LocalGet(k),
+        I::LocalGet(subj),
+        I::Call(found),
+        I::End,
+    ]);
+    a.op(I::LocalGet(st));
+    a.load_w(t.out, t.w);
+    a.ops([I::LocalSet(st), I::Br(0)]);
+    a.op(I::End);
+    a.op(I::End);
+    a.finish(vec![(3, ValType::I32)])
 }
 
 #[cfg(test)]

@@ -1,14 +1,19 @@
 //! Compiling checked programs to self-contained WebAssembly.
 //!
 //! [`compile`] turns a [`Program`](crate::Program) into module bytes that
-//! follow the ABI in [`abi`] (docs/ABI.md). Keyword sets become an
-//! Aho-Corasick automaton ([`keywords`]) and patterns one DFA ([`patterns`]),
-//! both as tables in the data segment, scanned in one pass per text.
+//! follow the ABI in [`abi`] (docs/ABI.md). Keywords become a hash table of
+//! their last words ([`wordhash`]), plus an Aho-Corasick automaton
+//! ([`keywords`]) for keywords that begin or end with a non-word byte
+//! ([`kwscan`] splits them), and patterns DFAs ([`patterns`]), all as tables
+//! in the data segment, scanned in one pass per text.
 
 pub mod abi;
+mod asm;
 mod codegen;
 pub mod keywords;
+pub mod kwscan;
 pub mod patterns;
+pub mod wordhash;
 
 pub use codegen::{compile, compile_with, CompileError, CompileOptions};
 

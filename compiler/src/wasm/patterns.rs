@@ -322,8 +322,16 @@ mod tests {
         ));
         let groups = compile_groups(&pats).expect("groups");
         assert_eq!(groups.len(), 2);
-        for text in ["Traceback in my_func", "no exception", "x", "", "EXCEPTION foo_bar"] {
-            let found = groups.iter().fold(0, |acc, g| acc | g.scan(text.as_bytes()));
+        for text in [
+            "Traceback in my_func",
+            "no exception",
+            "x",
+            "",
+            "EXCEPTION foo_bar",
+        ] {
+            let found = groups
+                .iter()
+                .fold(0, |acc, g| acc | g.scan(text.as_bytes()));
             assert_eq!(found, reference(&pats, text.as_bytes()), "{text:?}");
         }
     }

@@ -79,7 +79,13 @@ impl<'s> Cx<'_, 's> {
     }
 }
 
-fn hit(code: Code, span: Span, message: impl Into<String>, fix: Option<String>, help: String) -> Hit {
+fn hit(
+    code: Code,
+    span: Span,
+    message: impl Into<String>,
+    fix: Option<String>,
+    help: String,
+) -> Hit {
     Hit {
         code,
         span,
@@ -253,7 +259,10 @@ fn yaml_key(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     if i == 0 && ["default", "fallback", "policy", "module", "use", "budget"].contains(&t.text) {
         let colon = cx.tok(i + 1)?;
         return Some(Hit {
-            help: format!("write `{} ...` with no colon, e.g. `default {{S, T}}`", t.text),
+            help: format!(
+                "write `{} ...` with no colon, e.g. `default {{S, T}}`",
+                t.text
+            ),
             fix: Some(String::new()),
             len: 2,
             ..hit(
@@ -314,7 +323,13 @@ fn rule_name_quoted(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let name: String = t
         .inner()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     let name = if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
         name
@@ -376,7 +391,10 @@ fn when_missing(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     .contains(&t.text)
         || t.is_punct("(");
     (t.kind == Kind::Word && starts_condition || t.is_punct("(")).then(|| Hit {
-        help: format!("write `when` before the condition: `rule {} when {} ...`", cx.toks[1].text, t.text),
+        help: format!(
+            "write `when` before the condition: `rule {} when {} ...`",
+            cx.toks[1].text, t.text
+        ),
         fix: Some(format!("when {}", t.text)),
         ..hit(
             STATEMENT,
@@ -406,7 +424,9 @@ fn colon_or_fat_arrow(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
 /// `rule a when c then select {S}`
 fn then_before_action(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let t = cx.tok(i)?;
-    let action = ["select", "add", "remove"].iter().any(|v| cx.word(i + 1, v));
+    let action = ["select", "add", "remove"]
+        .iter()
+        .any(|v| cx.word(i + 1, v));
     (cx.is_rule() && (t.is("then") || t.is("THEN") || t.is("do")) && action).then(|| {
         rewrite(
             STATEMENT,
@@ -421,11 +441,17 @@ fn then_before_action(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
 /// `rule a when c select {S}`
 fn arrow_missing(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let t = cx.tok(i)?;
-    if !cx.is_rule() || i < 3 || !["select", "add", "remove"].contains(&t.text) || t.kind != Kind::Word {
+    if !cx.is_rule()
+        || i < 3
+        || !["select", "add", "remove"].contains(&t.text)
+        || t.kind != Kind::Word
+    {
         return None;
     }
     let before = cx.tok(i - 1)?;
-    let arrow_like = ["->", ":", "=>", "→", "⇒"].iter().any(|a| before.is_punct(a));
+    let arrow_like = ["->", ":", "=>", "→", "⇒"]
+        .iter()
+        .any(|a| before.is_punct(a));
     if arrow_like || before.is("then") || before.is("do") {
         return None;
     }
@@ -469,7 +495,10 @@ fn return_word(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
             STATEMENT,
             t.span,
             1,
-            format!("`{}` is not MESA; a rule's action is `select`, `add` or `remove`", t.text),
+            format!(
+                "`{}` is not MESA; a rule's action is `select`, `add` or `remove`",
+                t.text
+            ),
             "select".into(),
         )
     })
@@ -522,7 +551,11 @@ fn meta_is_not(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         cx.span(i, i + 3),
         4,
         "`not` goes before the whole comparison",
-        format!("not {} is {}", field.text, mesa_value(value, field.is("domain"))),
+        format!(
+            "not {} is {}",
+            field.text,
+            mesa_value(value, field.is("domain"))
+        ),
     ))
 }
 
@@ -627,10 +660,33 @@ fn subject_operator(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     }
     let s = subject.text;
     let word_ops = [
-        "contains", "includes", "like", "LIKE", "ilike", "ILIKE", "in", "startswith",
-        "endswith", "contains_any", "containsAny", "has_any", "hasAny", "mentions", "CONTAINS",
+        "contains",
+        "includes",
+        "like",
+        "LIKE",
+        "ilike",
+        "ILIKE",
+        "in",
+        "startswith",
+        "endswith",
+        "contains_any",
+        "containsAny",
+        "has_any",
+        "hasAny",
+        "mentions",
+        "CONTAINS",
     ];
-    let regex_ops = ["=~", "~", "~*", "matches_regex", "regex", "REGEXP", "RLIKE", "rlike", "!~"];
+    let regex_ops = [
+        "=~",
+        "~",
+        "~*",
+        "matches_regex",
+        "regex",
+        "REGEXP",
+        "RLIKE",
+        "rlike",
+        "!~",
+    ];
     let is_word_op = op.kind == Kind::Word && word_ops.contains(&op.text);
     let is_regex_op = regex_ops.contains(&op.text);
     let is_eq = op.is_punct("==") || op.is_punct("=");
@@ -643,19 +699,28 @@ fn subject_operator(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
             return None;
         }
         let (end, re) = regex_argument(cx, i + 2)?;
-        let re = if is_eq { format!("^{}$", regex_syntax_escape(&re)) } else { re };
+        let re = if is_eq {
+            format!("^{}$", regex_syntax_escape(&re))
+        } else {
+            re
+        };
         let negated = op.text == "!~";
         let fix = format!(
             "{}{s} matches pattern r\"{re}\"",
             if negated { "not " } else { "" }
         );
         let message = if is_eq {
-            format!("`{s} {}` compares the whole text; MESA tests patterns and keywords", op.text)
+            format!(
+                "`{s} {}` compares the whole text; MESA tests patterns and keywords",
+                op.text
+            )
         } else {
             message
         };
         return Some(Hit {
-            help: format!("write `{fix}` (a regular expression), or `{s} has words [...]` for whole words"),
+            help: format!(
+                "write `{fix}` (a regular expression), or `{s} has words [...]` for whole words"
+            ),
             ..rewrite(CONDITION, cx.span(i, end), end - i + 1, message, fix)
         });
     }
@@ -665,7 +730,11 @@ fn subject_operator(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         let words = arg.inner().trim_matches('%').trim_matches('*');
         (i + 2, vec![format!("\"{}\"", words.replace('"', "\\\""))])
     } else if arg.kind == Kind::Word {
-        let end = if cx.punct(i + 3, ".") && cx.tok(i + 4).is_some() { i + 4 } else { i + 2 };
+        let end = if cx.punct(i + 3, ".") && cx.tok(i + 4).is_some() {
+            i + 4
+        } else {
+            i + 2
+        };
         let fix = format!("{s} has {}", cx.text(i + 2, end));
         return Some(Hit {
             help: format!("write `{fix}` for a keyword set, or `{s} matches ...` for a pattern"),
@@ -772,7 +841,11 @@ fn method_call(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let s = subject.text;
     let m = method.text;
     if ["length", "len", "size", "word_count", "count", "num_words"].contains(&m) {
-        let end = if cx.punct(i + 3, "(") && cx.punct(i + 4, ")") { i + 4 } else { i + 2 };
+        let end = if cx.punct(i + 3, "(") && cx.punct(i + 4, ")") {
+            i + 4
+        } else {
+            i + 2
+        };
         return Some(rewrite(
             CONDITION,
             cx.span(i, end),
@@ -785,7 +858,10 @@ fn method_call(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         return None;
     }
     let close = cx.closing(i + 3, ")")?;
-    let args: Vec<&Tok<'_>> = cx.toks[i + 4..close].iter().filter(|t| !t.is_punct(",")).collect();
+    let args: Vec<&Tok<'_>> = cx.toks[i + 4..close]
+        .iter()
+        .filter(|t| !t.is_punct(","))
+        .collect();
     let fix = match m {
         "lower" | "toLowerCase" | "upper" | "toUpperCase" | "casefold" => {
             return Some(Hit {
@@ -835,7 +911,10 @@ fn length_call(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         CONDITION,
         cx.span(i, close),
         close - i + 1,
-        format!("`{}(...)` is not MESA; `{}.words` counts the words", f.text, subject.text),
+        format!(
+            "`{}(...)` is not MESA; `{}.words` counts the words",
+            f.text, subject.text
+        ),
         format!("{}.words", subject.text),
     ))
 }
@@ -853,7 +932,10 @@ fn count_call(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         CONDITION,
         f.span,
         1,
-        format!("`{}` is not a MESA function; `hits(query, SET)` counts keyword hits", f.text),
+        format!(
+            "`{}` is not a MESA function; `hits(query, SET)` counts keyword hits",
+            f.text
+        ),
         "hits".into(),
     ))
 }
@@ -871,8 +953,15 @@ fn symbol_boolean(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         CONDITION,
         t.span,
         1,
-        format!("`{}` is not a MESA operator; MESA spells it `{word}`", t.text),
-        if word == "not" { "not ".into() } else { word.into() },
+        format!(
+            "`{}` is not a MESA operator; MESA spells it `{word}`",
+            t.text
+        ),
+        if word == "not" {
+            "not ".into()
+        } else {
+            word.into()
+        },
     ))
 }
 
@@ -894,7 +983,10 @@ fn capital_word(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         },
         t.span,
         1,
-        format!("MESA keywords are lower case: `{}` is not `{lower}`", t.text),
+        format!(
+            "MESA keywords are lower case: `{}` is not `{lower}`",
+            t.text
+        ),
         lower,
     ))
 }
@@ -933,7 +1025,13 @@ fn walrus(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
 fn sql_not_equal(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let t = cx.tok(i)?;
     t.is_punct("<>").then(|| {
-        rewrite(CONDITION, t.span, 1, "`<>` is SQL; MESA writes `!=`", "!=".into())
+        rewrite(
+            CONDITION,
+            t.span,
+            1,
+            "`<>` is SQL; MESA writes `!=`",
+            "!=".into(),
+        )
     })
 }
 
@@ -968,14 +1066,20 @@ fn between(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
 /// `std::causal`, `std/causal`
 fn std_path(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let name = cx.tok(i + 2)?;
-    if !cx.word(i, "std") || !(cx.punct(i + 1, "::") || cx.punct(i + 1, "/")) || name.kind != Kind::Word {
+    if !cx.word(i, "std")
+        || !(cx.punct(i + 1, "::") || cx.punct(i + 1, "/"))
+        || name.kind != Kind::Word
+    {
         return None;
     }
     Some(rewrite(
         CONDITION,
         cx.span(i, i + 2),
         3,
-        format!("standard sets are named with a dot, not `{}`", cx.toks[i + 1].text),
+        format!(
+            "standard sets are named with a dot, not `{}`",
+            cx.toks[i + 1].text
+        ),
         format!("std.{}", name.text),
     ))
 }
@@ -1019,11 +1123,15 @@ fn preview_without_feature(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     }
     let s = cx.tok(i + 2)?;
     let next = cx.tok(i + 3);
-    if s.kind != Kind::Word || structure(s.text).is_none() || next.is_some_and(|t| t.is_punct(".")) {
+    if s.kind != Kind::Word || structure(s.text).is_none() || next.is_some_and(|t| t.is_punct("."))
+    {
         return None;
     }
     Some(Hit {
-        help: format!("name a feature: `preview.{0}.tokens`, `preview.{0}.top` or `preview.{0}.hits`", s.text),
+        help: format!(
+            "name a feature: `preview.{0}.tokens`, `preview.{0}.top` or `preview.{0}.hits`",
+            s.text
+        ),
         fix: Some(format!("preview.{}.tokens", s.text)),
         len: 3,
         ..hit(
@@ -1106,12 +1214,19 @@ fn mask_quoted(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
 
 /// `select S, T`
 fn mask_without_braces(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
-    if !after_mask_taker(cx, i) || !cx.tok(i).is_some_and(|t| t.kind == Kind::Word && structure(t.text).is_some()) {
+    if !after_mask_taker(cx, i)
+        || !cx
+            .tok(i)
+            .is_some_and(|t| t.kind == Kind::Word && structure(t.text).is_some())
+    {
         return None;
     }
     let mut end = i;
     while cx.punct(end + 1, ",") || cx.punct(end + 1, "|") || cx.punct(end + 1, "+") {
-        if !cx.tok(end + 2).is_some_and(|t| t.kind == Kind::Word && structure(t.text).is_some()) {
+        if !cx
+            .tok(end + 2)
+            .is_some_and(|t| t.kind == Kind::Word && structure(t.text).is_some())
+        {
             break;
         }
         end += 2;
@@ -1137,8 +1252,14 @@ fn mask_without_commas(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     }
     let end = cx.closing(i, "}")?;
     let inner = &cx.toks[i + 1..end];
-    let plain = inner.iter().all(|t| t.kind == Kind::Word || t.is_punct(","));
-    if plain && inner.windows(2).all(|w| !(w[0].kind == Kind::Word && w[1].kind == Kind::Word)) {
+    let plain = inner
+        .iter()
+        .all(|t| t.kind == Kind::Word || t.is_punct(","));
+    if plain
+        && inner
+            .windows(2)
+            .all(|w| !(w[0].kind == Kind::Word && w[1].kind == Kind::Word))
+    {
         return None;
     }
     let mask = mask_of(cx, i, end, &[",", "|", "+", "&"])?;
@@ -1175,8 +1296,17 @@ fn let_list(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     if t.is_str() && cx.toks.len() == 4 {
         let fix = format!("words [{}]", mesa_string(t));
         return Some(Hit {
-            help: format!("write `{fix}` for a keyword, or `pattern {}` for a regular expression", mesa_string(t)),
-            ..rewrite(CONDITION, t.span, 1, "a bare string is neither a keyword set nor a pattern", fix)
+            help: format!(
+                "write `{fix}` for a keyword, or `pattern {}` for a regular expression",
+                mesa_string(t)
+            ),
+            ..rewrite(
+                CONDITION,
+                t.span,
+                1,
+                "a bare string is neither a keyword set nor a pattern",
+                fix,
+            )
         });
     }
     None
@@ -1215,7 +1345,10 @@ fn number_suffix(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let (scaled, len) = match next.text {
         "k" | "K" => (value * 1e3, 2),
         "m" | "M" => (value * 1e6, 2),
-        t if next.kind == Kind::Word && t.starts_with('_') && t[1..].bytes().all(|b| b.is_ascii_digit()) => {
+        t if next.kind == Kind::Word
+            && t.starts_with('_')
+            && t[1..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
             (format!("{}{}", n.text, &t[1..]).parse().ok()?, 2)
         }
         "," if cx.word(0, "budget") => {
@@ -1231,7 +1364,10 @@ fn number_suffix(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
         CONDITION,
         cx.span(i, i + len - 1),
         len,
-        format!("`{}` is not a MESA number; write the digits", cx.text(i, i + len - 1)),
+        format!(
+            "`{}` is not a MESA number; write the digits",
+            cx.text(i, i + len - 1)
+        ),
         format!("{scaled}"),
     ))
 }
@@ -1286,6 +1422,12 @@ fn single_quoted(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
 fn unicode_arrow(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     let t = cx.tok(i)?;
     (t.is_punct("→") || t.is_punct("⇒")).then(|| {
-        rewrite(STATEMENT, t.span, 1, "write the arrow as two characters", "->".into())
+        rewrite(
+            STATEMENT,
+            t.span,
+            1,
+            "write the arrow as two characters",
+            "->".into(),
+        )
     })
 }

@@ -121,7 +121,10 @@ pub(crate) fn tokenize(source: &str, start: usize, end: usize) -> Vec<Tok<'_>> {
                 let len = OPERATORS
                     .iter()
                     .find(|op| rest.starts_with(*op))
-                    .map_or_else(|| rest.chars().next().map_or(1, char::len_utf8), |op| op.len());
+                    .map_or_else(
+                        || rest.chars().next().map_or(1, char::len_utf8),
+                        |op| op.len(),
+                    );
                 i += len;
                 Kind::Punct
             }

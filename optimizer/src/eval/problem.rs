@@ -59,7 +59,11 @@ impl InputsSeen {
         } else {
             format!("previews of {}", self.previews.join(", "))
         };
-        let hidden = if self.qtype { "" } else { "; qtype hidden (--no-qtype)" };
+        let hidden = if self.qtype {
+            ""
+        } else {
+            "; qtype hidden (--no-qtype)"
+        };
         format!("{}, {previews}{hidden}", parts.join(", "))
     }
 }
@@ -168,7 +172,10 @@ impl Problem {
                 seed: splits.seed,
             });
         }
-        let inputs = idx.iter().map(|&i| self.questions[i].input.clone()).collect();
+        let inputs = idx
+            .iter()
+            .map(|&i| self.questions[i].input.clone())
+            .collect();
         Ok(SplitData { split, idx, inputs })
     }
 

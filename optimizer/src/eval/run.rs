@@ -201,12 +201,15 @@ pub fn evaluate_policy(policy: &PolicyFile, opts: &EvalOptions) -> Result<EvalRe
     // split is then a subset of these answers.
     let inputs: Vec<_> = problem.questions.iter().map(|q| q.input.clone()).collect();
     let mut out: Vec<Selection> = Vec::new();
-    let select_ms = select_all(&mut engine, &inputs, &mut out).map_err(|failure| EvalError::Policy {
-        path: policy.path().to_string(),
-        failure,
-    })?;
+    let select_ms =
+        select_all(&mut engine, &inputs, &mut out).map_err(|failure| EvalError::Policy {
+            path: policy.path().to_string(),
+            failure,
+        })?;
     let masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
-    let seeds: Vec<u64> = (0..opts.seeds.max(1) as u64).map(|s| opts.first_seed + s).collect();
+    let seeds: Vec<u64> = (0..opts.seeds.max(1) as u64)
+        .map(|s| opts.first_seed + s)
+        .collect();
     let mut per_seed = Vec::new();
     let mut breakdowns = Vec::new();
     let mut base_runs: Vec<Vec<crate::baselines::BaselineResult>> = Vec::new();
@@ -215,7 +218,11 @@ pub fn evaluate_policy(policy: &PolicyFile, opts: &EvalOptions) -> Result<EvalRe
         let train = problem.indices(&splits, Split::Train);
         let val = problem.indices(&splits, Split::Val);
         let eval = problem.indices(&splits, opts.split);
-        for (split, idx) in [(Split::Train, &train), (Split::Val, &val), (opts.split, &eval)] {
+        for (split, idx) in [
+            (Split::Train, &train),
+            (Split::Val, &val),
+            (opts.split, &eval),
+        ] {
             if idx.is_empty() {
                 return Err(EvalError::EmptySplit { split, seed });
             }
@@ -281,7 +288,8 @@ pub fn selections(
     problem: &Problem,
     kind: EngineKind,
 ) -> Result<Vec<Selection>, CandidateFailure> {
-    let runtime = Runtime::new().map_err(|e| CandidateFailure::new(Stage::Instantiate, e.to_string()))?;
+    let runtime =
+        Runtime::new().map_err(|e| CandidateFailure::new(Stage::Instantiate, e.to_string()))?;
     let (mut engine, _, _) = load_engine(&runtime, policy, problem, kind)?;
     let inputs: Vec<_> = problem.questions.iter().map(|q| q.input.clone()).collect();
     let mut out = Vec::new();

@@ -43,7 +43,9 @@ pub enum JudgeError {
         source: mesa_llm::Error,
     },
     /// The judge replied with neither CORRECT nor INCORRECT.
-    #[error("the judge's reply for question `{question}` is neither CORRECT nor INCORRECT: {reply:?}")]
+    #[error(
+        "the judge's reply for question `{question}` is neither CORRECT nor INCORRECT: {reply:?}"
+    )]
     Verdict {
         /// The question id.
         question: String,
@@ -183,7 +185,12 @@ impl Judge {
         self.cache.len()
     }
 
-    fn chat(&self, question_id: &str, messages: &[Message], options: &ChatOptions) -> Result<String, JudgeError> {
+    fn chat(
+        &self,
+        question_id: &str,
+        messages: &[Message],
+        options: &ChatOptions,
+    ) -> Result<String, JudgeError> {
         let key = request_key(messages, options, &self.client.config().chat_model);
         if let Some(reply) = self.cache.get(&key) {
             return Ok(reply);

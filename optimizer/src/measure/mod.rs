@@ -10,7 +10,9 @@
 pub mod judge;
 pub mod utility;
 
-use crate::sweep::{mask_at, PreviewTable, SweepHeader, SweepRecord, SweepWriter, UtilityKind, MASKS};
+use crate::sweep::{
+    mask_at, PreviewTable, SweepHeader, SweepRecord, SweepWriter, UtilityKind, MASKS,
+};
 use judge::{Judge, JudgeError};
 use mesa_core::{Feature, Structure};
 use mesa_memory::dataset::{Episode, Question};
@@ -193,7 +195,8 @@ fn measure_one(
         }
         UtilityKind::AnswerCoverage => {
             let wanted = utility::answer_words(q);
-            let words: Vec<HashSet<String>> = sections.0.iter().map(utility::section_words).collect();
+            let words: Vec<HashSet<String>> =
+                sections.0.iter().map(utility::section_words).collect();
             let u = per_mask(|mask| {
                 let chosen: Vec<&HashSet<String>> = Structure::ALL
                     .into_iter()
@@ -207,7 +210,10 @@ fn measure_one(
         UtilityKind::Judge => {
             let judge = options.judge.ok_or(MeasureError::NoJudge)?;
             let Some(reference) = q.answer.as_deref() else {
-                return Ok((record(episode, q, previews, [0.0; MASKS], tokens, false), LabelSource::None));
+                return Ok((
+                    record(episode, q, previews, [0.0; MASKS], tokens, false),
+                    LabelSource::None,
+                ));
             };
             // The texts first: a Retrieval is not shared across threads.
             let texts: Vec<String> = (0..MASKS)
@@ -225,7 +231,10 @@ fn measure_one(
             (u, true, LabelSource::None)
         }
     };
-    Ok((record(episode, q, previews, utility, tokens, labelled), source))
+    Ok((
+        record(episode, q, previews, utility, tokens, labelled),
+        source,
+    ))
 }
 
 /// The utility of every non-empty mask.

@@ -56,7 +56,10 @@ pub fn evidence_labels(episode: &Episode, q: &Question) -> (Vec<usize>, LabelSou
 
 /// The steps an evidence section shows.
 pub fn shown_steps(e: &Evidence) -> BTreeSet<usize> {
-    e.items.iter().flat_map(|i| i.steps.iter().copied()).collect()
+    e.items
+        .iter()
+        .flat_map(|i| i.steps.iter().copied())
+        .collect()
 }
 
 /// The share of `labels` in `shown`; 0 without labels.
@@ -138,11 +141,19 @@ mod tests {
         let e = episode(10);
         let (l, src) = evidence_labels(&e, &question("at step 3?", None, vec![1, 2, 99]));
         assert_eq!((l, src), (vec![1, 2], LabelSource::Dataset));
-        let (l, src) = evidence_labels(&e, &question("What happened at step 3?", Some("It failed, as at step 7."), vec![]));
+        let (l, src) = evidence_labels(
+            &e,
+            &question(
+                "What happened at step 3?",
+                Some("It failed, as at step 7."),
+                vec![],
+            ),
+        );
         assert_eq!((l, src), (vec![3, 7], LabelSource::Named));
         let (l, src) = evidence_labels(&e, &question("What changed in steps 2-4?", None, vec![]));
         assert_eq!((l, src), (vec![2, 3, 4], LabelSource::Named));
-        let (l, src) = evidence_labels(&e, &question("Why did it fail?", Some("a timeout"), vec![]));
+        let (l, src) =
+            evidence_labels(&e, &question("Why did it fail?", Some("a timeout"), vec![]));
         assert_eq!((l, src), (vec![], LabelSource::None));
         // A step the episode does not have is no label.
         let (l, _) = evidence_labels(&e, &question("at step 42?", None, vec![]));
@@ -154,7 +165,11 @@ mod tests {
         let shown: BTreeSet<usize> = [1, 2, 5].into();
         assert_eq!(recall(&[1, 3], &shown), 0.5);
         assert_eq!(recall(&[], &shown), 0.0);
-        let q = question("Which table did the agent query?", Some("The agent queried the orders table, then customers."), vec![]);
+        let q = question(
+            "Which table did the agent query?",
+            Some("The agent queried the orders table, then customers."),
+            vec![],
+        );
         let w = answer_words(&q);
         assert_eq!(w, vec!["queried", "orders", "customers"]);
         let a: HashSet<String> = ["orders".to_string()].into();

@@ -219,7 +219,10 @@ impl<'a> Fit<'a> {
             match stop {
                 Some(r) => {
                     if spec.rules[r].mask != m {
-                        notes.push(format!("{}: {} -> {m}", spec.rules[r].name, spec.rules[r].mask));
+                        notes.push(format!(
+                            "{}: {} -> {m}",
+                            spec.rules[r].name, spec.rules[r].mask
+                        ));
                         spec.rules[r].mask = m;
                     }
                 }
@@ -514,7 +517,11 @@ impl<'a> Fit<'a> {
                 }
             }
         }
-        pool.extend(gates.into_iter().filter(|g| matches!(g, Cond::Preview { op: Cmp::Gt, .. })));
+        pool.extend(
+            gates
+                .into_iter()
+                .filter(|g| matches!(g, Cond::Preview { op: Cmp::Gt, .. })),
+        );
         let (spec, more) = self.greedy(&spec, &pool, Insert::Front, params, "cost");
         notes.extend(more);
         (spec, notes)
@@ -608,7 +615,11 @@ pub fn thresholds(sorted_distinct: &[f64]) -> Vec<f64> {
         let (a, b) = (sorted_distinct[j], sorted_distinct[j + 1]);
         let mid = (a + b) / 2.0;
         let rounded = round_sig(mid, 4);
-        let t = if rounded > a && rounded < b { rounded } else { mid };
+        let t = if rounded > a && rounded < b {
+            rounded
+        } else {
+            mid
+        };
         if !out.contains(&t) {
             out.push(t);
         }

@@ -9,7 +9,7 @@
 //! refused connection) is reported in the [`LlmTrace`]; the search archives
 //! it without charging the direction and stops after a few in a row.
 
-use super::{apply_suggestions, Mode, ProposeContext, Proposal, Proposer, Validator};
+use super::{apply_suggestions, Mode, Proposal, ProposeContext, Proposer, Validator};
 use crate::eval::engine::{CandidateFailure, Stage};
 use crate::rng::Rng;
 use mesa_llm::{ChatOptions, Client, Config, Message};
@@ -86,7 +86,12 @@ impl LlmProposer {
         })
     }
 
-    fn chat(&self, messages: &[Message], seed: u64, trace: &mut LlmTrace) -> Result<String, mesa_llm::Error> {
+    fn chat(
+        &self,
+        messages: &[Message],
+        seed: u64,
+        trace: &mut LlmTrace,
+    ) -> Result<String, mesa_llm::Error> {
         let options = ChatOptions::default()
             .temperature(self.opts.temperature)
             .max_tokens(self.opts.max_tokens)
@@ -130,7 +135,11 @@ pub fn extract_code(reply: &str) -> Option<String> {
     blocks
         .iter()
         .find(|(lang, body)| lang == "mesa" && !body.trim().is_empty())
-        .or_else(|| blocks.iter().find(|(lang, body)| lang.is_empty() && has_header(body)))
+        .or_else(|| {
+            blocks
+                .iter()
+                .find(|(lang, body)| lang.is_empty() && has_header(body))
+        })
         .or_else(|| blocks.iter().find(|(_, body)| has_header(body)))
         .map(|(_, body)| body.clone())
 }
@@ -178,13 +187,20 @@ pub fn user_prompt(ctx: &ProposeContext<'_>) -> String {
         d.description()
     );
     let mode = match ctx.mode {
-        Mode::Exploit | Mode::Seed => "Exploit: improve the best policy below in this direction; keep what works.",
-        Mode::Explore => "Explore: try a different idea in this direction; it may start from scratch.",
+        Mode::Exploit | Mode::Seed => {
+            "Exploit: improve the best policy below in this direction; keep what works."
+        }
+        Mode::Explore => {
+            "Explore: try a different idea in this direction; it may start from scratch."
+        }
         Mode::Repair => "Repair: fix the recurring errors listed below without breaking the rest.",
     };
     let _ = writeln!(s, "\n{mode}");
     if !ctx.top.is_empty() {
-        let _ = writeln!(s, "\n# Best policies so far (scores on the validation split)");
+        let _ = writeln!(
+            s,
+            "\n# Best policies so far (scores on the validation split)"
+        );
         for e in ctx.top.iter().take(3) {
             if let (Some(src), Some(v)) = (&e.source, &e.val) {
                 let _ = writeln!(
@@ -204,11 +220,18 @@ pub fn user_prompt(ctx: &ProposeContext<'_>) -> String {
     if !ctx.ucb.is_empty() {
         let _ = writeln!(s, "\n# Directions so far (UCB)\n\n| direction | axis | candidates | mean val objective | UCB |\n| --- | --- | --- | --- | --- |");
         for u in &ctx.ucb {
-            let _ = writeln!(s, "| {} | {} | {} | {:.4} | {:.4} |", u.direction, u.axis, u.n, u.mean, u.ucb);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {:.4} | {:.4} |",
+                u.direction, u.axis, u.n, u.mean, u.ucb
+            );
         }
     }
     if !ctx.errors.is_empty() {
-        let _ = writeln!(s, "\n# Recurring errors of the policy to improve (train split)\n");
+        let _ = writeln!(
+            s,
+            "\n# Recurring errors of the policy to improve (train split)\n"
+        );
         for g in &ctx.errors {
             let _ = writeln!(
                 s,
@@ -250,7 +273,10 @@ pub fn repair_prompt(failure: &CandidateFailure) -> String {
 /// Validates `code`, applying the diagnostics' suggestions once if that
 /// makes it valid. Returns the (possibly fixed) source, whether it was
 /// fixed, and the failure if still invalid.
-fn validate_with_fixes(code: String, validate: &Validator<'_>) -> (String, bool, Option<CandidateFailure>) {
+fn validate_with_fixes(
+    code: String,
+    validate: &Validator<'_>,
+) -> (String, bool, Option<CandidateFailure>) {
     match validate(&code) {
         Ok(()) => (code, false, None),
         Err(f) => {
@@ -280,16 +306,20 @@ impl Proposer for LlmProposer {
             Message::system(system_prompt(&self.opts.language_reference)),
             Message::user(user_prompt(ctx)),
         ];
-        let endpoint_failure = |trace: &mut LlmTrace, e: mesa_llm::Error, source: Option<String>| {
-            trace.endpoint_error = Some(e.to_string());
-            Proposal {
-                source,
-                failure: Some(CandidateFailure::new(Stage::Propose, format!("LLM request failed: {e}"))),
-                spec: None,
-                note: "endpoint failure".into(),
-                llm: Some(trace.clone()),
-            }
-        };
+        let endpoint_failure =
+            |trace: &mut LlmTrace, e: mesa_llm::Error, source: Option<String>| {
+                trace.endpoint_error = Some(e.to_string());
+                Proposal {
+                    source,
+                    failure: Some(CandidateFailure::new(
+                        Stage::Propose,
+                        format!("LLM request failed: {e}"),
+                    )),
+                    spec: None,
+                    note: "endpoint failure".into(),
+                    llm: Some(trace.clone()),
+                }
+            };
         let reply = match self.chat(&messages, seed, &mut trace) {
             Ok(r) => r,
             Err(e) => return endpoint_failure(&mut trace, e, None),

@@ -88,7 +88,12 @@ pub struct ErrorGroup {
 
 /// The worst error groups of `masks` (one per position of `idx`), by
 /// fixable objective, at most `limit`.
-pub fn error_groups(problem: &Problem, idx: &[usize], masks: &[Mask], limit: usize) -> Vec<ErrorGroup> {
+pub fn error_groups(
+    problem: &Problem,
+    idx: &[usize],
+    masks: &[Mask],
+    limit: usize,
+) -> Vec<ErrorGroup> {
     type Key = (String, Option<String>, u8);
     let mut groups: HashMap<Key, (usize, f64, [f64; MASKS], Vec<String>, f64)> = HashMap::new();
     for (&i, &m) in idx.iter().zip(masks) {
@@ -115,25 +120,29 @@ pub fn error_groups(problem: &Problem, idx: &[usize], masks: &[Mask], limit: usi
     }
     let mut out: Vec<ErrorGroup> = groups
         .into_iter()
-        .map(|((domain, qtype, bits), (count, regret, sums, examples, chosen_sum))| {
-            let b = crate::eval::problem::argmax(&sums);
-            ErrorGroup {
-                domain,
-                qtype,
-                chosen: Mask::from_bits(bits),
-                better: mask_at(b),
-                count,
-                regret,
-                fixable: sums[b] - chosen_sum,
-                examples,
-            }
-        })
+        .map(
+            |((domain, qtype, bits), (count, regret, sums, examples, chosen_sum))| {
+                let b = crate::eval::problem::argmax(&sums);
+                ErrorGroup {
+                    domain,
+                    qtype,
+                    chosen: Mask::from_bits(bits),
+                    better: mask_at(b),
+                    count,
+                    regret,
+                    fixable: sums[b] - chosen_sum,
+                    examples,
+                }
+            },
+        )
         .collect();
     out.sort_by(|a, b| {
         b.fixable
             .total_cmp(&a.fixable)
             .then(b.regret.total_cmp(&a.regret))
-            .then_with(|| (&a.domain, &a.qtype, a.chosen.bits()).cmp(&(&b.domain, &b.qtype, b.chosen.bits())))
+            .then_with(|| {
+                (&a.domain, &a.qtype, a.chosen.bits()).cmp(&(&b.domain, &b.qtype, b.chosen.bits()))
+            })
     });
     out.truncate(limit);
     out

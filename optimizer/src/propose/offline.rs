@@ -11,7 +11,7 @@
 
 use super::learn::{Fit, Insert, Params};
 use super::spec::{Act, Cond, FeatTable, PolicySpec};
-use super::{Mode, ProposeContext, Proposal, Proposer, Validator};
+use super::{Mode, Proposal, ProposeContext, Proposer, Validator};
 use crate::directions::Direction;
 use crate::rng::Rng;
 
@@ -48,7 +48,15 @@ impl OfflineProposer {
 
     /// The candidate conditions of a direction's rule family (empty for the
     /// directions that transform a policy instead of adding rules).
-    fn pool(&self, fit: &Fit<'_>, d: Direction, base: &PolicySpec, insert: Insert, p: &Params, hide_qtype: bool) -> Vec<Cond> {
+    fn pool(
+        &self,
+        fit: &Fit<'_>,
+        d: Direction,
+        base: &PolicySpec,
+        insert: Insert,
+        p: &Params,
+        hide_qtype: bool,
+    ) -> Vec<Cond> {
         match d {
             Direction::QueryCues => fit.mine_words(base, false, None, insert, p),
             Direction::TaskCues => fit.mine_words(base, true, None, insert, p),
@@ -83,7 +91,13 @@ impl OfflineProposer {
         }
     }
 
-    fn generic_pool(&self, fit: &Fit<'_>, base: &PolicySpec, p: &Params, hide_qtype: bool) -> Vec<Cond> {
+    fn generic_pool(
+        &self,
+        fit: &Fit<'_>,
+        base: &PolicySpec,
+        p: &Params,
+        hide_qtype: bool,
+    ) -> Vec<Cond> {
         let mut pool = fit.domains();
         if !hide_qtype {
             pool.extend(fit.qtypes());
@@ -92,7 +106,13 @@ impl OfflineProposer {
         pool
     }
 
-    fn apply(&self, fit: &Fit<'_>, ctx: &ProposeContext<'_>, base: &PolicySpec, p: &Params) -> (PolicySpec, Vec<String>) {
+    fn apply(
+        &self,
+        fit: &Fit<'_>,
+        ctx: &ProposeContext<'_>,
+        base: &PolicySpec,
+        p: &Params,
+    ) -> (PolicySpec, Vec<String>) {
         let hide = ctx.problem.hide_qtype;
         let d = ctx.direction;
         match ctx.mode {
@@ -105,7 +125,12 @@ impl OfflineProposer {
                         values: vec![g.domain.clone()],
                     };
                     if let (Some(t), false) = (&g.qtype, hide) {
-                        group = Cond::and(group, Cond::Qtype { values: vec![t.clone()] });
+                        group = Cond::and(
+                            group,
+                            Cond::Qtype {
+                                values: vec![t.clone()],
+                            },
+                        );
                     }
                     targeted.push(group.clone());
                     for c in &pool {
@@ -133,7 +158,8 @@ impl OfflineProposer {
                 _ => {
                     let pool = self.pool(fit, d, base, Insert::AfterSelects, p, hide);
                     let prefix = d.name().split('-').next().unwrap_or("rule");
-                    let (spec, mut notes) = fit.greedy(base, &pool, Insert::AfterSelects, p, prefix);
+                    let (spec, mut notes) =
+                        fit.greedy(base, &pool, Insert::AfterSelects, p, prefix);
                     // The questions no rule catches now may want another default.
                     let (spec, more) = fit.refit_masks(&spec);
                     notes.extend(more);
@@ -162,14 +188,20 @@ impl Proposer for OfflineProposer {
             .unwrap_or_else(|| PolicySpec::fixed("seed", mesa_core::Mask::ALL));
         let params = Self::params(ctx);
         let (mut spec, notes) = self.apply(&fit, ctx, &base, &params);
-        spec.name = format!("offline-{}-{}-{}", ctx.iteration, ctx.mode.name(), ctx.direction.name());
+        spec.name = format!(
+            "offline-{}-{}-{}",
+            ctx.iteration,
+            ctx.mode.name(),
+            ctx.direction.name()
+        );
         let before = fit.total(&base);
         let after = fit.total(&spec);
         let mut note = format!(
             "{} {} on {}: train objective {:+.4} per question",
             ctx.mode.name(),
             ctx.direction.name(),
-            ctx.parent.map_or("the seed".to_string(), |p| format!("#{}", p.id)),
+            ctx.parent
+                .map_or("the seed".to_string(), |p| format!("#{}", p.id)),
             (after - before) / fit.idx.len().max(1) as f64
         );
         if notes.is_empty() {

@@ -136,7 +136,11 @@ impl Cond {
                     Cmp::Eq => "==",
                 }
             ),
-            Cond::And { all } => all.iter().map(Cond::describe).collect::<Vec<_>>().join(" and "),
+            Cond::And { all } => all
+                .iter()
+                .map(Cond::describe)
+                .collect::<Vec<_>>()
+                .join(" and "),
             Cond::Not { cond } => format!("not ({})", cond.describe()),
         }
     }
@@ -233,10 +237,7 @@ impl PolicySpec {
         let mut lets = Vec::new();
         let mut rules = Vec::new();
         for r in &self.rules {
-            let when = r
-                .cond
-                .as_ref()
-                .map(|c| cond_expr(c, &r.name, &mut lets));
+            let when = r.cond.as_ref().map(|c| cond_expr(c, &r.name, &mut lets));
             rules.push(stmt(StatementKind::Rule {
                 name: ident(&r.name),
                 when,
@@ -332,13 +333,22 @@ fn operand(x: Expr) -> Expr {
 /// `SUBJECT has NAME`, with `let NAME = words [...]` added to `lets` under
 /// a name not used yet.
 fn words_let(subject: Subject, words: &[String], rule: &str, lets: &mut Vec<Statement>) -> Expr {
-    let base = format!("{}_{}", subject.keyword(), rule);
+    let base = match subject {
+        Subject::Query => format!("{rule}_words"),
+        Subject::Task => format!("{rule}_task_words"),
+    };
     let taken = |n: &str| {
         lets.iter()
             .any(|s| matches!(&s.kind, StatementKind::Let { name, .. } if name.name == n))
     };
     let name = (1..)
-        .map(|n| if n == 1 { base.clone() } else { format!("{base}_{n}") })
+        .map(|n| {
+            if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}_{n}")
+            }
+        })
         .find(|n| !taken(n))
         .unwrap_or(base);
     lets.push(stmt(StatementKind::Let {
@@ -382,16 +392,24 @@ fn cond_expr(c: &Cond, rule: &str, lets: &mut Vec<Statement>) -> Expr {
             rhs: Box::new(number(*threshold)),
         }),
         Cond::And { all } => {
-            let parts: Vec<Expr> = all.iter().map(|c| operand(cond_expr(c, rule, lets))).collect();
+            let parts: Vec<Expr> = all
+                .iter()
+                .map(|c| operand(cond_expr(c, rule, lets)))
+                .collect();
             if parts.len() == 1 {
-                parts.into_iter().next().unwrap_or_else(|| e(ExprKind::Bool(true)))
+                parts
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| e(ExprKind::Bool(true)))
             } else if parts.is_empty() {
                 e(ExprKind::Bool(true))
             } else {
                 e(ExprKind::And(parts))
             }
         }
-        Cond::Not { cond } => e(ExprKind::Not(Box::new(operand(cond_expr(cond, rule, lets))))),
+        Cond::Not { cond } => e(ExprKind::Not(Box::new(operand(cond_expr(
+            cond, rule, lets,
+        ))))),
     }
 }
 
@@ -618,7 +636,12 @@ impl Simulator {
 }
 
 /// The total objective of `spec` over the questions `idx`.
-pub fn total_objective(spec: &PolicySpec, problem: &Problem, table: &FeatTable, idx: &[usize]) -> f64 {
+pub fn total_objective(
+    spec: &PolicySpec,
+    problem: &Problem,
+    table: &FeatTable,
+    idx: &[usize],
+) -> f64 {
     let sim = Simulator::new(spec, table);
     idx.iter()
         .map(|&i| {

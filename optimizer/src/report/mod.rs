@@ -46,7 +46,11 @@ fn breakdown_md(s: &mut String, title: &str, b: &Breakdown) {
     for (what, groups) in [("domain", &b.domain), ("question type", &b.qtype)] {
         let _ = writeln!(s, "\n**{title} by {what}**\n\n| {what} | n | objective | J | C | structures |\n| --- | --- | --- | --- | --- | --- |");
         for (k, m) in groups {
-            let _ = writeln!(s, "| {k} | {} | {:.4} | {:.4} | {:.0} | {:.2} |", m.n, m.objective, m.j, m.c, m.structures);
+            let _ = writeln!(
+                s,
+                "| {k} | {} | {:.4} | {:.4} | {:.0} | {:.2} |",
+                m.n, m.objective, m.j, m.c, m.structures
+            );
         }
     }
 }
@@ -54,7 +58,11 @@ fn breakdown_md(s: &mut String, title: &str, b: &Breakdown) {
 /// `mesa eval`'s Markdown.
 pub fn eval_markdown(r: &EvalReport) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# Evaluation of `{}` (policy \"{}\")\n", r.policy.path, r.policy.name);
+    let _ = writeln!(
+        s,
+        "# Evaluation of `{}` (policy \"{}\")\n",
+        r.policy.path, r.policy.name
+    );
     let _ = writeln!(
         s,
         "- sweep: `{}` ({}, utility {}, {} labelled of {} questions)",
@@ -71,12 +79,20 @@ pub fn eval_markdown(r: &EvalReport) -> String {
     );
     let _ = writeln!(s, "- objective: J - lambda * C with lambda = {}", r.lambda);
     let _ = writeln!(s, "- inputs the policy saw: {}", r.inputs.describe());
-    let _ = writeln!(s, "- engine: compiled Wasm in the sandbox; {:.1} ms to select all {} labelled questions", r.policy.select_ms, r.labelled);
+    let _ = writeln!(
+        s,
+        "- engine: compiled Wasm in the sandbox; {:.1} ms to select all {} labelled questions",
+        r.policy.select_ms, r.labelled
+    );
     for n in &r.notes {
         let _ = writeln!(s, "- note: {n}");
     }
     let _ = writeln!(s, "\n| policy | objective | J | C (tokens) | structures | detail |\n| --- | --- | --- | --- | --- | --- |");
-    let _ = writeln!(s, "{}", agg_row(&format!("**{}**", r.policy.name), "", &r.policy.metrics));
+    let _ = writeln!(
+        s,
+        "{}",
+        agg_row(&format!("**{}**", r.policy.name), "", &r.policy.metrics)
+    );
     for b in &r.baselines {
         let _ = writeln!(s, "{}", agg_row(&b.name, &b.detail, &b.metrics));
     }
@@ -282,7 +298,10 @@ impl OptimizeReport {
             if e.endpoint_failed() {
                 counts.endpoint_failures += 1;
             } else if let Some(f) = &e.failure {
-                *counts.failed_by_stage.entry(f.stage.name().to_string()).or_default() += 1;
+                *counts
+                    .failed_by_stage
+                    .entry(f.stage.name().to_string())
+                    .or_default() += 1;
             }
         }
         let llm_entries: Vec<&ArchiveEntry> = entries
@@ -292,7 +311,10 @@ impl OptimizeReport {
         let llm = (opts.proposer.name() == "llm").then(|| {
             let n = llm_entries.len();
             let count = |f: fn(&crate::propose::LlmTrace) -> bool| {
-                llm_entries.iter().filter(|e| e.llm.as_ref().is_some_and(f)).count()
+                llm_entries
+                    .iter()
+                    .filter(|e| e.llm.as_ref().is_some_and(f))
+                    .count()
             };
             let first_try = count(|l| l.first_try_valid);
             let valid = count(|l| l.valid);
@@ -317,7 +339,13 @@ impl OptimizeReport {
             instantiate_ms: col(|e| e.timings.instantiate_ms),
             eval_val_ms: col(|e| e.timings.eval_val_ms),
             eval_train_ms: col(|e| e.timings.eval_train_ms),
-            propose_ms: Dist::of(entries.iter().filter(|e| e.iteration > 0).map(|e| e.propose_ms).collect()),
+            propose_ms: Dist::of(
+                entries
+                    .iter()
+                    .filter(|e| e.iteration > 0)
+                    .map(|e| e.propose_ms)
+                    .collect(),
+            ),
             run_seconds,
         };
         let mut ranked = evaluated.clone();
@@ -411,29 +439,50 @@ impl OptimizeReport {
             let _ = writeln!(s, "- resumed: a cut-off last archive line was dropped (line {}, {} bytes) and that candidate proposed again", r.line, r.dropped_bytes);
         }
         let b = &self.best;
-        let _ = writeln!(s, "\n## Frozen best: #{} ({} {}, iteration {})\n", b.id, b.mode, b.direction, b.iteration);
+        let _ = writeln!(
+            s,
+            "\n## Frozen best: #{} ({} {}, iteration {})\n",
+            b.id, b.mode, b.direction, b.iteration
+        );
         let _ = writeln!(s, "Chosen by val objective, then tested once on test.\n");
-        let _ = writeln!(s, "| split | objective | J | C (tokens) | structures |\n| --- | --- | --- | --- | --- |");
+        let _ = writeln!(
+            s,
+            "| split | objective | J | C (tokens) | structures |\n| --- | --- | --- | --- | --- |"
+        );
         for (name, m) in [("train", b.train), ("val", b.val), ("test", Some(b.test))] {
             if let Some(m) = m {
-                let _ = writeln!(s, "| {name} | {:.4} | {:.4} | {:.0} | {:.2} |", m.objective, m.j, m.c, m.structures);
+                let _ = writeln!(
+                    s,
+                    "| {name} | {:.4} | {:.4} | {:.0} | {:.2} |",
+                    m.objective, m.j, m.c, m.structures
+                );
             }
         }
         let _ = writeln!(s, "\n```mesa\n{}```", b.source);
         let _ = writeln!(s, "\n## Test split: best against the baselines\n");
         let _ = writeln!(s, "| policy | objective | J | C (tokens) | structures | detail |\n| --- | --- | --- | --- | --- | --- |");
-        let _ = writeln!(s, "{}", metrics_row(&format!("**best #{}**", b.id), "", &b.test));
+        let _ = writeln!(
+            s,
+            "{}",
+            metrics_row(&format!("**best #{}**", b.id), "", &b.test)
+        );
         for r in &self.baselines_test {
             let _ = writeln!(s, "{}", metrics_row(&r.name, &r.detail, &r.metrics));
         }
         breakdown_md(&mut s, "Best", &b.breakdown);
         let _ = writeln!(s, "\n## Directions (UCB statistics)\n\n| direction | axis | candidates | mean val objective | UCB |\n| --- | --- | --- | --- | --- |");
         for d in &self.directions {
-            let _ = writeln!(s, "| {} | {} | {} | {:.4} | {:.4} |", d.direction, d.axis, d.n, d.mean, d.ucb);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {:.4} | {:.4} |",
+                d.direction, d.axis, d.n, d.mean, d.ucb
+            );
         }
         let _ = writeln!(s, "\n## Top candidates (val)\n\n| id | iteration | kind | direction | train objective | val objective | val J | val C |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
         for t in &self.top {
-            let f = |m: Option<Metrics>, g: fn(&Metrics) -> f64, d: usize| m.map_or("-".into(), |m| format!("{:.d$}", g(&m), d = d));
+            let f = |m: Option<Metrics>, g: fn(&Metrics) -> f64, d: usize| {
+                m.map_or("-".into(), |m| format!("{:.d$}", g(&m), d = d))
+            };
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -450,7 +499,10 @@ impl OptimizeReport {
         let tm = &self.timings;
         let _ = writeln!(s, "\n## Timings (ms per evaluated candidate)\n\n| stage | n | mean | median | p95 | max |\n| --- | --- | --- | --- | --- | --- |");
         for (name, d) in [
-            ("**candidate compile time** (check + compile + instantiate + eval val)", &tm.turnaround_ms),
+            (
+                "**candidate compile time** (check + compile + instantiate + eval val)",
+                &tm.turnaround_ms,
+            ),
             ("check", &tm.check_ms),
             ("compile to Wasm", &tm.compile_ms),
             ("wasmtime compile + instantiate", &tm.instantiate_ms),
@@ -458,9 +510,17 @@ impl OptimizeReport {
             ("select train split", &tm.eval_train_ms),
             ("propose", &tm.propose_ms),
         ] {
-            let _ = writeln!(s, "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} |", d.n, d.mean, d.median, d.p95, d.max);
+            let _ = writeln!(
+                s,
+                "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                d.n, d.mean, d.median, d.p95, d.max
+            );
         }
-        let _ = writeln!(s, "\nWhole run: {:.1} s.\n\n![tokens against utility](pareto.svg)", tm.run_seconds);
+        let _ = writeln!(
+            s,
+            "\nWhole run: {:.1} s.\n\n![tokens against utility](pareto.svg)",
+            tm.run_seconds
+        );
         s
     }
 
@@ -511,7 +571,8 @@ pub fn write_run_report(
         let path = out.join(name);
         std::fs::write(&path, bytes).map_err(|e| (path.display().to_string(), e))
     };
-    let json = serde_json::to_string_pretty(report).map_err(|e| ("report.json".to_string(), std::io::Error::other(e)))?;
+    let json = serde_json::to_string_pretty(report)
+        .map_err(|e| ("report.json".to_string(), std::io::Error::other(e)))?;
     write("report.json", (json + "\n").as_bytes())?;
     write("report.md", report.to_markdown().as_bytes())?;
     write("best.mesa", best_source.as_bytes())?;
@@ -520,6 +581,9 @@ pub fn write_run_report(
         "Tokens against utility on val (lambda {}, {} candidates)",
         report.settings.lambda, report.counts.evaluated
     );
-    write("pareto.svg", pareto_svg(&title, &report.plot_points(archive)).as_bytes())?;
+    write(
+        "pareto.svg",
+        pareto_svg(&title, &report.plot_points(archive)).as_bytes(),
+    )?;
     Ok(())
 }

@@ -210,7 +210,10 @@ impl SweepRecord {
         for (name, arr) in [("utility", &self.utility), ("tokens", &self.tokens)] {
             for (k, v) in arr.iter().enumerate() {
                 if !v.is_finite() {
-                    return Err((format!("{name}[{k}]"), format!("is {v}, not a finite number")));
+                    return Err((
+                        format!("{name}[{k}]"),
+                        format!("is {v}, not a finite number"),
+                    ));
                 }
                 if name == "tokens" && *v < 0.0 {
                     return Err((format!("{name}[{k}]"), format!("is negative ({v})")));
@@ -578,7 +581,12 @@ impl Sweep {
     }
 }
 
-fn malformed(path: &Path, line: usize, field: Option<&str>, problem: impl Into<String>) -> SweepError {
+fn malformed(
+    path: &Path,
+    line: usize,
+    field: Option<&str>,
+    problem: impl Into<String>,
+) -> SweepError {
     SweepError::Malformed {
         path: path.to_path_buf(),
         line,
@@ -681,16 +689,19 @@ impl Fields<'_> {
     fn numbers<const N: usize>(&self, name: &str, v: &Value) -> Result<[f64; N], SweepError> {
         let bad = |p: String| malformed(self.path, self.line, Some(name), p);
         let Value::Array(items) = v else {
-            return Err(bad(format!("expected an array of {N} numbers, found {}", kind_of(v))));
+            return Err(bad(format!(
+                "expected an array of {N} numbers, found {}",
+                kind_of(v)
+            )));
         };
         if items.len() != N {
             return Err(bad(format!("expected {N} numbers, found {}", items.len())));
         }
         let mut out = [0.0; N];
         for (i, item) in items.iter().enumerate() {
-            let x = item.as_f64().ok_or_else(|| {
-                bad(format!("item {i} is {}, expected a number", kind_of(item)))
-            })?;
+            let x = item
+                .as_f64()
+                .ok_or_else(|| bad(format!("item {i} is {}, expected a number", kind_of(item))))?;
             if !x.is_finite() {
                 return Err(bad(format!("item {i} is not a finite number")));
             }
@@ -719,9 +730,10 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
             ))
         }
     };
-    let labelled = f.get("labelled")?.as_bool().ok_or_else(|| {
-        malformed(path, line, Some("labelled"), "expected true or false")
-    })?;
+    let labelled = f
+        .get("labelled")?
+        .as_bool()
+        .ok_or_else(|| malformed(path, line, Some("labelled"), "expected true or false"))?;
     let mut previews = PreviewTable::default();
     match f.get("previews")? {
         Value::Object(m) => {
@@ -737,7 +749,12 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
                 let field = format!("previews.{key}");
                 let vals: [f64; 3] = f.numbers(&field, v)?;
                 if vals[0] < 0.0 {
-                    return Err(malformed(path, line, Some(&field), "tokens (item 0) is negative"));
+                    return Err(malformed(
+                        path,
+                        line,
+                        Some(&field),
+                        "tokens (item 0) is negative",
+                    ));
                 }
                 if previews.0[s.index()].is_some() {
                     return Err(malformed(
@@ -762,7 +779,12 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
     let utility: [f64; MASKS] = f.numbers("utility", f.get("utility")?)?;
     let tokens: [f64; MASKS] = f.numbers("tokens", f.get("tokens")?)?;
     if let Some(k) = tokens.iter().position(|t| *t < 0.0) {
-        return Err(malformed(path, line, Some("tokens"), format!("item {k} is negative")));
+        return Err(malformed(
+            path,
+            line,
+            Some("tokens"),
+            format!("item {k} is negative"),
+        ));
     }
     Ok(SweepRecord {
         episode: f.string("episode")?,

@@ -13,7 +13,13 @@ fn small() -> Vec<SweepRecord> {
 
 fn write_text(records: &[SweepRecord]) -> String {
     let labelled = records.iter().filter(|r| r.labelled).count();
-    let header = SweepHeader::new(UtilityKind::EvidenceRecall, "synthetic", "none", records.len(), labelled);
+    let header = SweepHeader::new(
+        UtilityKind::EvidenceRecall,
+        "synthetic",
+        "none",
+        records.len(),
+        labelled,
+    );
     let mut w = SweepWriter::new(Vec::new(), &header).unwrap();
     for r in records {
         w.write(r).unwrap();
@@ -53,7 +59,10 @@ fn rejects_other_formats_and_versions() {
     let text = write_text(&small());
     let v2 = text.replacen("\"version\":1", "\"version\":2", 1);
     let e = err(&v2);
-    assert!(e.contains("version 2") && e.contains("reads version 1"), "{e}");
+    assert!(
+        e.contains("version 2") && e.contains("reads version 1"),
+        "{e}"
+    );
     let other = text.replacen("mesa-sweep", "other", 1);
     assert!(err(&other).contains("format is `other`"));
     assert!(err("").contains("empty"));
@@ -70,14 +79,22 @@ fn names_line_and_field() {
     let mut bad: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
     bad[2] = v.to_string();
     let e = err(&(bad.join("\n") + "\n"));
-    assert!(e.contains("s.jsonl:3") && e.contains("`utility`") && e.contains("expected 31 numbers, found 30"), "{e}");
+    assert!(
+        e.contains("s.jsonl:3")
+            && e.contains("`utility`")
+            && e.contains("expected 31 numbers, found 30"),
+        "{e}"
+    );
     // Missing field.
     let mut v: Value = serde_json::from_str(lines[1]).unwrap();
     v.as_object_mut().unwrap().remove("tokens");
     bad[2] = lines[2].to_string();
     bad[1] = v.to_string();
     let e = err(&(bad.join("\n") + "\n"));
-    assert!(e.contains("s.jsonl:2") && e.contains("`tokens`: missing"), "{e}");
+    assert!(
+        e.contains("s.jsonl:2") && e.contains("`tokens`: missing"),
+        "{e}"
+    );
     // A string where a number belongs.
     let mut v: Value = serde_json::from_str(lines[1]).unwrap();
     v["previews"]["R"][1] = Value::String("high".into());

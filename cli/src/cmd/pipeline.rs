@@ -1,0 +1,141 @@
+//! `mesa pipeline`: the end-to-end job on built-in defaults. Build the
+//! memory store over AMA-Bench, sweep every question's 31 subsets, search
+//! for a policy offline, and print the report.
+
+use crate::cmd::build::{self, EmbedderKind};
+use crate::cmd::sweep::{self, UtilityArg};
+use crate::source::CliError;
+use clap::Parser;
+use mesa_optimizer::cli::OptimizeArgs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Where AMA-Bench sits beside a checkout of the project.
+const DEFAULT_DATA: &str = "../shared/data/ama-bench/open_end_qa_set.jsonl";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The dataset (default: AMA-Bench beside the checkout, or MESA_DATA).
+    #[arg(long, env = "MESA_DATA", default_value = DEFAULT_DATA)]
+    data: PathBuf,
+    /// Where the store, the sweep and the run go.
+    #[arg(long, default_value = "target/mesa-pipeline")]
+    work: PathBuf,
+    /// The utility the sweep measures.
+    #[arg(long, value_enum, default_value_t)]
+    utility: UtilityArg,
+    /// Optimizer iterations.
+    #[arg(long, default_value_t = 30)]
+    iterations: usize,
+    /// Split seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Hide the question type from policies.
+    #[arg(long)]
+    no_qtype: bool,
+    /// Rebuild the store even if one from an earlier run is there.
+    #[arg(long)]
+    rebuild: bool,
+}
+
+/// `OptimizeArgs` parsed from words, so the pipeline passes exactly what a
+/// user would type.
+#[derive(Parser)]
+struct Optimize {
+    #[command(flatten)]
+    args: OptimizeArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    if !args.data.exists() {
+        return Err(CliError::Usage(format!(
+            "the dataset `{}` does not exist; give it with --data PATH or MESA_DATA (AMA-Bench's open_end_qa_set.jsonl)",
+            args.data.display()
+        )));
+    }
+    std::fs::create_dir_all(&args.work).map_err(|source| CliError::Io {
+        action: "create",
+        path: args.work.display().to_string(),
+        source,
+    })?;
+    let store = args.work.join("store");
+    let reuse = !args.rebuild && mesa_memory::Store::open(&store).is_ok();
+    if reuse {
+        eprintln!(
+            "1/3 store: reusing `{}` (--rebuild to build it again)",
+            store.display()
+        );
+    } else {
+        eprintln!("1/3 store: building `{}`", store.display());
+        build::run(build::Args::new(
+            args.data.clone(),
+            store.clone(),
+            EmbedderKind::Builtin,
+        ))?;
+    }
+    let sweep_file = args
+        .work
+        .join(format!("sweep-{:?}.jsonl", args.utility).to_lowercase());
+    eprintln!("2/3 sweep: `{}`", sweep_file.display());
+    let report = sweep::sweep(&sweep::Args {
+        store: store.clone(),
+        data: args.data.clone(),
+        utility: args.utility,
+        output: sweep_file.clone(),
+        judge_cache: None,
+        answer_model: None,
+        judge_model: None,
+        quiet: false,
+    })?;
+    eprintln!(
+        "    {} questions, {} labelled",
+        report.questions, report.labelled
+    );
+    let run_dir = args.work.join(format!("run-seed{}", args.seed));
+    eprintln!("3/3 optimize (offline): `{}`", run_dir.display());
+    let mut words: Vec<String> = vec![
+        "optimize".into(),
+        "--sweep".into(),
+        sweep_file.display().to_string(),
+        "--out".into(),
+        run_dir.display().to_string(),
+        "--iterations".into(),
+        args.iterations.to_string(),
+        "--seed".into(),
+        args.seed.to_string(),
+        "--quiet".into(),
+    ];
+    if args.no_qtype {
+        words.push("--no-qtype".into());
+    }
+    let optimize = Optimize::try_parse_from(&words)
+        .map_err(|e| CliError::Message(format!("internal: optimizer arguments: {e}")))?;
+    // A new run each time: the archive of an earlier one is kept aside.
+    if run_dir.exists() {
+        let old = args.work.join(format!("run-seed{}.previous", args.seed));
+        let _ = std::fs::remove_dir_all(&old);
+        std::fs::rename(&run_dir, &old).map_err(|source| CliError::Io {
+            action: "move aside",
+            path: run_dir.display().to_string(),
+            source,
+        })?;
+    }
+    let code = mesa_optimizer::cli::optimize_main(optimize.args);
+    let report_md = run_dir.join("report.md");
+    match std::fs::read_to_string(&report_md) {
+        Ok(text) => print!("{text}"),
+        Err(source) => {
+            return Err(CliError::Io {
+                action: "read",
+                path: report_md.display().to_string(),
+                source,
+            })
+        }
+    }
+    eprintln!(
+        "done: the best policy is `{}` (and `.wasm`); the archive, report.json and pareto.svg are in `{}`",
+        run_dir.join("best.mesa").display(),
+        run_dir.display()
+    );
+    Ok(code)
+}

@@ -1,0 +1,146 @@
+//! `mesa sweep STORE DATA --utility U -o sweep.jsonl`: every question's
+//! previews, and the utility and tokens of each of the 31 subsets.
+
+use crate::source::CliError;
+use indicatif::{ProgressBar, ProgressStyle};
+use mesa_memory::dataset::LoadOptions;
+use mesa_memory::Store;
+use mesa_optimizer::measure::judge::Judge;
+use mesa_optimizer::measure::{measure, MeasureOptions, MeasureReport};
+use mesa_optimizer::sweep::UtilityKind;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Utilities on the command line.
+#[derive(Clone, Copy, clap::ValueEnum, Default, PartialEq, Eq, Debug)]
+pub enum UtilityArg {
+    /// Share of the labelled evidence steps the evidence shows (offline).
+    #[default]
+    EvidenceRecall,
+    /// Share of the reference answer's content words the evidence contains (offline).
+    AnswerCoverage,
+    /// An answer model and an LLM judge (MESA_LLM_BASE_URL, MESA_LLM_API_KEY, ...).
+    Judge,
+}
+
+impl From<UtilityArg> for UtilityKind {
+    fn from(u: UtilityArg) -> Self {
+        match u {
+            UtilityArg::EvidenceRecall => UtilityKind::EvidenceRecall,
+            UtilityArg::AnswerCoverage => UtilityKind::AnswerCoverage,
+            UtilityArg::Judge => UtilityKind::Judge,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The store (from `mesa build`).
+    pub store: PathBuf,
+    /// The dataset whose questions to measure (the one the store was built from).
+    pub data: PathBuf,
+    /// How a subset's evidence is scored.
+    #[arg(long, value_enum, default_value_t)]
+    pub utility: UtilityArg,
+    /// Where to write the sweep (JSONL).
+    #[arg(long, short)]
+    pub output: PathBuf,
+    /// With --utility judge: the request cache (default: OUTPUT with `.judge-cache.jsonl`).
+    #[arg(long)]
+    pub judge_cache: Option<PathBuf>,
+    /// With --utility judge: the answer model (default: MESA_LLM_CHAT_MODEL).
+    #[arg(long)]
+    pub answer_model: Option<String>,
+    /// With --utility judge: the judge model (default: MESA_LLM_CHAT_MODEL).
+    #[arg(long)]
+    pub judge_model: Option<String>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let report = sweep(&args)?;
+    eprintln!(
+        "wrote `{}`: {} questions, {} labelled ({} by the dataset's evidence, {} by step numbers named in the question or answer)",
+        args.output.display(),
+        report.questions,
+        report.labelled,
+        report.labels_from_dataset,
+        report.labels_from_named_steps,
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Measures the sweep; shared with `mesa pipeline`.
+pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
+    let store = Store::open(&args.store).map_err(|e| CliError::Message(e.to_string()))?;
+    let loaded = mesa_memory::load(&args.data, &LoadOptions::default())
+        .map_err(|e| CliError::Message(e.to_string()))?;
+    let utility: UtilityKind = args.utility.into();
+    let judge = if utility == UtilityKind::Judge {
+        let client = mesa_llm::Client::from_env().map_err(|e| CliError::Message(e.to_string()))?;
+        let cache = args
+            .judge_cache
+            .clone()
+            .unwrap_or_else(|| args.output.with_extension("judge-cache.jsonl"));
+        let judge = Judge::new(
+            client,
+            args.answer_model.clone(),
+            args.judge_model.clone(),
+            &cache,
+        )
+        .map_err(|e| CliError::Message(e.to_string()))?;
+        eprintln!(
+            "judge cache `{}`: {} cached request(s){}",
+            cache.display(),
+            judge.cached(),
+            if judge.torn_cache_lines > 0 {
+                format!(
+                    ", {} torn line(s) from a killed run ignored",
+                    judge.torn_cache_lines
+                )
+            } else {
+                String::new()
+            }
+        );
+        Some(judge)
+    } else {
+        None
+    };
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(0)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} sweep {pos}/{len} questions [{bar:30}] {elapsed} ({eta} left)",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    };
+    let report = measure(
+        &store,
+        &loaded.episodes,
+        &display(&args.data),
+        &display(&args.store),
+        &MeasureOptions {
+            utility,
+            judge: judge.as_ref(),
+            progress: Some(&progress),
+        },
+        &args.output,
+    )
+    .map_err(|e| CliError::Message(e.to_string()))?;
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}

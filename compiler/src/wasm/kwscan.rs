@@ -1,0 +1,428 @@
+//! Keyword scanning in the generated module: which scheme finds which
+//! keyword, the tables the schemes share, and the code around them in the
+//! scan loop.
+//!
+//! Keywords that begin and end with a word byte go to the word-hash table
+//! ([`super::wordhash`]); the others to the Aho-Corasick automaton
+//! ([`super::keywords`]). Both run in the same pass over the text, write the
+//! same normalized buffer and report through one `found(k, subject)`
+//! function, which records keyword `k` once and counts it for its sets.
+//! [`KeywordScanner::scan`] is the Rust model of the whole scan.
+
+use super::asm::{ma, Asm, Data};
+use super::keywords::{self, AutomatonTables, KeywordAutomaton};
+use super::wordhash::{self, WordTable, WordTables};
+use wasm_encoder::{BlockType, Function, Instruction as I, ValType};
+
+/// A policy's distinct keywords split between the two schemes.
+#[derive(Debug, Clone)]
+pub struct KeywordScanner {
+    keywords: Vec<String>,
+    /// The word-hash table, over the word-bounded keywords.
+    words: Option<WordTable>,
+    /// The automaton over the other keywords, those keywords, and their ids.
+    automaton: Option<(KeywordAutomaton, Vec<String>, Vec<u32>)>,
+}
+
+impl KeywordScanner {
+    /// Splits distinct, normalized, non-empty `keywords`; with `word_hash`
+    /// false every keyword goes to the automaton.
+    pub fn new(keywords: &[String], word_hash: bool) -> KeywordScanner {
+        let (by_word, others): (Vec<u32>, Vec<u32>) = (0..keywords.len() as u32).partition(|&k| {
+            word_hash && wordhash::is_word_bounded(keywords[k as usize].as_bytes())
+        });
+        let words = (!by_word.is_empty()).then(|| WordTable::new(keywords, &by_word));
+        let automaton = (!others.is_empty()).then(|| {
+            let subset: Vec<String> = others
+                .iter()
+                .map(|&k| keywords[k as usize].clone())
+                .collect();
+            (KeywordAutomaton::new(&subset), subset, others)
+        });
+        KeywordScanner {
+            keywords: keywords.to_vec(),
+            words,
+            automaton,
+        }
+    }
+
+    /// The reference for the module's scan: which keywords occur in `text`.
+    pub fn scan(&self, text: &[u8]) -> Vec<bool> {
+        let mut found = vec![false; self.keywords.len()];
+        if let Some(table) = &self.words {
+            table.scan(&self.keywords, text, &mut found);
+        }
+        if let Some((ac, _, ids)) = &self.automaton {
+            for (i, hit) in ac.scan(text).into_iter().enumerate() {
+                found[ids[i] as usize] |= hit;
+            }
+        }
+        found
+    }
+
+    /// How many keywords the automaton holds (0 when it is not needed).
+    pub fn automaton_keywords(&self) -> usize {
+        self.automaton.as_ref().map_or(0, |(_, k, _)| k.len())
+    }
+}
+
+/// Indices of the functions the keyword scan calls.
+pub(super) struct FuncIds {
+    /// `check(state, j, after, subject)` of the automaton.
+    pub check: u32,
+    /// `found(k, subject)`.
+    pub found: u32,
+    /// `verify(k, j, subject)` of the word-hash scheme.
+    pub verify: u32,
+    /// `probe(hash, j, subject)` of the word-hash scheme.
+    pub probe: u32,
+}
+
+/// The scan loop's locals the keyword scan uses.
+pub(super) struct ScanLocals {
+    /// The normalized byte.
+    pub c: u32,
+    /// Its word-byte flag.
+    pub w: u32,
+    /// The normalized length so far.
+    pub j: u32,
+    /// The subject (0 query, 1 task).
+    pub subj: u32,
+    /// 1 when the previous normalized byte was a space.
+    pub prev_space: u32,
+    /// The automaton state, and two scratch locals for its sparse step.
+    pub ac: u32,
+    pub k: u32,
+    pub e: u32,
+    /// The current word's hash, and 1 while inside a word.
+    pub h: u32,
+    pub in_word: u32,
+}
+
+impl ScanLocals {
+    fn automaton(&self) -> keywords::Locals {
+        keywords::Locals {
+            c: self.c,
+            w: self.w,
+            j: self.j,
+            subj: self.subj,
+            ac: self.ac,
+            k: self.k,
+            e: self.e,
+        }
+    }
+
+    fn words(&self) -> wordhash::Locals {
+        wordhash::Locals {
+            c: self.c,
+            w: self.w,
+            j: self.j,
+            subj: self.subj,
+            h: self.h,
+            in_word: self.in_word,
+        }
+    }
+}
+
+/// Addresses of the tables and buffers the schemes share.
+pub(super) struct Shared {
+    /// Per keyword: its length (u16).
+    pub kwlen: u64,
+    /// Per keyword: the offset of its bytes from `kwbytes` (u32).
+    pub kwoff: u64,
+    /// All keywords' bytes.
+    pub kwbytes: u64,
+    /// The normalized text buffer.
+    pub nbuf: u64,
+    /// Byte to word-byte flag.
+    pub word: u64,
+}
+
+/// Scratch addresses outside the data segment, settled after it.
+pub(super) struct Scratch {
+    /// The normalized text buffer.
+    pub nbuf: u64,
+    /// Byte to word-byte flag.
+    pub word: u64,
+    /// `counts[subject * nsets + set]`: distinct keywords of the set found (u32).
+    pub counts: u64,
+    /// Per subject, a bitset of the keywords found.
+    pub kwbits: u64,
+    /// Number of keyword sets.
+    pub nsets: u32,
+}
+
+/// The keyword tables in a module's data.
+pub(super) struct KeywordScan {
+    /// 32-bit words in one subject's bitset of found keywords.
+    pub bitset_words: u32,
+    kwlen: u64,
+    kwoff: u64,
+    kwbytes: u64,
+    kwset_off: u64,
+    kwsets: u64,
+    words: Option<WordTables>,
+    automaton: Option<AutomatonTables>,
+}
+
+impl KeywordScan {
+    /// Lays out `scanner`'s tables in `data`; `sets_of[k]` are the sets of
+    /// keyword `k`. Fails only beyond 16-bit fields (far over the checker's
+    /// limits).
+    pub(super) fn put(
+        scanner: &KeywordScanner,
+        sets_of: &[Vec<u32>],
+        dense_limit: usize,
+        data: &mut Data,
+    ) -> Result<KeywordScan, String> {
+        let keywords = &scanner.keywords;
+        let words = match &scanner.words {
+            Some(t) => Some(
+                WordTables::put(t, data)
+                    .ok_or_else(|| format!("{} keywords (at most 65535)", keywords.len()))?,
+            ),
+            None => None,
+        };
+        let automaton = scanner.automaton.as_ref().map(|(ac, subset, ids)| {
+            AutomatonTables::put(ac, subset, ids, keywords.len(), dense_limit, data)
+        });
+        let mut kwset_off = vec![0u32];
+        let mut kwsets: Vec<u8> = Vec::new();
+        for sets in sets_of {
+            for &s in sets {
+                kwsets.extend_from_slice(&(s as u16).to_le_bytes());
+            }
+            kwset_off.push((kwsets.len() / 2) as u32);
+        }
+        let mut kwoff = Vec::with_capacity(keywords.len());
+        let mut kwbytes = Vec::new();
+        for k in keywords {
+            kwoff.push(kwbytes.len() as u32);
+            kwbytes.extend_from_slice(k.as_bytes());
+        }
+        Ok(KeywordScan {
+            bitset_words: (keywords.len() as u32).div_ceil(32),
+            kwlen: data.put_w(2, keywords.iter().map(|k| k.len() as u32)),
+            kwoff: data.put_w(4, kwoff),
+            kwbytes: data.put(1, &kwbytes),
+            kwset_off: data.put_w(4, kwset_off),
+            kwsets: data.put(2, &kwsets),
+            words,
+            automaton,
+        })
+    }
+
+    fn shared(&self, s: &Scratch) -> Shared {
+        Shared {
+            kwlen: self.kwlen,
+            kwoff: self.kwoff,
+            kwbytes: self.kwbytes,
+            nbuf: s.nbuf,
+            word: s.word,
+        }
+    }
+
+    /// Before the loop: the word hash starts empty.
+    pub(super) fn emit_start(&self, a: &mut Asm, l: &ScanLocals) {
+        if self.words.is_some() {
+            a.ops([I::I32Const(wordhash::HASH_BASIS as i32), I::LocalSet(l.h)]);
+        }
+    }
+
+    /// Per byte, with the normalized byte in `l.c`; must be emitted directly
+    /// in the body of the scan loop, since `br 0` there skips to the next
+    /// byte (the second space of a whitespace run).
+    pub(super) fn emit_byte(&self, a: &mut Asm, l: &ScanLocals, s: &Scratch, f: &FuncIds) {
+        a.ops([
+            I::LocalGet(l.c),
+            I::I32Const(32),
+            I::I32Eq,
+            I::LocalGet(l.prev_space),
+            I::I32And,
+            I::BrIf(0),
+            I::LocalGet(l.c),
+            I::I32Const(32),
+            I::I32Eq,
+            I::LocalSet(l.prev_space),
+            I::LocalGet(l.c),
+            I::I32Load8U(ma(s.word, 0)),
+            I::LocalSet(l.w),
+        ]);
+        if let Some(t) = &self.automaton {
+            keywords::emit_pending(a, t, &l.automaton(), f.check);
+        }
+        if self.words.is_some() {
+            wordhash::emit_byte(a, &l.words(), f.probe);
+        }
+        // The normalized text, for boundaries and verification.
+        a.ops([
+            I::LocalGet(l.j),
+            I::LocalGet(l.c),
+            I::I32Store8(ma(s.nbuf, 0)),
+        ]);
+        a.incr(l.j);
+        if let Some(t) = &self.automaton {
+            keywords::emit_step(a, t, &l.automaton());
+        }
+    }
+
+    /// After the last byte.
+    pub(super) fn emit_end(&self, a: &mut Asm, l: &ScanLocals, f: &FuncIds) {
+        if let Some(t) = &self.automaton {
+            keywords::emit_end(a, t, &l.automaton(), f.check);
+        }
+        if self.words.is_some() {
+            wordhash::emit_end(a, &l.words(), f.probe);
+        }
+    }
+
+    /// The bodies of `check`, `found`, `verify` and `probe`, in that order
+    /// (empty for a scheme the module does not use).
+    pub(super) fn functions(&self, s: &Scratch, f: &FuncIds) -> [Function; 4] {
+        let shared = self.shared(s);
+        let empty = || Asm::new(0).finish(vec![]);
+        let check = match &self.automaton {
+            Some(t) => keywords::check_fn(t, &shared, f.found),
+            None => empty(),
+        };
+        let (verify, probe) = match &self.words {
+            Some(t) => (
+                wordhash::verify_fn(&shared, f.found),
+                wordhash::probe_fn(t, f.verify),
+            ),
+            None => (empty(), empty()),
+        };
+        [check, self.found_fn(s), verify, probe]
+    }
+
+    /// `found(k, subject)`: the first time keyword `k` is found in the
+    /// subject, sets its bit and counts it for each set that has it.
+    fn found_fn(&self, s: &Scratch) -> Function {
+        let (k, subj) = (0, 1);
+        let (addr, bit, i, e) = (2, 3, 4, 5);
+        let mut a = Asm::new(0);
+        // addr = (subj * words + k / 32) * 4; bit = 1 << (k % 32)
+        a.ops([
+            I::LocalGet(subj),
+            I::I32Const(self.bitset_words as i32),
+            I::I32Mul,
+            I::LocalGet(k),
+            I::I32Const(5),
+            I::I32ShrU,
+            I::I32Add,
+            I::I32Const(2),
+            I::I32Shl,
+            I::LocalSet(addr),
+            I::I32Const(1),
+            I::LocalGet(k),
+            I::I32Shl,
+            I::LocalSet(bit),
+        ]);
+        a.ops([
+            I::LocalGet(addr),
+            I::I32Load(ma(s.kwbits, 2)),
+            I::LocalGet(bit),
+            I::I32And,
+            I::If(BlockType::Empty),
+            I::Return,
+            I::End,
+        ]);
+        a.ops([
+            I::LocalGet(addr),
+            I::LocalGet(addr),
+            I::I32Load(ma(s.kwbits, 2)),
+            I::LocalGet(bit),
+            I::I32Or,
+            I::I32Store(ma(s.kwbits, 2)),
+        ]);
+        a.op(I::LocalGet(k));
+        a.load_w(self.kwset_off, 4);
+        a.op(I::LocalSet(i));
+        a.ops([I::LocalGet(k), I::I32Const(1), I::I32Add]);
+        a.load_w(self.kwset_off, 4);
+        a.op(I::LocalSet(e));
+        a.counted_loop(i, I::LocalGet(e), |a| {
+            // counts[subj * nsets + set] += 1
+            a.ops([
+                I::LocalGet(subj),
+                I::I32Const(s.nsets as i32),
+                I::I32Mul,
+                I::LocalGet(i),
+            ]);
+            a.load_w(self.kwsets, 2);
+            a.ops([
+                I::I32Add,
+                I::I32Const(2),
+                I::I32Shl,
+                I::LocalTee(addr),
+                I::LocalGet(addr),
+                I::I32Load(ma(s.counts, 2)),
+                I::I32Const(1),
+                I::I32Add,
+                I::I32Store(ma(s.counts, 2)),
+            ]);
+        });
+        a.finish(vec![(4, ValType::I32)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cues;
+    use proptest::prelude::*;
+
+    fn reference(keywords: &[String], text: &[u8]) -> Vec<bool> {
+        let mut norm = Vec::new();
+        cues::normalize_into(text, &mut norm);
+        keywords
+            .iter()
+            .map(|k| {
+                let k = k.as_bytes();
+                (0..norm.len())
+                    .filter(|&i| norm[i..].starts_with(k))
+                    .any(|i| cues::at_word_boundaries(&norm, i, i + k.len()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splits_by_the_bytes_at_either_end() {
+        let kws: Vec<String> = ["why", "(error)", "led to", "c++", "?", "12.5", "-x"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = KeywordScanner::new(&kws, true);
+        assert_eq!(s.automaton_keywords(), 4);
+        assert_eq!(KeywordScanner::new(&kws, false).automaton_keywords(), 7);
+        let text = b"Why ? (ERROR) led  to c++ 12.5 -x";
+        assert_eq!(s.scan(text), vec![true; 7]);
+        // "?" right after a word is not bounded; "c++" inside a word neither.
+        let text = b"Why? xc++ 12.50";
+        assert_eq!(s.scan(text), reference(&kws, text));
+        assert_eq!(
+            s.scan(text),
+            vec![true, false, false, false, false, false, false]
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn both_schemes_together_agree_with_the_definition(
+            kws in prop::collection::btree_set("[ab_é.(]{1,3}( [ab.]{1,2})?", 1..10),
+            text in prop::collection::vec(prop::sample::select(vec![b'a', b'b', b'A', b' ', b'\t', b'_', b'.', b'(', 0xc3, 0xa9]), 0..40),
+            word_hash in any::<bool>(),
+        ) {
+            let kws: Vec<String> = kws
+                .into_iter()
+                .map(|k| cues::normalize_keyword(&k))
+                .filter(|k| !k.is_empty())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            prop_assume!(!kws.is_empty());
+            let s = KeywordScanner::new(&kws, word_hash);
+            prop_assert_eq!(s.scan(&text), reference(&kws, &text));
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The search with the offline proposer: it beats the best fixed subset
+//! on a planted synthetic sweep, its fitted scores equal the sandbox's, it
+//! resumes after a kill without losing candidates, and refuses to mix runs.
+
+mod support;
+
+use mesa_optimizer::archive::{read_entries, ArchiveEntry, ARCHIVE_FILE};
+use mesa_optimizer::eval::Problem;
+use mesa_optimizer::propose::spec::{total_objective, FeatTable};
+use mesa_optimizer::search::{optimize, OptimizeError, OptimizeOptions};
+use mesa_optimizer::split::Split;
+use mesa_optimizer::sweep::Sweep;
+use support::synthetic_sweep;
+
+fn opts(sweep: &std::path::Path, out: &std::path::Path, iterations: usize) -> OptimizeOptions {
+    let mut o = OptimizeOptions::new(sweep, out);
+    o.iterations = iterations;
+    o
+}
+
+#[test]
+fn offline_beats_the_best_fixed_subset() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 100, 10, 3);
+    let out = dir.path().join("run");
+    let summary = optimize(&opts(&sweep, &out, 6)).unwrap();
+    let r = &summary.report;
+    let fixed = r
+        .baselines_test
+        .iter()
+        .find(|b| b.name == "best fixed (val)")
+        .unwrap()
+        .metrics
+        .objective;
+    let oracle = r
+        .baselines_test
+        .iter()
+        .find(|b| b.name == "oracle")
+        .unwrap()
+        .metrics
+        .objective;
+    assert!(
+        r.best.test.objective > fixed + 0.01,
+        "best {} vs best fixed {fixed}",
+        r.best.test.objective
+    );
+    assert!(r.best.test.objective <= oracle);
+    assert_eq!(r.counts.total, 1 + 3 * 6);
+    assert_eq!(
+        r.counts.valid, r.counts.total,
+        "offline candidates are valid by construction"
+    );
+    for f in [
+        "report.md",
+        "report.json",
+        "best.mesa",
+        "best.wasm",
+        "pareto.svg",
+        "run.json",
+        ARCHIVE_FILE,
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let best = std::fs::read_to_string(out.join("best.mesa")).unwrap();
+    assert_eq!(
+        mesa_grammar::format_source(&best).unwrap(),
+        best,
+        "written by the formatter"
+    );
+    assert!(r.timings.turnaround_ms.n > 0 && r.timings.turnaround_ms.mean > 0.0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("candidate compile time") && md.contains("qtype (gold labels)"));
+    let svg = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
+    assert!(svg.contains("best #") && svg.contains("all five"));
+
+    // The natively fitted score of every offline candidate is the sandbox's.
+    let sw = Sweep::read(&sweep).unwrap();
+    let problem = Problem::new(&sw, 1e-6, false).unwrap();
+    let table = FeatTable::new(&problem);
+    let splits = problem.splits(0).unwrap();
+    let train = problem.indices(&splits, Split::Train);
+    let (entries, _) = read_entries(&out.join(ARCHIVE_FILE)).unwrap();
+    for e in entries
+        .iter()
+        .filter(|e| e.spec.is_some() && e.duplicate_of.is_none())
+    {
+        let native = total_objective(e.spec.as_ref().unwrap(), &problem, &table, &train)
+            / train.len() as f64;
+        let sandbox = e.train.unwrap().objective;
+        assert!(
+            (native - sandbox).abs() < 1e-9,
+            "#{}: native {native} sandbox {sandbox}",
+            e.id
+        );
+    }
+}
+
+#[test]
+fn no_qtype_hides_the_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 60, 8, 4);
+    let out = dir.path().join("run");
+    let mut o = opts(&sweep, &out, 3);
+    o.hide_qtype = true;
+    let summary = optimize(&o).unwrap();
+    assert!(!summary.report.inputs.qtype);
+    let (entries, _) = read_entries(&out.join(ARCHIVE_FILE)).unwrap();
+    for e in &entries {
+        assert!(
+            !e.source.as_deref().unwrap_or("").contains("qtype"),
+            "#{} reads qtype",
+            e.id
+        );
+        assert_ne!(e.direction.as_deref(), Some("qtype-routing"));
+    }
+    assert!(std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .contains("qtype hidden"));
+}
+
+fn comparable(
+    e: &ArchiveEntry,
+) -> (
+    usize,
+    String,
+    Option<String>,
+    Option<String>,
+    bool,
+    Option<f64>,
+    Option<usize>,
+) {
+    (
+        e.iteration,
+        e.mode.name().to_string(),
+        e.direction.clone(),
+        e.source.clone(),
+        e.valid,
+        e.val.map(|m| m.objective),
+        e.duplicate_of,
+    )
+}
+
+#[test]
+fn resume_after_a_kill_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 50, 8, 5);
+    // Uninterrupted.
+    let a = dir.path().join("a");
+    optimize(&opts(&sweep, &a, 4)).unwrap();
+    let (full, _) = read_entries(&a.join(ARCHIVE_FILE)).unwrap();
+    // Killed during iteration 3: run 3 iterations, then cut the last line
+    // in the middle as a kill during the write would.
+    let b = dir.path().join("b");
+    optimize(&opts(&sweep, &b, 3)).unwrap();
+    let path = b.join(ARCHIVE_FILE);
+    let text = std::fs::read(&path).unwrap();
+    let last_start = text[..text.len() - 1]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .unwrap()
+        + 1;
+    let cut = last_start + (text.len() - last_start) / 2;
+    std::fs::write(&path, &text[..cut]).unwrap();
+    // Without --resume, the run directory is refused.
+    let e = optimize(&opts(&sweep, &b, 4)).unwrap_err();
+    assert!(
+        matches!(e, OptimizeError::Archive(_)) && e.to_string().contains("--resume"),
+        "{e}"
+    );
+    // With other settings, too.
+    let mut other = opts(&sweep, &b, 4);
+    other.resume = true;
+    other.lambda = 2e-6;
+    let e = optimize(&other).unwrap_err();
+    assert!(e.to_string().contains("--lambda"), "{e}");
+    // Resumed: the cut line is dropped and reported, the candidate proposed again.
+    let mut resume = opts(&sweep, &b, 4);
+    resume.resume = true;
+    let summary = optimize(&resume).unwrap();
+    let rec = summary
+        .report
+        .recovered
+        .clone()
+        .expect("the cut line is reported");
+    assert_eq!(rec.line, 10);
+    assert!(std::fs::read_to_string(b.join("report.md"))
+        .unwrap()
+        .contains("cut-off last archive line"));
+    let (resumed, recovered) = read_entries(&path).unwrap();
+    assert!(recovered.is_none());
+    assert_eq!(resumed.len(), full.len());
+    for (x, y) in full.iter().zip(&resumed) {
+        assert_eq!(comparable(x), comparable(y), "#{}", x.id);
+    }
+    // Resuming a finished run changes nothing.
+    optimize(&resume).unwrap();
+    assert_eq!(read_entries(&path).unwrap().0.len(), full.len());
+    // A damaged line in the middle is an error, not a silent loss.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[2] = "{\"id\": 2, broken";
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let e = optimize(&resume).unwrap_err();
+    assert!(e.to_string().contains(":3: damaged archive line"), "{e}");
+}
+
+#[test]
+fn bad_sweeps_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 20, 4, 6);
+    let text = std::fs::read_to_string(&sweep).unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, &text[..text.len() - 50]).unwrap();
+    let e = optimize(&opts(&cut, &dir.path().join("r1"), 1)).unwrap_err();
+    assert!(e.to_string().contains("truncated"), "{e}");
+    let v2 = dir.path().join("v2.jsonl");
+    std::fs::write(&v2, text.replacen("\"version\":1", "\"version\":2", 1)).unwrap();
+    let e = optimize(&opts(&v2, &dir.path().join("r2"), 1)).unwrap_err();
+    assert!(e.to_string().contains("version 2"), "{e}");
+}
