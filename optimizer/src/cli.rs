@@ -239,7 +239,7 @@ pub fn run_optimize(args: OptimizeArgs) -> Result<ExitCode, CliError> {
             config.validate().map_err(OptimizeError::from)?;
             let mut o = crate::propose::LlmOptions::new(config);
             o.temperature = args.temperature;
-            ProposerConfig::Llm(o)
+            ProposerConfig::Llm(Box::new(o))
         }
     };
     let mut opts = OptimizeOptions::new(&args.sweep, &args.out);

@@ -16,8 +16,8 @@ use crate::directions::Direction;
 use crate::eval::engine::{compile_policy, CandidateFailure, Stage, StageTimings};
 use crate::eval::{EvalError, Metrics, Problem, SplitData};
 use crate::propose::{
-    error_groups, DirectionStat, LlmOptions, LlmProposer, Mode, OfflineProposer, PolicySpec,
-    Proposal, ProposeContext, Proposer,
+    error_groups, policy_key, DirectionStat, LlmOptions, LlmProposer, Mode, OfflineProposer,
+    PolicySpec, Proposal, ProposeContext, Proposer,
 };
 use crate::report::{write_run_report, OptimizeReport};
 use crate::rng::Rng;
@@ -36,7 +36,7 @@ pub enum ProposerConfig {
     /// Rules fitted on train, no network.
     Offline,
     /// An OpenAI-compatible endpoint.
-    Llm(LlmOptions),
+    Llm(Box<LlmOptions>),
 }
 
 impl ProposerConfig {
@@ -203,7 +203,7 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
     let runtime = Runtime::new().map_err(|e| OptimizeError::Runtime(e.to_string()))?;
     let mut proposer: Box<dyn Proposer> = match &opts.proposer {
         ProposerConfig::Offline => Box::new(OfflineProposer::new(&problem)),
-        ProposerConfig::Llm(o) => Box::new(LlmProposer::new(o.clone())?),
+        ProposerConfig::Llm(o) => Box::new(LlmProposer::new(o.as_ref().clone())?),
     };
     let mut search = Search {
         opts,
@@ -271,17 +271,6 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         }
     }
     search.finish(&test, &splits, started, settings)
-}
-
-/// What makes two candidates the same policy: the canonical layout
-/// without the `policy "name"` header (candidates differ in name only
-/// when a proposer found nothing new).
-fn policy_key(source: &str) -> String {
-    let text = mesa_grammar::format_source(source).unwrap_or_else(|_| source.to_string());
-    text.lines()
-        .filter(|l| !l.starts_with("policy "))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn progress_line(e: &ArchiveEntry, best: Option<f64>, iterations: usize) -> String {
@@ -453,6 +442,7 @@ impl Search<'_> {
             ucb: stats,
             errors,
             inputs: problem.inputs_seen(),
+            known: &self.keys,
         };
         let started = Instant::now();
         let proposal = proposer.propose(&ctx, &validate);

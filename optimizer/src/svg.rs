@@ -37,7 +37,7 @@ fn escape(s: &str) -> String {
 
 /// A "nice" tick step for a range of `span` with about `n` ticks.
 fn step(span: f64, n: f64) -> f64 {
-    if !(span > 0.0) || !span.is_finite() {
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return 1.0;
     }
     let raw = span / n;

@@ -195,6 +195,34 @@ fn interpreter_and_wasm_agree() {
     }
 }
 
+/// Found by the optimizer's native-vs-sandbox check: with unused keyword
+/// sets in the policy, the compiled module reports a keyword that is not
+/// in the query. A bug in the Wasm keyword scanner (mesa-compiler), not in
+/// this crate; kept here because the optimizer's scores depend on it.
+#[test]
+fn wasm_agrees_with_the_interpreter_with_unused_keyword_sets() {
+    use mesa_core::{Engine, Input};
+    use mesa_runtime::{AnyEngine, Runtime};
+    let src = "policy \"p\"\nlet drawer = words [\"drawer\"]\nlet unused_a = words [\"me\"]\nlet unused_b = words [\"overall\"]\n\
+               rule r when domain is EMBODIED_AI and qtype is C and query has drawer -> select {S, T, V, R}\n\
+               rule c when qtype is C -> select {S, T, G, V}\ndefault {S, T, V, R}\n";
+    let input = Input {
+        query: "Where is the room located now?".into(),
+        domain: Some("EMBODIED_AI".into()),
+        qtype: Some("C".into()),
+        ..Input::default()
+    };
+    let rt = Runtime::new().unwrap();
+    let program = mesa_compiler::check(src).program.unwrap();
+    let mut wasm = AnyEngine::from_program(&rt, program.clone(), src, EngineKind::Wasm).unwrap();
+    let mut interp = AnyEngine::from_program(&rt, program, src, EngineKind::Interp).unwrap();
+    assert_eq!(
+        wasm.select(&input).unwrap(),
+        interp.select(&input).unwrap(),
+        "the query has no `drawer`: rule c decides"
+    );
+}
+
 #[test]
 fn clear_errors() {
     let dir = tempfile::tempdir().unwrap();

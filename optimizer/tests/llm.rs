@@ -29,7 +29,7 @@ fn run(
     let out = dir.join(name);
     let mut o = OptimizeOptions::new(&sweep, &out);
     o.iterations = iterations;
-    o.proposer = ProposerConfig::Llm(LlmOptions::new(server.config()));
+    o.proposer = ProposerConfig::Llm(Box::new(LlmOptions::new(server.config())));
     (optimize(&o), out)
 }
 
@@ -153,7 +153,7 @@ fn http_500_stops_cleanly_and_resumes() {
     let mut o = OptimizeOptions::new(&sweep, &out);
     o.iterations = 2;
     o.resume = true;
-    o.proposer = ProposerConfig::Llm(LlmOptions::new(good.config()));
+    o.proposer = ProposerConfig::Llm(Box::new(LlmOptions::new(good.config())));
     let r = optimize(&o).unwrap().report;
     assert_eq!(r.counts.endpoint_failures, 3);
     assert_eq!(r.counts.total, 4 + 6);
@@ -172,12 +172,12 @@ fn timeouts_stop_cleanly() {
     let mut o = OptimizeOptions::new(&sweep, dir.path().join("slow"));
     o.iterations = 1;
     o.max_endpoint_failures = 1;
-    o.proposer = ProposerConfig::Llm(LlmOptions::new(
+    o.proposer = ProposerConfig::Llm(Box::new(LlmOptions::new(
         server
             .config()
             .with_timeout(Duration::from_millis(300))
             .with_max_retries(0),
-    ));
+    )));
     let e = optimize(&o).unwrap_err();
     assert!(
         e.to_string().contains("timed out") && e.to_string().contains("--resume"),

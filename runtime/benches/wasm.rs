@@ -27,6 +27,21 @@ fn cases() -> Vec<Case> {
         src: policy(2, 10, 0, 20),
         query: Box::new(query),
     }];
+    if std::env::var_os("MESA_BENCH_EXPERIMENT").is_some() {
+        for w in workloads() {
+            let q = w.clone();
+            cases.push(Case {
+                name: format!("XP {}, 500 keywords, 0 patterns", w.name),
+                src: w.policy(20, 0, 200),
+                query: Box::new(move |len| q.query(len)),
+            });
+        }
+        cases.push(Case {
+            name: "XP patterns only".into(),
+            src: policy(0, 0, 10, 200),
+            query: Box::new(query),
+        });
+    }
     for w in workloads() {
         cases.push(Case {
             name: format!("{}, 500 keywords + 10 patterns", w.name),
@@ -45,6 +60,11 @@ fn bench_select(c: &mut Criterion) {
         let program = check(&case.src).program.expect("checks");
         let bytes = wasm::compile(&program, &case.src).expect("compiles");
         eprintln!("module size, {name}: {} bytes", bytes.len());
+        if let Some(dir) = std::env::var_os("MESA_BENCH_DUMP") {
+            let file = std::path::Path::new(&dir).join(name.replace([' ', ','], "_"));
+            std::fs::write(file.with_extension("wasm"), &bytes).expect("dump");
+            std::fs::write(file.with_extension("cwasm"), runtime.precompile(&bytes).expect("aot")).expect("dump");
+        }
         let selector = Selector::new(program).expect("selector");
         let mut instance = runtime
             .load(&bytes)

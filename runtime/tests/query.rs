@@ -7,6 +7,8 @@ use mesa_memory::{BuildOptions, Config, Source, Store};
 use mesa_runtime::{AnyEngine, Chooser, EngineKind, QueryEngine, QueryError, Question, Runtime};
 use std::path::PathBuf;
 
+const ACTIONS: [&str; 4] = ["left", "right", "up", "down"];
+
 /// Three small episodes in the generic layout, written here.
 fn dataset() -> String {
     let sql = serde_json::json!({
@@ -23,7 +25,7 @@ fn dataset() -> String {
     let game = serde_json::json!({
         "id": "game", "task": "Reach the door", "domain": "GAME",
         "steps": (0..30).map(|i| serde_json::json!({
-            "action": ["left", "right", "up", "down"][i % 4],
+            "action": ACTIONS[i % 4],
             "observation": format!("ball {} step to the left; door {} steps up; key held: {}", i % 5, 30 - i, i > 20),
         })).collect::<Vec<_>>(),
         "questions": [{"question": "What did the agent hold in the last 3 steps?", "type": "C"}],

@@ -47,14 +47,12 @@ const F_BUDGET: u32 = 10;
 const F_METADATA_PTR: u32 = 11;
 const F_METADATA_LEN: u32 = 12;
 const F_FOUND: u32 = 13;
-const F_VERIFY: u32 = 14;
-const F_PROBE: u32 = 15;
+const F_PROBE: u32 = 14;
 
 /// The functions the keyword scan calls.
 const KEYWORD_FUNCS: FuncIds = FuncIds {
     check: F_CHECK,
     found: F_FOUND,
-    verify: F_VERIFY,
     probe: F_PROBE,
 };
 
@@ -118,7 +116,7 @@ fn group_state(g: usize, first: u32) -> u32 {
 }
 
 /// Parameters and locals `scan` declares before the extra group states.
-const SCAN_LOCALS: u32 = 18;
+const SCAN_LOCALS: u32 = 20;
 
 /// Addresses of one pattern DFA's tables.
 struct PatternTables {
@@ -424,8 +422,8 @@ impl Gen<'_> {
             .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
         types.ty().function([ValType::I32, ValType::I32], []); // 7 found
         let mut funcs = FunctionSection::new();
-        // In function-index order; found, verify and probe come last.
-        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 2, 2] {
+        // In function-index order; found and probe come last.
+        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 2] {
             funcs.function(ty);
         }
         let mut memories = MemorySection::new();
@@ -473,9 +471,9 @@ impl Gen<'_> {
         code.function(&self.trace_fn());
         code.function(&self.scan_fn());
         let empty = || Asm::new(0).finish(vec![]);
-        let [check, found, verify, probe] = match &self.layout.keywords {
+        let [check, found, probe] = match &self.layout.keywords {
             Some(k) => k.functions(&self.scratch(), &KEYWORD_FUNCS),
-            None => [empty(), empty(), empty(), empty()],
+            None => [empty(), empty(), empty()],
         };
         code.function(&check);
         code.function(&eq_ci_fn());
@@ -484,7 +482,6 @@ impl Gen<'_> {
         code.function(&constant(self.metadata_at as i32));
         code.function(&constant(self.metadata_len as i32));
         code.function(&found);
-        code.function(&verify);
         code.function(&probe);
         let mut datas = DataSection::new();
         datas.active(
@@ -572,8 +569,8 @@ impl Gen<'_> {
             ac,
             k,
             e,
-            h: 16,
-            in_word: 17,
+            h: [16, 17, 18],
+            in_word: 19,
         };
         let scratch = self.scratch();
         let mut a = Asm::new(0);
@@ -670,7 +667,7 @@ impl Gen<'_> {
         a.finish(vec![
             (11, ValType::I32),
             (1, ValType::I64),
-            (3 + extra_groups, ValType::I32),
+            (5 + extra_groups, ValType::I32),
         ])
     }
 

@@ -105,10 +105,8 @@ impl Problem {
             if !r.labelled {
                 continue;
             }
-            let mut objective = [0.0; MASKS];
-            for k in 0..MASKS {
-                objective[k] = r.utility[k] - lambda * r.tokens[k];
-            }
+            let objective: [f64; MASKS] =
+                std::array::from_fn(|k| r.utility[k] - lambda * r.tokens[k]);
             domains.insert(r.domain.clone());
             if let Some(t) = &r.qtype {
                 qtypes.insert(t.clone());

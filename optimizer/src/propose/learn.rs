@@ -217,15 +217,14 @@ impl<'a> Fit<'a> {
         for (stop, sum) in sums {
             let m = mask_at(argmax(&sum));
             match stop {
-                Some(r) => {
-                    if spec.rules[r].mask != m {
-                        notes.push(format!(
-                            "{}: {} -> {m}",
-                            spec.rules[r].name, spec.rules[r].mask
-                        ));
-                        spec.rules[r].mask = m;
-                    }
+                Some(r) if spec.rules[r].mask != m => {
+                    notes.push(format!(
+                        "{}: {} -> {m}",
+                        spec.rules[r].name, spec.rules[r].mask
+                    ));
+                    spec.rules[r].mask = m;
                 }
+                Some(_) => {}
                 None if !spec.has_modifiers() && spec.default != m => {
                     notes.push(format!("default: {} -> {m}", spec.default));
                     spec.default = m;

@@ -94,8 +94,11 @@ pub fn error_groups(
     masks: &[Mask],
     limit: usize,
 ) -> Vec<ErrorGroup> {
+    /// Domain, visible question type, chosen mask bits.
     type Key = (String, Option<String>, u8);
-    let mut groups: HashMap<Key, (usize, f64, [f64; MASKS], Vec<String>, f64)> = HashMap::new();
+    /// Count, regret, objective sums per mask, examples, chosen objective.
+    type Acc = (usize, f64, [f64; MASKS], Vec<String>, f64);
+    let mut groups: HashMap<Key, Acc> = HashMap::new();
     for (&i, &m) in idx.iter().zip(masks) {
         let q = &problem.questions[i];
         let Some(k) = mask_index(m) else { continue };
@@ -148,6 +151,17 @@ pub fn error_groups(
     out
 }
 
+/// What makes two candidates the same policy: the canonical layout
+/// without the `policy "name"` header (candidates differ in name only
+/// when a proposer found nothing new).
+pub fn policy_key(source: &str) -> String {
+    let text = mesa_grammar::format_source(source).unwrap_or_else(|_| source.to_string());
+    text.lines()
+        .filter(|l| !l.starts_with("policy "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Everything a proposer may use.
 pub struct ProposeContext<'a> {
     /// The sweep's labelled questions.
@@ -172,6 +186,9 @@ pub struct ProposeContext<'a> {
     pub errors: Vec<ErrorGroup>,
     /// What policies may read.
     pub inputs: InputsSeen,
+    /// The [`policy_key`]s of the candidates evaluated so far (a proposer
+    /// may try harder rather than propose one of them again).
+    pub known: &'a HashMap<String, usize>,
 }
 
 /// A proposer's answer.

@@ -186,8 +186,29 @@ impl Proposer for OfflineProposer {
             .and_then(|p| p.spec.clone())
             .or_else(|| ctx.top.iter().find_map(|e| e.spec.clone()))
             .unwrap_or_else(|| PolicySpec::fixed("seed", mesa_core::Mask::ALL));
-        let params = Self::params(ctx);
-        let (mut spec, notes) = self.apply(&fit, ctx, &base, &params);
+        // A fit that reproduces a known policy is retried with looser
+        // settings (smaller gains and supports): the search learns nothing
+        // from evaluating the same policy twice.
+        let first = Self::params(ctx);
+        let mut tried = None;
+        for (gain, support) in [(1.0, 1.0), (0.5, 0.75), (0.25, 0.5), (0.1, 0.5)] {
+            let params = Params {
+                min_gain: first.min_gain * gain,
+                min_support: ((first.min_support as f64 * support).round() as usize).max(3),
+                ..first.clone()
+            };
+            let (spec, notes) = self.apply(&fit, ctx, &base, &params);
+            let known = ctx
+                .known
+                .contains_key(&super::policy_key(&spec.to_source()));
+            tried = Some((spec, notes));
+            if !known {
+                break;
+            }
+        }
+        let Some((mut spec, notes)) = tried else {
+            return Proposal::default();
+        };
         spec.name = format!(
             "offline-{}-{}-{}",
             ctx.iteration,
