@@ -38,7 +38,7 @@ fn cases() -> Vec<Case> {
         }
         cases.push(Case {
             name: "XP patterns only".into(),
-            src: policy(0, 0, 10, 200),
+            src: policy(1, 1, 10, 200),
             query: Box::new(query),
         });
     }

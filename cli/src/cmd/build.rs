@@ -12,10 +12,20 @@ pub enum EmbedderKind {
     /// The built-in deterministic embedder (no weights).
     #[default]
     Builtin,
-    /// all-MiniLM-L6-v2 run in Rust (files from `scripts/fetch-minilm.sh`).
+    /// all-MiniLM-L6-v2 run in Rust with candle (files from `scripts/fetch-minilm.sh`).
     Minilm,
     /// An OpenAI-compatible embeddings endpoint (MESA_LLM_BASE_URL, MESA_LLM_API_KEY).
     Openai,
+}
+
+/// Built-in or LLM-backed, for `--summarizer` and `--extractor`.
+#[derive(Clone, Copy, clap::ValueEnum, Default, PartialEq, Eq, Debug)]
+pub enum LlmKind {
+    /// The built-in offline builder.
+    #[default]
+    Builtin,
+    /// An OpenAI-compatible chat endpoint (MESA_LLM_BASE_URL, MESA_LLM_API_KEY, ...).
+    Llm,
 }
 
 #[derive(clap::Args)]
@@ -28,6 +38,15 @@ pub struct Args {
     /// How the vector index embeds steps.
     #[arg(long, value_enum, default_value_t)]
     embedder: EmbedderKind,
+    /// The MiniLM model directory (default: MESA_MINILM_DIR, else models/all-MiniLM-L6-v2).
+    #[arg(long)]
+    minilm_dir: Option<PathBuf>,
+    /// How the summary (S) is written.
+    #[arg(long, value_enum, default_value_t)]
+    summarizer: LlmKind,
+    /// How the graph's relations (G) are extracted.
+    #[arg(long, value_enum, default_value_t)]
+    extractor: LlmKind,
     /// Skip lines that cannot be read (each is counted and reported) instead
     /// of stopping at the first.
     #[arg(long)]
@@ -44,6 +63,9 @@ impl Args {
             data,
             output,
             embedder,
+            minilm_dir: None,
+            summarizer: LlmKind::Builtin,
+            extractor: LlmKind::Builtin,
             skip_bad: false,
             quiet: false,
         }
@@ -56,7 +78,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         skip_bad: args.skip_bad,
         ..LoadOptions::default()
     };
-    let plugins = crate::plugins::for_build(args.embedder)?;
+    let plugins = crate::plugins::for_build(
+        args.embedder,
+        args.summarizer,
+        args.extractor,
+        args.minilm_dir.clone(),
+    )?;
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {

@@ -54,7 +54,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let store = Store::open(&args.store).map_err(|e| CliError::Message(e.to_string()))?;
+    let store = crate::plugins::open_store(&args.store)?;
     if args.list {
         for e in &store.manifest().episodes {
             println!("{}\t{} steps\t{} questions", e.id, e.steps, e.questions);

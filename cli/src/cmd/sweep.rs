@@ -4,7 +4,6 @@
 use crate::source::CliError;
 use indicatif::{ProgressBar, ProgressStyle};
 use mesa_memory::dataset::LoadOptions;
-use mesa_memory::Store;
 use mesa_optimizer::measure::judge::Judge;
 use mesa_optimizer::measure::{measure, MeasureOptions, MeasureReport};
 use mesa_optimizer::sweep::UtilityKind;
@@ -74,7 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// Measures the sweep; shared with `mesa pipeline`.
 pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
-    let store = Store::open(&args.store).map_err(|e| CliError::Message(e.to_string()))?;
+    let store = crate::plugins::open_store(&args.store)?;
     let loaded = mesa_memory::load(&args.data, &LoadOptions::default())
         .map_err(|e| CliError::Message(e.to_string()))?;
     let utility: UtilityKind = args.utility.into();

@@ -10,7 +10,10 @@
 
 use super::abi::{self, exports, record};
 use super::asm::{ma, Asm, Data};
-use super::kwscan::{FuncIds, KeywordScan, KeywordScanner, ScanLocals, Scratch};
+use super::kwscan::{
+    self, event_buffer_bytes, FuncIds, KeywordScan, KeywordScanner, ScanLocals, Scratch,
+    EVENT_CHUNK,
+};
 use crate::ir::{BoolExpr, CmpOp, Feature, MaskExpr, NumExpr, Program};
 use mesa_core::Structure;
 use mesa_grammar::ast::{ActionKind, MetaField, Subject};
@@ -48,12 +51,14 @@ const F_METADATA_PTR: u32 = 11;
 const F_METADATA_LEN: u32 = 12;
 const F_FOUND: u32 = 13;
 const F_PROBE: u32 = 14;
+const F_EVENTS: u32 = 15;
 
 /// The functions the keyword scan calls.
 const KEYWORD_FUNCS: FuncIds = FuncIds {
     check: F_CHECK,
     found: F_FOUND,
     probe: F_PROBE,
+    events: F_EVENTS,
 };
 
 /// Why a program cannot be compiled to Wasm.
@@ -116,7 +121,7 @@ fn group_state(g: usize, first: u32) -> u32 {
 }
 
 /// Parameters and locals `scan` declares before the extra group states.
-const SCAN_LOCALS: u32 = 20;
+const SCAN_LOCALS: u32 = 19;
 
 /// Addresses of one pattern DFA's tables.
 struct PatternTables {
@@ -130,7 +135,8 @@ struct PatternTables {
 
 /// Every address the generated code uses.
 struct Layout {
-    norm: u64,
+    /// Raw byte to class, 16 bits each ([`byte_class`]).
+    classes: u64,
     word: u64,
     keywords: Option<KeywordScan>,
     /// One per pattern group (usually one).
@@ -139,11 +145,33 @@ struct Layout {
     kwbits: u64,
     zero_end: u64,
     nbuf: u64,
+    /// The keyword scan's event buffer.
+    events: u64,
     trace: u64,
     input: u64,
     nsets: u32,
     /// Whether any expression reads `query.words` / `task.words`.
     uses_words: bool,
+}
+
+/// A raw byte's class in the scan: its normalized byte (ASCII lower case,
+/// whitespace as a space) in the low 8 bits, [`kwscan::WORD`] when that is
+/// a word byte, [`kwscan::SPACE`] when the byte is whitespace. One load gives
+/// the scan everything it needs to know about a byte.
+fn byte_class(b: u8) -> u32 {
+    let c = if crate::cues::is_space(b) {
+        b' '
+    } else {
+        b.to_ascii_lowercase()
+    };
+    let mut class = u32::from(c);
+    if crate::cues::is_word_byte(c) {
+        class |= kwscan::WORD;
+    }
+    if crate::cues::is_space(b) {
+        class |= kwscan::SPACE;
+    }
+    class
 }
 
 fn subject_index(s: Subject) -> u32 {
@@ -172,20 +200,12 @@ pub fn compile_with(
     options: &CompileOptions,
 ) -> Result<Vec<u8>, CompileError> {
     let mut data = Data::new(DATA_BASE);
-    // Byte maps shared by every scan: normalized byte, and word-byte flag.
-    let norm_map: Vec<u8> = (0..=255u8)
-        .map(|b| {
-            if crate::cues::is_space(b) {
-                b' '
-            } else {
-                b.to_ascii_lowercase()
-            }
-        })
-        .collect();
+    // Byte maps shared by every scan: raw byte to class (see `byte_class`),
+    // and normalized byte to word-byte flag.
+    let classes = data.put_w(2, (0..=255u8).map(byte_class));
     let word_map: Vec<u8> = (0..=255u8)
         .map(|b| u8::from(crate::cues::is_word_byte(b)))
         .collect();
-    let norm = data.put(1, &norm_map);
     let word = data.put(1, &word_map);
 
     // Keywords numbered as the interpreter numbers them.
@@ -266,12 +286,16 @@ pub fn compile_with(
     let zero_end = at;
     let nbuf = at.next_multiple_of(8);
     at = nbuf + abi::INPUT_CAPACITY as u64;
+    let events = at.next_multiple_of(8);
+    if keywords.is_some() {
+        at = events + event_buffer_bytes();
+    }
     let trace = at.next_multiple_of(8);
     at = trace + (program.rules.len() as u64 + 8) * abi::TRACE_RECORD_BYTES as u64;
     let input = at.next_multiple_of(8);
     let end = input + abi::INPUT_CAPACITY as u64;
     let layout = Layout {
-        norm,
+        classes,
         word,
         keywords,
         patterns,
@@ -279,6 +303,7 @@ pub fn compile_with(
         kwbits,
         zero_end,
         nbuf,
+        events,
         trace,
         input,
         nsets,
@@ -422,8 +447,8 @@ impl Gen<'_> {
             .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
         types.ty().function([ValType::I32, ValType::I32], []); // 7 found
         let mut funcs = FunctionSection::new();
-        // In function-index order; found and probe come last.
-        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 2] {
+        // In function-index order; found, probe and events come last.
+        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 2, 7] {
             funcs.function(ty);
         }
         let mut memories = MemorySection::new();
@@ -471,9 +496,9 @@ impl Gen<'_> {
         code.function(&self.trace_fn());
         code.function(&self.scan_fn());
         let empty = || Asm::new(0).finish(vec![]);
-        let [check, found, probe] = match &self.layout.keywords {
+        let [check, found, probe, events] = match &self.layout.keywords {
             Some(k) => k.functions(&self.scratch(), &KEYWORD_FUNCS),
-            None => [empty(), empty(), empty()],
+            None => [empty(), empty(), empty(), empty()],
         };
         code.function(&check);
         code.function(&eq_ci_fn());
@@ -483,6 +508,7 @@ impl Gen<'_> {
         code.function(&constant(self.metadata_len as i32));
         code.function(&found);
         code.function(&probe);
+        code.function(&events);
         let mut datas = DataSection::new();
         datas.active(
             0,
@@ -519,6 +545,7 @@ impl Gen<'_> {
             counts: l.counts,
             kwbits: l.kwbits,
             nsets: l.nsets,
+            events: l.events,
         }
     }
 
@@ -556,31 +583,69 @@ impl Gen<'_> {
     /// count and keywords.
     fn scan_fn(&self) -> Function {
         let l = self.layout;
-        let (ptr, len, subj) = (0, 1, 2);
-        let (i, b, c, ac, prev_ns, ds, words, in_word, j, k, e) =
+        // `ptr` walks the text up to `end` (the `len` parameter, made an
+        // address): one register fewer in the loop than an index.
+        let (ptr, end, subj) = (0, 1, 2);
+        let (b, cls, c, ac, prev, ds, words, in_word, j, k, e) =
             (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
         let pm = 14;
+        let lim = 18;
         let kw_locals = ScanLocals {
             c,
-            w: 15,
+            cls,
             j,
             subj,
-            prev_space: prev_ns,
+            prev,
             ac,
             k,
             e,
-            h: [16, 17, 18],
-            in_word: 19,
+            h: [15, 16, 17],
         };
         let scratch = self.scratch();
         let mut a = Asm::new(0);
+        a.ops([
+            I::LocalGet(ptr),
+            I::LocalGet(end),
+            I::I32Add,
+            I::LocalSet(end),
+        ]);
         if let Some(k_t) = &l.keywords {
-            k_t.emit_start(&mut a, &kw_locals);
+            k_t.emit_start(&mut a, &kw_locals, &scratch);
         }
+        // Chunks of input between runs of the keyword events (one chunk
+        // when there are no keywords). The byte loop calls nothing, so that
+        // its state can stay in registers.
         a.op(I::Block(BlockType::Empty)); // $done
+        a.op(I::Loop(BlockType::Empty)); // $chunk
+        if l.keywords.is_some() {
+            // lim = min(ptr + EVENT_CHUNK, end)
+            a.ops([
+                I::LocalGet(ptr),
+                I::I32Const(EVENT_CHUNK as i32),
+                I::I32Add,
+                I::LocalTee(lim),
+                I::LocalGet(end),
+                I::LocalGet(lim),
+                I::LocalGet(end),
+                I::I32LtU,
+                I::Select,
+                I::LocalSet(lim),
+            ]);
+        } else {
+            a.ops([I::LocalGet(end), I::LocalSet(lim)]);
+        }
+        a.op(I::Block(BlockType::Empty)); // $chunk_done
         a.op(I::Loop(BlockType::Empty)); // $next
-        a.ops([I::LocalGet(i), I::LocalGet(len), I::I32GeU, I::BrIf(1)]);
-        a.byte_at(ptr, i).op(I::LocalSet(b)).incr(i);
+        a.ops([
+            I::LocalGet(ptr),
+            I::LocalGet(lim),
+            I::I32GeU,
+            I::BrIf(1),
+            I::LocalGet(ptr),
+            I::I32Load8U(ma(0, 0)),
+            I::LocalSet(b),
+        ]);
+        a.incr(ptr);
         for (g, p) in l.patterns.iter().enumerate() {
             let ds = group_state(g, ds);
             // ds = next[ds * C + classes[b]]; pm |= masks[ds]
@@ -604,10 +669,24 @@ impl Gen<'_> {
                 I::LocalSet(pm),
             ]);
         }
-        // c = norm[b]; word count over raw whitespace, when a policy reads it.
-        a.ops([I::LocalGet(b), I::I32Load8U(ma(l.norm, 0)), I::LocalSet(c)]);
+        // The byte's class and normalized byte; word count over raw
+        // whitespace, when a policy reads it.
+        a.ops([
+            I::LocalGet(b),
+            I::I32Const(1),
+            I::I32Shl,
+            I::I32Load16U(ma(l.classes, 1)),
+            I::LocalTee(cls),
+            I::I32Const(0xff),
+            I::I32And,
+            I::LocalSet(c),
+        ]);
         if l.uses_words {
-            a.ops([I::LocalGet(c), I::I32Const(32), I::I32Eq]);
+            a.ops([
+                I::LocalGet(cls),
+                I::I32Const(kwscan::SPACE as i32),
+                I::I32And,
+            ]);
             a.op(I::If(BlockType::Empty));
             a.ops([I::I32Const(0), I::LocalSet(in_word)]);
             a.op(I::Else);
@@ -623,10 +702,17 @@ impl Gen<'_> {
             a.op(I::End);
         }
         if let Some(k_t) = &l.keywords {
-            k_t.emit_byte(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
+            k_t.emit_byte(&mut a, &kw_locals, &scratch);
         }
         a.op(I::Br(0));
         a.op(I::End); // loop $next
+        a.op(I::End); // block $chunk_done
+        if let Some(k_t) = &l.keywords {
+            k_t.emit_flush(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
+        }
+        a.ops([I::LocalGet(ptr), I::LocalGet(end), I::I32GeU, I::BrIf(1)]);
+        a.op(I::Br(0));
+        a.op(I::End); // loop $chunk
         a.op(I::End); // block $done
         for (g, p) in l.patterns.iter().enumerate() {
             let ds = group_state(g, ds);
@@ -661,13 +747,13 @@ impl Gen<'_> {
             I::F64Store(ma(WORDS, 3)),
         ]);
         if let Some(k_t) = &l.keywords {
-            k_t.emit_end(&mut a, &kw_locals, &KEYWORD_FUNCS);
+            k_t.emit_end(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
         }
         let extra_groups = l.patterns.len().saturating_sub(1) as u32;
         a.finish(vec![
             (11, ValType::I32),
             (1, ValType::I64),
-            (5 + extra_groups, ValType::I32),
+            (4 + extra_groups, ValType::I32),
         ])
     }
 

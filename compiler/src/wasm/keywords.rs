@@ -343,12 +343,8 @@ impl AutomatonTables {
 pub(super) struct Locals {
     /// The normalized byte.
     pub c: u32,
-    /// 1 when `c` is a word byte, else 0.
-    pub w: u32,
-    /// The normalized length so far (where `c` will be written).
-    pub j: u32,
-    /// The subject (0 query, 1 task).
-    pub subj: u32,
+    /// The byte's class (`kwscan::WORD` set for a word byte).
+    pub cls: u32,
     /// The automaton state (encoded as its step representation says).
     pub ac: u32,
     /// Scratch for the sparse step.
@@ -365,47 +361,45 @@ fn emit_flag(a: &mut Asm, t: &AutomatonTables, ac: u32) {
     };
 }
 
-/// Pushes the state index of the automaton state held in local `ac`.
-fn state_index(a: &mut Asm, t: &AutomatonTables, ac: u32) {
-    match t.step {
-        KeywordStep::Dense { class_count, .. } => a.ops([
-            I::LocalGet(ac),
+/// Per normalized byte, before it is appended (or after the last byte,
+/// with `at_end`): when the byte ends a word (the end always does) and a
+/// keyword ends in the state before it, `record` records an event for
+/// `check` with the raw state (see `kwscan`).
+pub(super) fn emit_pending(
+    a: &mut Asm,
+    t: &AutomatonTables,
+    l: &Locals,
+    at_end: bool,
+    record: impl FnOnce(&mut Asm),
+) {
+    if !at_end {
+        a.ops([
+            I::LocalGet(l.cls),
+            I::I32Const(super::kwscan::WORD as i32),
+            I::I32And,
+            I::I32Eqz,
+            I::If(BlockType::Empty),
+        ]);
+    }
+    emit_flag(a, t, l.ac);
+    a.op(I::If(BlockType::Empty));
+    record(a);
+    a.op(I::End);
+    if !at_end {
+        a.op(I::End);
+    }
+}
+
+/// Pushes the state index of the raw automaton state on the stack.
+pub(super) fn emit_state_index(a: &mut Asm, t: &AutomatonTables) {
+    if let KeywordStep::Dense { class_count, .. } = t.step {
+        a.ops([
             I::I32Const(1),
             I::I32ShrU,
             I::I32Const(class_count as i32),
             I::I32DivU,
-        ]),
-        KeywordStep::Sparse { .. } => a.op(I::LocalGet(ac)),
-    };
-}
-
-/// Per normalized byte, before it is appended: the outputs of the state
-/// before it, now that the next byte is known, only when the byte ends a
-/// word and a keyword ends in that state.
-pub(super) fn emit_pending(a: &mut Asm, t: &AutomatonTables, l: &Locals, check: u32) {
-    a.ops([I::LocalGet(l.w), I::I32Eqz, I::If(BlockType::Empty)]);
-    emit_flag(a, t, l.ac);
-    a.op(I::If(BlockType::Empty));
-    state_index(a, t, l.ac);
-    a.ops([
-        I::LocalGet(l.j),
-        I::LocalGet(l.c),
-        I::LocalGet(l.subj),
-        I::Call(check),
-        I::End,
-        I::End,
-    ]);
-}
-
-/// After the last byte: the outputs of the final state.
-pub(super) fn emit_end(a: &mut Asm, t: &AutomatonTables, l: &Locals, check: u32) {
-    state_index(a, t, l.ac);
-    a.ops([
-        I::LocalGet(l.j),
-        I::I32Const(32),
-        I::LocalGet(l.subj),
-        I::Call(check),
-    ]);
+        ]);
+    }
 }
 
 /// `ac = step(ac, c)`.
@@ -476,7 +470,9 @@ pub(super) fn emit_step(a: &mut Asm, t: &AutomatonTables, l: &Locals) {
 
 /// `check(state, j, after, subject)`: calls `found(k, subject)` for the
 /// keywords that end in `state` at normalized offset `j` and are bounded by
-/// non-word bytes ([`KeywordAutomaton::check`]).
+/// non-word bytes ([`KeywordAutomaton::check`]). The scan only records an
+/// event when `after` is not a word byte; the test stays so that the
+/// function means what its reference does.
 pub(super) fn check_fn(t: &AutomatonTables, s: &Shared, found: u32) -> Function {
     let (state, j, after, subj) = (0, 1, 2, 3);
     let (st, k, start) = (4, 5, 6);

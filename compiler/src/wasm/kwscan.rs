@@ -74,36 +74,41 @@ pub(super) struct FuncIds {
     pub found: u32,
     /// `probe(hash, j, subject)` of the word-hash scheme.
     pub probe: u32,
+    /// `events(n, subject)`: runs the recorded events.
+    pub events: u32,
 }
+
+/// A byte class flag: the normalized byte is a word byte.
+pub(super) const WORD: u32 = 1 << 8;
+/// A byte class flag: the byte is whitespace.
+pub(super) const SPACE: u32 = 1 << 9;
 
 /// The scan loop's locals the keyword scan uses.
 pub(super) struct ScanLocals {
     /// The normalized byte.
     pub c: u32,
-    /// Its word-byte flag.
-    pub w: u32,
+    /// The byte's class: the normalized byte with [`WORD`] and [`SPACE`].
+    pub cls: u32,
     /// The normalized length so far.
     pub j: u32,
     /// The subject (0 query, 1 task).
     pub subj: u32,
-    /// 1 when the previous normalized byte was a space.
-    pub prev_space: u32,
-    /// The automaton state, and two scratch locals for its sparse step.
+    /// The class of the previous normalized byte (0 before the first).
+    pub prev: u32,
+    /// The automaton state, and two scratch locals (its sparse step's, and
+    /// the event recorder's).
     pub ac: u32,
     pub k: u32,
     pub e: u32,
-    /// The current word's hash, and 1 while inside a word.
+    /// The word-hash scheme's hashes.
     pub h: [u32; wordhash::MAX_DEPTH as usize],
-    pub in_word: u32,
 }
 
 impl ScanLocals {
     fn automaton(&self) -> keywords::Locals {
         keywords::Locals {
             c: self.c,
-            w: self.w,
-            j: self.j,
-            subj: self.subj,
+            cls: self.cls,
             ac: self.ac,
             k: self.k,
             e: self.e,
@@ -113,11 +118,9 @@ impl ScanLocals {
     fn words(&self) -> wordhash::Locals {
         wordhash::Locals {
             c: self.c,
-            w: self.w,
-            j: self.j,
-            subj: self.subj,
+            cls: self.cls,
+            prev: self.prev,
             h: self.h,
-            in_word: self.in_word,
         }
     }
 }
@@ -148,6 +151,9 @@ pub(super) struct Scratch {
     pub kwbits: u64,
     /// Number of keyword sets.
     pub nsets: u32,
+    /// The event area ([`event_buffer_bytes`] long): the count of event
+    /// bytes, then the events from `events + 8`.
+    pub events: u64,
 }
 
 /// The keyword tables in a module's data.
@@ -220,8 +226,9 @@ impl KeywordScan {
         }
     }
 
-    /// Before the loop: the word hash starts empty.
-    pub(super) fn emit_start(&self, a: &mut Asm, l: &ScanLocals) {
+    /// Before the loop: no events yet, and the hashes start empty.
+    pub(super) fn emit_start(&self, a: &mut Asm, l: &ScanLocals, s: &Scratch) {
+        a.ops([I::I32Const(0), I::I32Const(0), I::I32Store(ma(s.events, 2))]);
         if let Some(t) = &self.words {
             wordhash::emit_start(a, t, &l.words());
         }
@@ -230,30 +237,33 @@ impl KeywordScan {
     /// Per byte, with the normalized byte in `l.c`; must be emitted directly
     /// in the body of the scan loop, since `br 0` there skips to the next
     /// byte (the second space of a whitespace run).
-    pub(super) fn emit_byte(&self, a: &mut Asm, l: &ScanLocals, s: &Scratch, f: &FuncIds) {
+    ///
+    /// The loop calls nothing: where a keyword may end it records an event
+    /// (see [`EVENT_CHUNK`]), run after the chunk by `events`. A call in the
+    /// loop would make the register allocator keep the loop's state in stack
+    /// slots, which cost more than the scan itself.
+    pub(super) fn emit_byte(&self, a: &mut Asm, l: &ScanLocals, s: &Scratch) {
+        // The second and later bytes of a whitespace run are skipped.
         a.ops([
-            I::LocalGet(l.c),
-            I::I32Const(32),
-            I::I32Eq,
-            I::LocalGet(l.prev_space),
+            I::LocalGet(l.cls),
+            I::LocalGet(l.prev),
+            I::I32And,
+            I::I32Const(SPACE as i32),
             I::I32And,
             I::BrIf(0),
-            I::LocalGet(l.c),
-            I::I32Const(32),
-            I::I32Eq,
-            I::LocalSet(l.prev_space),
-            I::LocalGet(l.c),
-            I::I32Load8U(ma(s.word, 0)),
-            I::LocalSet(l.w),
         ]);
         if let Some(t) = &self.automaton {
-            keywords::emit_pending(a, t, &l.automaton(), f.check);
+            keywords::emit_pending(a, t, &l.automaton(), false, |a| {
+                record(a, l, s, l.ac, AUTOMATON_EVENT)
+            });
         }
         if let Some(t) = &self.words {
-            wordhash::emit_byte(a, t, &l.words(), f.probe);
+            wordhash::emit_byte(a, t, &l.words(), &|a, h| record(a, l, s, h, 0));
         }
         // The normalized text, for boundaries and verification.
         a.ops([
+            I::LocalGet(l.cls),
+            I::LocalSet(l.prev),
             I::LocalGet(l.j),
             I::LocalGet(l.c),
             I::I32Store8(ma(s.nbuf, 0)),
@@ -264,19 +274,39 @@ impl KeywordScan {
         }
     }
 
-    /// After the last byte.
-    pub(super) fn emit_end(&self, a: &mut Asm, l: &ScanLocals, f: &FuncIds) {
-        if let Some(t) = &self.automaton {
-            keywords::emit_end(a, t, &l.automaton(), f.check);
-        }
-        if let Some(t) = &self.words {
-            wordhash::emit_end(a, t, &l.words(), f.probe);
-        }
+    /// After a chunk of bytes: runs its events.
+    pub(super) fn emit_flush(&self, a: &mut Asm, l: &ScanLocals, s: &Scratch, f: &FuncIds) {
+        a.ops([
+            I::I32Const(0),
+            I::I32Load(ma(s.events, 2)),
+            I::LocalTee(l.k),
+            I::If(BlockType::Empty),
+            I::LocalGet(l.k),
+            I::LocalGet(l.subj),
+            I::Call(f.events),
+            I::I32Const(0),
+            I::I32Const(0),
+            I::I32Store(ma(s.events, 2)),
+            I::End,
+        ]);
     }
 
-    /// The bodies of `check`, `found` and `probe`, in that order (empty for
-    /// a scheme the module does not use).
-    pub(super) fn functions(&self, s: &Scratch, f: &FuncIds) -> [Function; 3] {
+    /// After the last byte: the keywords that end the text.
+    pub(super) fn emit_end(&self, a: &mut Asm, l: &ScanLocals, s: &Scratch, f: &FuncIds) {
+        if let Some(t) = &self.automaton {
+            keywords::emit_pending(a, t, &l.automaton(), true, |a| {
+                record(a, l, s, l.ac, AUTOMATON_EVENT)
+            });
+        }
+        if let Some(t) = &self.words {
+            wordhash::emit_end(a, t, &l.words(), &|a, h| record(a, l, s, h, 0));
+        }
+        self.emit_flush(a, l, s, f);
+    }
+
+    /// The bodies of `check`, `found`, `probe` and `events`, in that order
+    /// (empty for a scheme the module does not use).
+    pub(super) fn functions(&self, s: &Scratch, f: &FuncIds) -> [Function; 4] {
         let shared = self.shared(s);
         let empty = || Asm::new(0).finish(vec![]);
         let check = match &self.automaton {
@@ -287,7 +317,67 @@ impl KeywordScan {
             Some(t) => wordhash::probe_fn(t, &shared, f.found),
             None => empty(),
         };
-        [check, self.found_fn(s), probe]
+        [check, self.found_fn(s), probe, self.events_fn(s, f)]
+    }
+
+    /// `events(n, subject)`: for each of the `n / 8` events recorded (after
+    /// the count, at `events + 8`), calls
+    /// `check(state, j, 32, subject)` for an automaton event and
+    /// `probe(hash, j, subject)` for a word-hash one.
+    fn events_fn(&self, s: &Scratch, f: &FuncIds) -> Function {
+        let (n, subj) = (0, 1);
+        let (p, v, j) = (2, 3, 4);
+        let mut a = Asm::new(0);
+        a.counted_loop(p, I::LocalGet(n), |a| {
+            a.ops([
+                I::LocalGet(p),
+                I::I32Load(ma(s.events + 8, 2)),
+                I::LocalSet(v),
+                I::LocalGet(p),
+                I::I32Load(ma(s.events + 12, 2)),
+                I::LocalSet(j),
+            ]);
+            let check = |a: &mut Asm, t: &AutomatonTables| {
+                a.op(I::LocalGet(v));
+                keywords::emit_state_index(a, t);
+                a.ops([
+                    I::LocalGet(j),
+                    I::I32Const((AUTOMATON_EVENT - 1) as i32),
+                    I::I32And,
+                    I::I32Const(32),
+                    I::LocalGet(subj),
+                    I::Call(f.check),
+                ]);
+            };
+            let probe = |a: &mut Asm| {
+                a.ops([
+                    I::LocalGet(v),
+                    I::LocalGet(j),
+                    I::LocalGet(subj),
+                    I::Call(f.probe),
+                ]);
+            };
+            match (&self.automaton, &self.words) {
+                (Some(t), Some(_)) => {
+                    a.ops([
+                        I::LocalGet(j),
+                        I::I32Const(AUTOMATON_EVENT as i32),
+                        I::I32And,
+                        I::If(BlockType::Empty),
+                    ]);
+                    check(a, t);
+                    a.op(I::Else);
+                    probe(a);
+                    a.op(I::End);
+                }
+                (Some(t), None) => check(a, t),
+                (None, Some(_)) => probe(a),
+                (None, None) => {}
+            }
+            // The counted loop adds 1: events are 8 bytes.
+            a.ops([I::LocalGet(p), I::I32Const(7), I::I32Add, I::LocalSet(p)]);
+        });
+        a.finish(vec![(3, ValType::I32)])
     }
 
     /// `found(k, subject)`: the first time keyword `k` is found in the
@@ -359,6 +449,50 @@ impl KeywordScan {
         });
         a.finish(vec![(4, ValType::I32)])
     }
+}
+
+/// Input bytes scanned between two runs of the recorded events. Each byte
+/// records at most one automaton event and each word end (at most one per
+/// two bytes, plus one) at most `MAX_DEPTH` word-hash events, which bounds
+/// the buffer ([`event_buffer_bytes`]).
+pub(super) const EVENT_CHUNK: u32 = 2048;
+
+/// Marks an automaton event in the word holding `j` (normalized offsets are
+/// far below 2^31).
+const AUTOMATON_EVENT: u32 = 1 << 31;
+
+/// The size of the event area: the count of event bytes (8 bytes, for
+/// alignment), then one chunk's events and the end's.
+pub(super) fn event_buffer_bytes() -> u64 {
+    let words = wordhash::MAX_DEPTH as u64 * (EVENT_CHUNK as u64 / 2 + 1);
+    let automaton = EVENT_CHUNK as u64 + 1;
+    8 * (1 + words + automaton + 1)
+}
+
+/// Records an event: local `value` and `j` (with `tag`) at the end of the
+/// event buffer. The count lives in memory rather than a local: events are
+/// rare, and the byte loop is short of registers.
+fn record(a: &mut Asm, l: &ScanLocals, s: &Scratch, value: u32, tag: u32) {
+    a.ops([
+        I::I32Const(0),
+        I::I32Load(ma(s.events, 2)),
+        I::LocalTee(l.k),
+        I::LocalGet(value),
+        I::I32Store(ma(s.events + 8, 2)),
+        I::LocalGet(l.k),
+        I::LocalGet(l.j),
+    ]);
+    if tag != 0 {
+        a.ops([I::I32Const(tag as i32), I::I32Or]);
+    }
+    a.ops([
+        I::I32Store(ma(s.events + 12, 2)),
+        I::I32Const(0),
+        I::LocalGet(l.k),
+        I::I32Const(8),
+        I::I32Add,
+        I::I32Store(ma(s.events, 2)),
+    ]);
 }
 
 #[cfg(test)]

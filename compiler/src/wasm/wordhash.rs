@@ -283,17 +283,13 @@ impl WordTables {
 pub(super) struct Locals {
     /// The normalized byte.
     pub c: u32,
-    /// 1 when `c` is a word byte, else 0.
-    pub w: u32,
-    /// The normalized length so far (where `c` will be written).
-    pub j: u32,
-    /// The subject (0 query, 1 task).
-    pub subj: u32,
+    /// The byte's class (`kwscan::WORD` set for a word byte).
+    pub cls: u32,
+    /// The previous normalized byte's class.
+    pub prev: u32,
     /// The hashes from the start of the last, second last and third last
     /// word ([`MAX_DEPTH`] locals, of which the table's depth are used).
     pub h: [u32; MAX_DEPTH as usize],
-    /// 1 while inside a word.
-    pub in_word: u32,
 }
 
 /// Before the loop: every hash starts at the basis.
@@ -306,15 +302,21 @@ pub(super) fn emit_start(a: &mut Asm, t: &WordTables, l: &Locals) {
 /// Per normalized byte, before `c` is appended to the normalized text, as
 /// in [`WordTable::scan`]: where a word starts the hashes shift; where one
 /// ends each is probed; then every hash takes `c` in. One branch per byte,
-/// taken twice per word.
-pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, probe: u32) {
+/// taken twice per word. `record` records an event for `probe` with the
+/// hash on the stack.
+pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn(&mut Asm, u32)) {
     let depth = t.depth as usize;
+    let word = super::kwscan::WORD as i32;
     a.ops([
-        I::LocalGet(l.w),
-        I::LocalGet(l.in_word),
-        I::I32Ne,
+        I::LocalGet(l.cls),
+        I::LocalGet(l.prev),
+        I::I32Xor,
+        I::I32Const(word),
+        I::I32And,
         I::If(BlockType::Empty),
-        I::LocalGet(l.w),
+        I::LocalGet(l.cls),
+        I::I32Const(word),
+        I::I32And,
         I::If(BlockType::Empty),
     ]);
     for m in (1..depth).rev() {
@@ -322,7 +324,7 @@ pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, probe: u32) {
     }
     a.ops([I::I32Const(HASH_BASIS as i32), I::LocalSet(l.h[0]), I::Else]);
     for &h in &l.h[..depth] {
-        emit_probe(a, t, l, h, probe);
+        emit_probe(a, t, h, record);
     }
     a.ops([I::End, I::End]);
     for &h in &l.h[..depth] {
@@ -335,12 +337,11 @@ pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, probe: u32) {
             I::LocalSet(h),
         ]);
     }
-    a.ops([I::LocalGet(l.w), I::LocalSet(l.in_word)]);
 }
 
 /// Probes hash local `h`: the first slot is tested inline, so that a word
-/// that is no key costs no call when its slot is empty (most are).
-fn emit_probe(a: &mut Asm, t: &WordTables, l: &Locals, h: u32, probe: u32) {
+/// that is no key costs no event when its slot is empty (most are).
+fn emit_probe(a: &mut Asm, t: &WordTables, h: u32, record: &dyn Fn(&mut Asm, u32)) {
     a.ops([
         I::LocalGet(h),
         I::I32Const(SLOT_MIX as i32),
@@ -351,19 +352,21 @@ fn emit_probe(a: &mut Asm, t: &WordTables, l: &Locals, h: u32, probe: u32) {
         I::I32Shl,
         I::I32Load(ma(t.slots + 4, 2)),
         I::If(BlockType::Empty),
-        I::LocalGet(h),
-        I::LocalGet(l.j),
-        I::LocalGet(l.subj),
-        I::Call(probe),
-        I::End,
     ]);
+    record(a, h);
+    a.op(I::End);
 }
 
 /// After the last byte: probes the word the text ends with, if any.
-pub(super) fn emit_end(a: &mut Asm, t: &WordTables, l: &Locals, probe: u32) {
-    a.ops([I::LocalGet(l.in_word), I::If(BlockType::Empty)]);
+pub(super) fn emit_end(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn(&mut Asm, u32)) {
+    a.ops([
+        I::LocalGet(l.prev),
+        I::I32Const(super::kwscan::WORD as i32),
+        I::I32And,
+        I::If(BlockType::Empty),
+    ]);
     for &h in &l.h[..t.depth as usize] {
-        emit_probe(a, t, l, h, probe);
+        emit_probe(a, t, h, record);
     }
     a.op(I::End);
 }

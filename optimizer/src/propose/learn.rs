@@ -54,6 +54,9 @@ pub struct Fit<'a> {
     pub table: &'a FeatTable,
     /// The train questions (indices into the problem).
     pub idx: &'a [usize],
+    /// A token price added to the problem's lambda while fitting (an
+    /// exchange rate tried for exploration; 0 fits the objective itself).
+    pub rate: f64,
 }
 
 /// Per train position: the objective of each mask after the budget, and
@@ -74,7 +77,7 @@ impl<'a> Fit<'a> {
             for k in 0..MASKS {
                 let m = apply_budget(mask_at(k), budget, &self.table.feats[i].previews);
                 let k2 = mask_index(m).unwrap_or(k);
-                e[k] = q.objective[k2];
+                e[k] = q.objective[k2] - self.rate * q.tokens[k2];
                 p[k] = k2 as u8;
             }
             eff.push(e);
@@ -106,12 +109,37 @@ impl<'a> Fit<'a> {
         self.idx
             .iter()
             .zip(cur)
-            .map(|(&i, &k)| self.problem.questions[i].objective[k])
+            .map(|(&i, &k)| {
+                let q = &self.problem.questions[i];
+                q.objective[k] - self.rate * q.tokens[k]
+            })
             .sum()
     }
 
     fn objective(&self, pos: usize, k: usize) -> f64 {
-        self.problem.questions[self.idx[pos]].objective[k]
+        let q = &self.problem.questions[self.idx[pos]];
+        q.objective[k] - self.rate * q.tokens[k]
+    }
+
+    /// `query has std.X` / `query matches std.X` for every standard cue set
+    /// that matches at least `min_support` and at most all but
+    /// `min_support` of the train queries.
+    pub fn std_conds(&self, min_support: usize) -> Vec<Cond> {
+        let mut out = Vec::new();
+        for (j, (name, pattern)) in self.table.std_sets.iter().enumerate() {
+            let n = self
+                .idx
+                .iter()
+                .filter(|&&i| self.table.feats[i].std & (1u64 << j) != 0)
+                .count();
+            if n >= min_support.max(1) && n + min_support.max(1) <= self.idx.len() {
+                out.push(Cond::Std {
+                    name: name.clone(),
+                    pattern: *pattern,
+                });
+            }
+        }
+        out
     }
 
     /// Greedy decision-list learning: repeatedly adds the `select` rule

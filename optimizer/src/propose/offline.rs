@@ -180,6 +180,7 @@ impl Proposer for OfflineProposer {
             problem: ctx.problem,
             table: &self.table,
             idx: &ctx.train.idx,
+            rate: 0.0,
         };
         let base = ctx
             .parent

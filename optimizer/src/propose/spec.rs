@@ -89,6 +89,14 @@ pub enum Cond {
         /// The constant.
         threshold: f64,
     },
+    /// `query has std.NAME` (a standard keyword set) or `query matches
+    /// std.NAME` (a standard pattern), per `pattern`.
+    Std {
+        /// The standard name (without `std.`).
+        name: String,
+        /// Whether it is a pattern (`matches`) rather than a set (`has`).
+        pattern: bool,
+    },
     /// All of them.
     And {
         /// The conjuncts.
@@ -136,6 +144,10 @@ impl Cond {
                     Cmp::Eq => "==",
                 }
             ),
+            Cond::Std { name, pattern } => format!(
+                "query {} std.{name}",
+                if *pattern { "matches" } else { "has" }
+            ),
             Cond::And { all } => all
                 .iter()
                 .map(Cond::describe)
@@ -151,6 +163,16 @@ impl Cond {
             Cond::Qtype { .. } => true,
             Cond::And { all } => all.iter().any(Cond::reads_qtype),
             Cond::Not { cond } => cond.reads_qtype(),
+            _ => false,
+        }
+    }
+
+    /// Whether it reads a standard cue set (the policy needs `use std`).
+    pub fn uses_std(&self) -> bool {
+        match self {
+            Cond::Std { .. } => true,
+            Cond::And { all } => all.iter().any(Cond::uses_std),
+            Cond::Not { cond } => cond.uses_std(),
             _ => false,
         }
     }
@@ -234,6 +256,15 @@ impl PolicySpec {
             kind: HeaderKind::Policy,
             name: strlit(&self.name),
         })];
+        if self
+            .rules
+            .iter()
+            .any(|r| r.cond.as_ref().is_some_and(Cond::uses_std))
+        {
+            statements.push(stmt(StatementKind::Use {
+                module: ident("std"),
+            }));
+        }
         let mut lets = Vec::new();
         let mut rules = Vec::new();
         for r in &self.rules {
@@ -374,6 +405,20 @@ fn cond_expr(c: &Cond, rule: &str, lets: &mut Vec<Statement>) -> Expr {
         }),
         Cond::QueryHas { words } => words_let(Subject::Query, words, rule, lets),
         Cond::TaskHas { words } => words_let(Subject::Task, words, rule, lets),
+        Cond::Std { name, pattern } => {
+            let set = Box::new(e(ExprKind::Std(ident(name))));
+            if *pattern {
+                e(ExprKind::Matches {
+                    subject: Subject::Query,
+                    pattern: set,
+                })
+            } else {
+                e(ExprKind::Has {
+                    subject: Subject::Query,
+                    set,
+                })
+            }
+        }
         Cond::Preview {
             structure,
             feature,
@@ -439,6 +484,8 @@ pub struct QFeat {
     pub qtype: Option<String>,
     /// The previews.
     pub previews: mesa_core::Previews,
+    /// Bit `j`: the query matches standard cue set `j` of the table.
+    pub std: u64,
 }
 
 /// Features of every question of a problem, with one vocabulary.
@@ -450,6 +497,9 @@ pub struct FeatTable {
     pub words: Vec<String>,
     /// Per question of the problem.
     pub feats: Vec<QFeat>,
+    /// The standard cue sets that apply to queries: name, and whether it is
+    /// a pattern (`matches`) rather than a keyword set (`has`).
+    pub std_sets: Vec<(String, bool)>,
 }
 
 impl FeatTable {
@@ -472,15 +522,17 @@ impl FeatTable {
             v.dedup();
             v
         };
-        let feats = problem
+        let mut feats: Vec<QFeat> = problem
             .questions
             .iter()
             .map(|q| feat_of(&q.input, &mut |t| ids(t, &mut vocab, &mut words)))
             .collect();
+        let std_sets = std_matches(problem, &mut feats);
         FeatTable {
             vocab,
             words,
             feats,
+            std_sets,
         }
     }
 }
@@ -492,7 +544,43 @@ fn feat_of(input: &Input, ids: &mut dyn FnMut(&str) -> Vec<u32>) -> QFeat {
         domain: input.domain.as_ref().map(|d| d.to_ascii_lowercase()),
         qtype: input.qtype.as_ref().map(|d| d.to_ascii_lowercase()),
         previews: input.previews,
+        std: 0,
     }
+}
+
+/// Which standard cue sets each query matches, evaluated by the
+/// interpreter on a one-rule probe policy (so the matching rules are the
+/// language's own). Sets that no probe can use are left out.
+fn std_matches(problem: &Problem, feats: &mut [QFeat]) -> Vec<(String, bool)> {
+    let mut sets = Vec::new();
+    for name in mesa_compiler::std_names() {
+        if sets.len() >= 64 {
+            break;
+        }
+        let probe = |verb: &str| {
+            let src = format!(
+                "policy \"probe\"\nuse std\nrule r when query {verb} std.{name} -> select {{S}}\ndefault {{T}}\n"
+            );
+            mesa_compiler::check(&src)
+                .program
+                .and_then(|p| mesa_compiler::Selector::new(p).ok())
+        };
+        let (selector, pattern) = match probe("has") {
+            Some(s) => (s, false),
+            None => match probe("matches") {
+                Some(s) => (s, true),
+                None => continue,
+            },
+        };
+        let bit = 1u64 << sets.len();
+        for (f, q) in feats.iter_mut().zip(&problem.questions) {
+            if selector.select_mask(&q.input).1.is_some() {
+                f.std |= bit;
+            }
+        }
+        sets.push((name, pattern));
+    }
+    sets
 }
 
 /// A condition with words resolved to ids, for fast evaluation.
@@ -503,6 +591,7 @@ enum Compiled {
     Query(Vec<u32>),
     Task(Vec<u32>),
     Preview(Structure, Feature, Cmp, f64),
+    Std(u64),
     And(Vec<Compiled>),
     Not(Box<Compiled>),
 }
@@ -525,6 +614,13 @@ fn compile(c: &Cond, table: &FeatTable) -> Compiled {
             op,
             threshold,
         } => Compiled::Preview(*structure, feature.feature(), *op, *threshold),
+        Cond::Std { name, .. } => Compiled::Std(
+            table
+                .std_sets
+                .iter()
+                .position(|(n, _)| n == name)
+                .map_or(0, |j| 1u64 << j),
+        ),
         Cond::And { all } => Compiled::And(all.iter().map(|c| compile(c, table)).collect()),
         Cond::Not { cond } => Compiled::Not(Box::new(compile(cond, table))),
     }
@@ -544,6 +640,7 @@ fn holds(c: &Compiled, f: &QFeat) -> bool {
                 Cmp::Eq => v == *t,
             }
         }
+        Compiled::Std(bit) => f.std & bit != 0,
         Compiled::And(all) => all.iter().all(|c| holds(c, f)),
         Compiled::Not(c) => !holds(c, f),
     }
@@ -649,4 +746,37 @@ pub fn total_objective(
             mask_index(m).map_or(0.0, |k| problem.questions[i].objective[k])
         })
         .sum()
+}
+
+#[cfg(test)]
+mod std_cond_tests {
+    use super::*;
+
+    #[test]
+    fn std_conditions_are_written_with_use_std_and_check() {
+        let mut spec = PolicySpec::fixed("p", Mask::ALL);
+        for (i, (name, pattern)) in [("stepref", true), ("causal", false)].iter().enumerate() {
+            spec.rules.push(RuleSpec {
+                name: format!("r{i}"),
+                cond: Some(Cond::and(
+                    Cond::Domain {
+                        values: vec!["WEB".into()],
+                    },
+                    Cond::Std {
+                        name: name.to_string(),
+                        pattern: *pattern,
+                    },
+                )),
+                action: Act::Select,
+                mask: Mask::single(Structure::ALL[i]),
+            });
+        }
+        let src = spec.to_source();
+        assert!(src.contains("use std"), "{src}");
+        assert!(src.contains("query matches std.stepref"), "{src}");
+        assert!(src.contains("query has std.causal"), "{src}");
+        let checked = mesa_compiler::check(&src);
+        assert!(checked.program.is_some(), "{src}: {:?}", checked.diagnostics);
+        assert!(!PolicySpec::fixed("q", Mask::ALL).to_source().contains("use std"));
+    }
 }
