@@ -50,14 +50,12 @@ const F_BUDGET: u32 = 10;
 const F_METADATA_PTR: u32 = 11;
 const F_METADATA_LEN: u32 = 12;
 const F_FOUND: u32 = 13;
-const F_PROBE: u32 = 14;
-const F_EVENTS: u32 = 15;
+const F_EVENTS: u32 = 14;
 
 /// The functions the keyword scan calls.
 const KEYWORD_FUNCS: FuncIds = FuncIds {
     check: F_CHECK,
     found: F_FOUND,
-    probe: F_PROBE,
     events: F_EVENTS,
 };
 
@@ -447,8 +445,8 @@ impl Gen<'_> {
             .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
         types.ty().function([ValType::I32, ValType::I32], []); // 7 found
         let mut funcs = FunctionSection::new();
-        // In function-index order; found, probe and events come last.
-        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 2, 7] {
+        // In function-index order; found and events come last.
+        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 7] {
             funcs.function(ty);
         }
         let mut memories = MemorySection::new();
@@ -496,9 +494,9 @@ impl Gen<'_> {
         code.function(&self.trace_fn());
         code.function(&self.scan_fn());
         let empty = || Asm::new(0).finish(vec![]);
-        let [check, found, probe, events] = match &self.layout.keywords {
+        let [check, found, events] = match &self.layout.keywords {
             Some(k) => k.functions(&self.scratch(), &KEYWORD_FUNCS),
-            None => [empty(), empty(), empty(), empty()],
+            None => [empty(), empty(), empty()],
         };
         code.function(&check);
         code.function(&eq_ci_fn());
@@ -507,7 +505,6 @@ impl Gen<'_> {
         code.function(&constant(self.metadata_at as i32));
         code.function(&constant(self.metadata_len as i32));
         code.function(&found);
-        code.function(&probe);
         code.function(&events);
         let mut datas = DataSection::new();
         datas.active(
@@ -1200,14 +1197,15 @@ impl Gen<'_> {
                 a.op(I::I32Const(0));
             }
             BoolExpr::And(v) => {
+                // `a and b and c` is `if a { if b { c } else { 0 } } else { 0 }`:
+                // each operand nests in the previous one's `then` branch.
                 self.boolean(a, &v[0]);
                 for x in &v[1..] {
                     a.op(I::If(BlockType::Result(ValType::I32)));
                     self.boolean(a, x);
-                    a.ops([I::Else, I::I32Const(0)]);
                 }
                 for _ in 1..v.len() {
-                    a.op(I::End);
+                    a.ops([I::Else, I::I32Const(0), I::End]);
                 }
             }
             BoolExpr::Or(v) => {

@@ -72,8 +72,6 @@ pub(super) struct FuncIds {
     pub check: u32,
     /// `found(k, subject)`.
     pub found: u32,
-    /// `probe(hash, j, subject)` of the word-hash scheme.
-    pub probe: u32,
     /// `events(n, subject)`: runs the recorded events.
     pub events: u32,
 }
@@ -304,29 +302,41 @@ impl KeywordScan {
         self.emit_flush(a, l, s, f);
     }
 
-    /// The bodies of `check`, `found`, `probe` and `events`, in that order
-    /// (empty for a scheme the module does not use).
-    pub(super) fn functions(&self, s: &Scratch, f: &FuncIds) -> [Function; 4] {
+    /// The bodies of `check`, `found` and `events`, in that order (`check`
+    /// is empty when the module has no automaton).
+    pub(super) fn functions(&self, s: &Scratch, f: &FuncIds) -> [Function; 3] {
         let shared = self.shared(s);
-        let empty = || Asm::new(0).finish(vec![]);
         let check = match &self.automaton {
             Some(t) => keywords::check_fn(t, &shared, f.found),
-            None => empty(),
+            None => Asm::new(0).finish(vec![]),
         };
-        let probe = match &self.words {
-            Some(t) => wordhash::probe_fn(t, &shared, f.found),
-            None => empty(),
-        };
-        [check, self.found_fn(s), probe, self.events_fn(s, f)]
+        [check, self.found_fn(s), self.events_fn(s, f)]
     }
 
     /// `events(n, subject)`: for each of the `n / 8` events recorded (after
-    /// the count, at `events + 8`), calls
-    /// `check(state, j, 32, subject)` for an automaton event and
-    /// `probe(hash, j, subject)` for a word-hash one.
+    /// the count, at `events + 8`): for an automaton event,
+    /// `check(state, j, 32, subject)`; for a word-hash one, the lookup,
+    /// inline, with `found` called only for a keyword not found before.
     fn events_fn(&self, s: &Scratch, f: &FuncIds) -> Function {
         let (n, subj) = (0, 1);
         let (p, v, j) = (2, 3, 4);
+        let lookup = wordhash::LookupLocals {
+            hash: v,
+            j,
+            slot: 5,
+            ent: 6,
+            m: 7,
+            end: 8,
+            verify: wordhash::VerifyLocals {
+                k: 9,
+                len: 10,
+                base: 11,
+                off: 12,
+                i: 13,
+            },
+        };
+        let addr = 14;
+        let shared = self.shared(s);
         let mut a = Asm::new(0);
         a.counted_loop(p, I::LocalGet(n), |a| {
             a.ops([
@@ -349,13 +359,11 @@ impl KeywordScan {
                     I::Call(f.check),
                 ]);
             };
+            let found = |a: &mut Asm, k: u32| self.emit_found(a, s, k, subj, addr, f.found);
             let probe = |a: &mut Asm| {
-                a.ops([
-                    I::LocalGet(v),
-                    I::LocalGet(j),
-                    I::LocalGet(subj),
-                    I::Call(f.probe),
-                ]);
+                if let Some(t) = &self.words {
+                    wordhash::emit_lookup(a, t, &shared, &lookup, &found);
+                }
             };
             match (&self.automaton, &self.words) {
                 (Some(t), Some(_)) => {
@@ -377,16 +385,33 @@ impl KeywordScan {
             // The counted loop adds 1: events are 8 bytes.
             a.ops([I::LocalGet(p), I::I32Const(7), I::I32Add, I::LocalSet(p)]);
         });
-        a.finish(vec![(3, ValType::I32)])
+        a.finish(vec![(13, ValType::I32)])
     }
 
-    /// `found(k, subject)`: the first time keyword `k` is found in the
-    /// subject, sets its bit and counts it for each set that has it.
-    fn found_fn(&self, s: &Scratch) -> Function {
-        let (k, subj) = (0, 1);
-        let (addr, bit, i, e) = (2, 3, 4, 5);
-        let mut a = Asm::new(0);
-        // addr = (subj * words + k / 32) * 4; bit = 1 << (k % 32)
+    /// Calls `found(k, subject)` unless keyword local `k` is already marked
+    /// found (the common case in a text full of keywords), which is tested
+    /// inline. `addr` is a scratch local.
+    fn emit_found(&self, a: &mut Asm, s: &Scratch, k: u32, subj: u32, addr: u32, found: u32) {
+        self.emit_bit_address(a, k, subj, addr);
+        a.ops([
+            I::LocalGet(addr),
+            I::I32Load(ma(s.kwbits, 2)),
+            I::I32Const(1),
+            I::LocalGet(k),
+            I::I32Shl,
+            I::I32And,
+            I::I32Eqz,
+            I::If(BlockType::Empty),
+            I::LocalGet(k),
+            I::LocalGet(subj),
+            I::Call(found),
+            I::End,
+        ]);
+    }
+
+    /// `addr = (subj * words + k / 32) * 4`: the offset of keyword `k`'s
+    /// word in the found bitsets (its bit is `1 << (k % 32)`).
+    fn emit_bit_address(&self, a: &mut Asm, k: u32, subj: u32, addr: u32) {
         a.ops([
             I::LocalGet(subj),
             I::I32Const(self.bitset_words as i32),
@@ -398,11 +423,17 @@ impl KeywordScan {
             I::I32Const(2),
             I::I32Shl,
             I::LocalSet(addr),
-            I::I32Const(1),
-            I::LocalGet(k),
-            I::I32Shl,
-            I::LocalSet(bit),
         ]);
+    }
+
+    /// `found(k, subject)`: the first time keyword `k` is found in the
+    /// subject, sets its bit and counts it for each set that has it.
+    fn found_fn(&self, s: &Scratch) -> Function {
+        let (k, subj) = (0, 1);
+        let (addr, bit, i, e) = (2, 3, 4, 5);
+        let mut a = Asm::new(0);
+        self.emit_bit_address(&mut a, k, subj, addr);
+        a.ops([I::I32Const(1), I::LocalGet(k), I::I32Shl, I::LocalSet(bit)]);
         a.ops([
             I::LocalGet(addr),
             I::I32Load(ma(s.kwbits, 2)),

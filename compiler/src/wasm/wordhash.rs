@@ -28,13 +28,13 @@
 //! `"c++"`) are left to the automaton in [`super::keywords`].
 //!
 //! [`WordTable::scan`] is the reference for the generated loop
-//! ([`emit_byte`], [`emit_end`]) and probe function ([`probe_fn`]); the
-//! tests check it against the matching rules of [`crate::cues`].
+//! ([`emit_byte`], [`emit_end`]) and lookup ([`emit_lookup`]); the tests
+//! check it against the matching rules of [`crate::cues`].
 
 use super::asm::{ma, Asm, Data};
 use super::kwscan::Shared;
 use crate::cues;
-use wasm_encoder::{BlockType, Function, Instruction as I, ValType};
+use wasm_encoder::{BlockType, Instruction as I};
 
 /// The hash of empty text (FNV-1a's offset basis).
 pub const HASH_BASIS: u32 = 0x811c_9dc5;
@@ -371,109 +371,115 @@ pub(super) fn emit_end(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn(
     a.op(I::End);
 }
 
-/// `probe(hash, j, subject)`: [`WordTable::candidates`] for a hash at the
-/// word ending at normalized offset `j`; each candidate is verified
-/// (inline: [`emit_verify`]) and reported with `found(k, subject)`.
-pub(super) fn probe_fn(t: &WordTables, s: &Shared, found: u32) -> Function {
-    let (hash, j, subj) = (0, 1, 2);
-    let (slot, ent, m, end) = (3, 4, 5, 6);
-    let v = VerifyLocals {
-        k: 7,
-        j,
-        subj,
-        len: 8,
-        base: 9,
-        off: 10,
-        i: 11,
-    };
-    let mut a = Asm::new(0);
+/// Locals of [`emit_lookup`]: the hash and offset of the event (set by the
+/// caller) and scratch.
+pub(super) struct LookupLocals {
+    pub hash: u32,
+    pub j: u32,
+    pub slot: u32,
+    pub ent: u32,
+    pub m: u32,
+    pub end: u32,
+    pub verify: VerifyLocals,
+}
+
+/// [`WordTable::candidates`] for local `hash` at the word ending at
+/// normalized offset `j`: each candidate is verified ([`emit_verify`]) and
+/// handed to `found` (which gets the local holding the keyword id).
+pub(super) fn emit_lookup(
+    a: &mut Asm,
+    t: &WordTables,
+    s: &Shared,
+    l: &LookupLocals,
+    found: &dyn Fn(&mut Asm, u32),
+) {
+    a.op(I::Block(BlockType::Empty)); // $miss
     a.ops([
-        I::LocalGet(hash),
+        I::LocalGet(l.hash),
         I::I32Const(SLOT_MIX as i32),
         I::I32Mul,
         I::I32Const(32 - t.bits as i32),
         I::I32ShrU,
-        I::LocalSet(slot),
+        I::LocalSet(l.slot),
     ]);
     a.op(I::Loop(BlockType::Empty));
+    // An empty slot: no keyword has this hash.
     a.ops([
-        I::LocalGet(slot),
+        I::LocalGet(l.slot),
         I::I32Const(3),
         I::I32Shl,
         I::I32Load(ma(t.slots + 4, 2)),
-        I::LocalTee(ent),
+        I::LocalTee(l.ent),
         I::I32Eqz,
-        I::If(BlockType::Empty),
-        I::Return,
-        I::End,
+        I::BrIf(1),
     ]);
     // A slot with another hash: try the next one.
     a.ops([
-        I::LocalGet(slot),
+        I::LocalGet(l.slot),
         I::I32Const(3),
         I::I32Shl,
         I::I32Load(ma(t.slots, 2)),
-        I::LocalGet(hash),
+        I::LocalGet(l.hash),
         I::I32Ne,
         I::If(BlockType::Empty),
-        I::LocalGet(slot),
+        I::LocalGet(l.slot),
         I::I32Const(1),
         I::I32Add,
         I::I32Const((1 << t.bits) - 1),
         I::I32And,
-        I::LocalSet(slot),
+        I::LocalSet(l.slot),
         I::Br(1),
         I::End,
     ]);
     a.op(I::End);
     // The slot of this hash: verify each member.
     a.ops([
-        I::LocalGet(ent),
+        I::LocalGet(l.ent),
         I::I32Const(0xffff),
         I::I32And,
-        I::LocalSet(m),
-        I::LocalGet(m),
-        I::LocalGet(ent),
+        I::LocalSet(l.m),
+        I::LocalGet(l.m),
+        I::LocalGet(l.ent),
         I::I32Const(16),
         I::I32ShrU,
         I::I32Add,
-        I::LocalSet(end),
+        I::LocalSet(l.end),
     ]);
-    a.counted_loop(m, I::LocalGet(end), |a| {
-        a.op(I::LocalGet(m));
+    let v = &l.verify;
+    a.counted_loop(l.m, I::LocalGet(l.end), |a| {
+        a.op(I::LocalGet(l.m));
         a.load_w(t.members, 2);
         a.op(I::LocalSet(v.k));
         a.op(I::Block(BlockType::Empty));
-        emit_verify(a, s, &v, found);
+        emit_verify(a, s, l.j, v);
+        found(a, v.k);
         a.op(I::End);
     });
-    a.finish(vec![(9, ValType::I32)])
+    a.op(I::End); // $miss
 }
 
-/// Locals of [`emit_verify`].
-struct VerifyLocals {
-    k: u32,
-    j: u32,
-    subj: u32,
-    len: u32,
-    base: u32,
-    off: u32,
-    i: u32,
+/// Locals of [`emit_verify`] (scratch; `k` is the candidate).
+pub(super) struct VerifyLocals {
+    pub k: u32,
+    pub len: u32,
+    pub base: u32,
+    pub off: u32,
+    pub i: u32,
 }
 
-/// Inside a block that `br 0` leaves: whether keyword `k` ends at
+/// Inside a block that `br 0` leaves: leaves it unless keyword `k` ends at
 /// normalized offset `j` (its bytes are the last ones written) with a word
-/// boundary before it; if so, `found(k, subject)`. Compared from the end,
-/// eight bytes at a time while they last.
-fn emit_verify(a: &mut Asm, s: &Shared, v: &VerifyLocals, found: u32) {
+/// boundary before it. Compared from the end, eight bytes at a time while
+/// they last.
+fn emit_verify(a: &mut Asm, s: &Shared, j: u32, v: &VerifyLocals) {
     a.op(I::LocalGet(v.k));
     a.load_w(s.kwlen, 2);
     a.ops([
         I::LocalTee(v.len),
-        I::LocalGet(v.j),
+        I::LocalGet(j),
         I::I32GtU,
         I::BrIf(0),
-        I::LocalGet(v.j),
+        I::LocalGet(j),
         I::LocalGet(v.len),
         I::I32Sub,
         I::LocalSet(v.base),
@@ -528,9 +534,6 @@ fn emit_verify(a: &mut Asm, s: &Shared, v: &VerifyLocals, found: u32) {
         I::I32Load8U(ma(s.word, 0)),
         I::I32And,
         I::BrIf(0),
-        I::LocalGet(v.k),
-        I::LocalGet(v.subj),
-        I::Call(found),
     ]);
 }
 

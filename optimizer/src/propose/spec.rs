@@ -776,7 +776,13 @@ mod std_cond_tests {
         assert!(src.contains("query matches std.stepref"), "{src}");
         assert!(src.contains("query has std.causal"), "{src}");
         let checked = mesa_compiler::check(&src);
-        assert!(checked.program.is_some(), "{src}: {:?}", checked.diagnostics);
-        assert!(!PolicySpec::fixed("q", Mask::ALL).to_source().contains("use std"));
+        assert!(
+            checked.program.is_some(),
+            "{src}: {:?}",
+            checked.diagnostics
+        );
+        assert!(!PolicySpec::fixed("q", Mask::ALL)
+            .to_source()
+            .contains("use std"));
     }
 }
