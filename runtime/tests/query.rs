@@ -40,8 +40,10 @@ fn dataset() -> String {
     format!("{sql}\n{game}\n{web}\n")
 }
 
-fn store() -> (Store, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("mesa-query-test-{}", std::process::id()));
+/// A store in a directory of its own for the test `name` (tests run in
+/// parallel in one process).
+fn store(name: &str) -> (Store, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("mesa-query-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let data = dir.join("data.jsonl");
     std::fs::write(&data, dataset()).expect("write data");
@@ -74,7 +76,7 @@ fn engine(kind: EngineKind) -> AnyEngine {
 
 #[test]
 fn both_engines_agree_on_previews_from_a_real_store() {
-    let (store, dir) = store();
+    let (store, dir) = store("agree");
     let mut wasm = QueryEngine::new(&store, Chooser::Policy(Box::new(engine(EngineKind::Wasm))));
     let mut interp = QueryEngine::new(
         &store,
@@ -83,7 +85,7 @@ fn both_engines_agree_on_previews_from_a_real_store() {
     assert_eq!(wasm.wanted_previews(), interp.wanted_previews());
     assert_eq!(
         wasm.wanted_previews().len(),
-        7,
+        6,
         "only the previews the policy reads"
     );
     let questions = [
@@ -140,7 +142,7 @@ fn both_engines_agree_on_previews_from_a_real_store() {
 
 #[test]
 fn a_policy_reading_no_previews_retrieves_only_what_it_selects() {
-    let (store, dir) = store();
+    let (store, dir) = store("no-previews");
     let src = "policy \"p\"\nrule r when query has words [\"error\"] -> select {T}\ndefault {S}\n";
     let program = check(src).program.expect("checks");
     let engine =
@@ -164,7 +166,7 @@ fn a_policy_reading_no_previews_retrieves_only_what_it_selects() {
 
 #[test]
 fn an_unknown_episode_is_named_with_a_suggestion() {
-    let (store, dir) = store();
+    let (store, dir) = store("unknown");
     let mut q = QueryEngine::new(&store, Chooser::Fixed(Mask::ALL));
     match q.answer(&Question {
         episode: "gamee",
