@@ -34,9 +34,12 @@ fn bench_check(c: &mut Criterion) {
     g.finish();
 }
 
+/// A workload: its name, the policy source, and a query of a given length.
+type Case = (String, String, Box<dyn Fn(usize) -> String>);
+
 fn bench_select(c: &mut Criterion) {
     let mut g = c.benchmark_group("interpreter select");
-    let mut cases: Vec<(String, String, Box<dyn Fn(usize) -> String>)> = vec![
+    let mut cases: Vec<Case> = vec![
         ("20 keywords".into(), policy(2, 10, 0, 20), Box::new(query)),
         (
             "500 keywords + 10 patterns".into(),

@@ -25,10 +25,19 @@ fn agree(src: &str, inputs: &[Input]) {
 
 #[test]
 fn and_and_or_chains_of_every_length_agree() {
-    let atoms = ["domain is a", "qtype is c", "query has words [\"x\"]", "task has words [\"y\"]"];
+    let atoms = [
+        "domain is a",
+        "qtype is c",
+        "query has words [\"x\"]",
+        "task has words [\"y\"]",
+    ];
     let mut inputs = Vec::new();
     for bits in 0..16u32 {
-        let mut i = Input::query(if bits & 4 != 0 { "an x here" } else { "nothing" });
+        let mut i = Input::query(if bits & 4 != 0 {
+            "an x here"
+        } else {
+            "nothing"
+        });
         i.domain = Some(if bits & 1 != 0 { "a" } else { "b" }.into());
         i.qtype = Some(if bits & 2 != 0 { "c" } else { "d" }.into());
         i.task = Some(if bits & 8 != 0 { "y" } else { "z" }.into());
@@ -39,7 +48,8 @@ fn and_and_or_chains_of_every_length_agree() {
             let cond = atoms[..n].join(&format!(" {op} "));
             let src = format!("policy \"p\"\nrule r when {cond} -> select {{S}}\ndefault {{T}}\n");
             agree(&src, &inputs);
-            let src = format!("policy \"p\"\nrule r when not ({cond}) -> select {{S}}\ndefault {{T}}\n");
+            let src =
+                format!("policy \"p\"\nrule r when not ({cond}) -> select {{S}}\ndefault {{T}}\n");
             agree(&src, &inputs);
         }
     }
