@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 WASMTIME_PY=48.0.0
 if [ -z "${MESA:-}" ]; then
   cargo build --locked --quiet -p mesa
-  MESA=target/debug/mesa
+  MESA="${CARGO_TARGET_DIR:-target}/debug/mesa"
 fi
 VENV=target/hosts-venv
 if [ ! -x "$VENV/bin/python" ]; then
