@@ -5,6 +5,7 @@
 mod backend;
 mod cmd;
 mod plugins;
+mod progress;
 mod source;
 
 use clap::{Parser, Subcommand};

@@ -1,7 +1,6 @@
 //! `mesa build DATA -o STORE`: every structure for every episode, on disk.
 
 use crate::source::CliError;
-use indicatif::{ProgressBar, ProgressStyle};
 use mesa_memory::{dataset::LoadOptions, BuildOptions, Config, Progress, Source, Store};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -84,18 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         args.extractor,
         args.minilm_dir.clone(),
     )?;
-    let bar = if args.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(0)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} building {pos}/{len} episodes [{bar:30}] {elapsed} ({eta} left) {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::bar(args.quiet, "building {pos}/{len} episodes");
     let progress = |p: &Progress| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);

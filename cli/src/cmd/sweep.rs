@@ -2,7 +2,6 @@
 //! previews, and the utility and tokens of each of the 31 subsets.
 
 use crate::source::CliError;
-use indicatif::{ProgressBar, ProgressStyle};
 use mesa_memory::dataset::LoadOptions;
 use mesa_optimizer::measure::judge::Judge;
 use mesa_optimizer::measure::{measure, MeasureOptions, MeasureReport};
@@ -107,18 +106,7 @@ pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
     } else {
         None
     };
-    let bar = if args.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(0)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} sweep {pos}/{len} questions [{bar:30}] {elapsed} ({eta} left)",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
+    let bar = crate::progress::bar(args.quiet, "sweep {pos}/{len} questions");
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
