@@ -363,13 +363,18 @@ fn agree_on(src: &str, queries: &[String]) {
 /// Compares the engines on one policy for the given inputs (mask, rule and
 /// trace), with each of `schemes`.
 fn agree_on_inputs(src: &str, inputs: &[Input], schemes: &[wasm::CompileOptions]) {
+    agree_with(runtime(), src, inputs, schemes);
+}
+
+/// [`agree_on_inputs`] on a given runtime.
+fn agree_with(runtime: &Runtime, src: &str, inputs: &[Input], schemes: &[wasm::CompileOptions]) {
     let program = check(src)
         .program
         .unwrap_or_else(|| panic!("checks: {:?}", check(src).diagnostics));
     let selector = Selector::new(program.clone()).expect("prepares");
     for options in schemes {
         let bytes = wasm::compile_with(&program, src, options).expect("compiles");
-        let mut instance = runtime()
+        let mut instance = runtime
             .load(&bytes)
             .expect("loads")
             .instantiate()
@@ -564,7 +569,7 @@ fn workload_policies_agree() {
     for w in mesa_compiler::synthetic::workloads() {
         let src = w.policy(20, 10, 200);
         let mut queries = Vec::new();
-        for len in [0, 100, 200, 2048, 9000] {
+        for len in [0, 100, 200, 2048, 9000, 120_000] {
             let q = w.query(len);
             queries.push(q.to_ascii_uppercase());
             queries.push(q);
@@ -616,4 +621,69 @@ fn words_with_the_same_hash_are_told_apart() {
     .into_iter()
     .collect();
     agree_on(&src, &queries);
+}
+
+/// The scan records keyword events and runs them after each 2 KiB chunk of
+/// input: phrases across a chunk boundary, at every offset around it, and
+/// texts that record the most events a chunk can hold (three word-hash
+/// events per word, or an automaton event per byte).
+#[test]
+fn chunk_boundaries_and_dense_events() {
+    let src = "policy \"chunks\"\n\
+        let w = words [\"a\", \"a a\", \"a a a\", \"led to\", \"x-ray\"]\n\
+        let p = words [\"-\", \"--\", \"(error)\"]\n\
+        rule w1 when hits(query, w) == 1 -> add {T}\n\
+        rule w2 when hits(query, w) == 2 -> add {G}\n\
+        rule w3 when hits(query, w) >= 3 -> add {V}\n\
+        rule p1 when hits(query, p) == 1 -> add {R}\n\
+        rule p2 when hits(query, p) >= 2 -> remove {S}\n\
+        default {S}\n";
+    let mut queries = Vec::new();
+    for at in 2030..2060 {
+        for phrase in ["led to", "led \t to", "x-ray", "(error)", "a a"] {
+            let mut q = "z ".repeat(at / 2);
+            q.truncate(at);
+            q.push_str(phrase);
+            queries.push(q.clone());
+            q.push_str(" tail");
+            queries.push(q);
+        }
+    }
+    queries.push("a ".repeat(5000));
+    queries.push("a a".repeat(3000));
+    queries.push("-".repeat(9000));
+    queries.push("- ".repeat(5000));
+    queries.push("a-".repeat(5000));
+    queries.push(format!("{}(error)", "- a ".repeat(1500)));
+    agree_on(src, &queries);
+}
+
+/// Modules compiled by Winch (`Compiler::Winch`) give the interpreter's
+/// answers too, within the same fuel, up to the largest input.
+#[test]
+fn winch_compiled_modules_agree() {
+    use mesa_runtime::{Compiler, RuntimeConfig};
+    let winch = Runtime::with_config(RuntimeConfig {
+        compiler: Compiler::Winch,
+        ..RuntimeConfig::default()
+    })
+    .expect("a Winch runtime");
+    let fig5 = include_str!("../../examples/fig5.mesa");
+    let mut input = Input::query("Why did the query fail at step 12?");
+    input.domain = Some("text2sql".into());
+    input.previews.set(Structure::Raw, Feature::Tokens, 4500.0);
+    agree_with(&winch, fig5, &[input], &SCHEMES[..1]);
+    for w in mesa_compiler::synthetic::workloads() {
+        let src = w.policy(20, 10, 200);
+        let inputs: Vec<Input> = [0, 200, 2048, 120_000]
+            .iter()
+            .map(|&len| {
+                let mut input = Input::query(w.query(len));
+                input.domain = Some("web".into());
+                input
+            })
+            .collect();
+        agree_with(&winch, &src, &inputs, &SCHEMES[..1]);
+        agree_with(&winch, &src, &inputs[..2], &SCHEMES[2..3]);
+    }
 }

@@ -7,8 +7,8 @@
 //! table nearly always fits. It still handles any keyword, which is how a
 //! module is compiled with [`super::CompileOptions::word_hash`] off.
 //!
-//! The generated scan loop ([`emit_pending`], [`emit_step`], [`emit_end`],
-//! [`check_fn`]) follows [`KeywordAutomaton::scan`], which is the same
+//! The generated code (`emit_pending`, `emit_step`, `check_fn`) follows
+//! [`KeywordAutomaton::scan`], which is the same
 //! algorithm in Rust; the tests check it against the interpreter's matching
 //! on random texts.
 

@@ -2,12 +2,18 @@
 //! keyword, the tables the schemes share, and the code around them in the
 //! scan loop.
 //!
-//! Keywords that begin and end with a word byte go to the word-hash table
+//! Keywords that begin and end with a word byte and have at most
+//! [`wordhash::MAX_DEPTH`] words go to the word-hash table
 //! ([`super::wordhash`]); the others to the Aho-Corasick automaton
-//! ([`super::keywords`]). Both run in the same pass over the text, write the
-//! same normalized buffer and report through one `found(k, subject)`
-//! function, which records keyword `k` once and counts it for its sets.
-//! [`KeywordScanner::scan`] is the Rust model of the whole scan.
+//! ([`super::keywords`]). Both run in the same pass over the text and write
+//! the same normalized buffer. Where a keyword may end, the byte loop only
+//! records an *event* (a hash or an automaton state, and the offset); the
+//! events of each chunk of `EVENT_CHUNK` input bytes are then looked up and
+//! verified by the `events` function, which reports through one
+//! `found(k, subject)` function that records keyword `k` once and counts it
+//! for its sets. Verification only looks back at text already normalized,
+//! so deferring it changes nothing. [`KeywordScanner::scan`] is the Rust
+//! model of the whole scan.
 
 use super::asm::{ma, Asm, Data};
 use super::keywords::{self, AutomatonTables, KeywordAutomaton};
@@ -18,20 +24,26 @@ use wasm_encoder::{BlockType, Function, Instruction as I, ValType};
 #[derive(Debug, Clone)]
 pub struct KeywordScanner {
     keywords: Vec<String>,
-    /// The word-hash table, over the word-bounded keywords.
+    /// The word-hash table, over the keywords that fit it.
     words: Option<WordTable>,
     /// The automaton over the other keywords, those keywords, and their ids.
     automaton: Option<(KeywordAutomaton, Vec<String>, Vec<u32>)>,
 }
 
 impl KeywordScanner {
-    /// Splits distinct, normalized, non-empty `keywords`; with `word_hash`
-    /// false every keyword goes to the automaton.
+    /// Splits distinct, normalized, non-empty `keywords`: those that
+    /// [`wordhash::fits`] to the word-hash table (unless it leaves them
+    /// out), the others to the automaton. With `word_hash` false every
+    /// keyword goes to the automaton.
     pub fn new(keywords: &[String], word_hash: bool) -> KeywordScanner {
-        let (by_word, others): (Vec<u32>, Vec<u32>) = (0..keywords.len() as u32).partition(|&k| {
-            word_hash && wordhash::is_word_bounded(keywords[k as usize].as_bytes())
+        let (by_word, mut others): (Vec<u32>, Vec<u32>) = (0..keywords.len() as u32)
+            .partition(|&k| word_hash && wordhash::fits(keywords[k as usize].as_bytes()));
+        let words = (!by_word.is_empty()).then(|| {
+            let (table, left_out) = WordTable::new(keywords, &by_word);
+            others.extend(left_out);
+            others.sort_unstable();
+            table
         });
-        let words = (!by_word.is_empty()).then(|| WordTable::new(keywords, &by_word));
         let automaton = (!others.is_empty()).then(|| {
             let subset: Vec<String> = others
                 .iter()
@@ -359,10 +371,13 @@ impl KeywordScan {
                     I::Call(f.check),
                 ]);
             };
-            let found = |a: &mut Asm, k: u32| self.emit_found(a, s, k, subj, addr, f.found);
+            let known = |a: &mut Asm, k: u32| self.emit_found_bit(a, s, k, subj, addr);
+            let found = |a: &mut Asm, k: u32| {
+                a.ops([I::LocalGet(k), I::LocalGet(subj), I::Call(f.found)]);
+            };
             let probe = |a: &mut Asm| {
                 if let Some(t) = &self.words {
-                    wordhash::emit_lookup(a, t, &shared, &lookup, &found);
+                    wordhash::emit_lookup(a, t, &shared, &lookup, &known, &found);
                 }
             };
             match (&self.automaton, &self.words) {
@@ -388,10 +403,9 @@ impl KeywordScan {
         a.finish(vec![(13, ValType::I32)])
     }
 
-    /// Calls `found(k, subject)` unless keyword local `k` is already marked
-    /// found (the common case in a text full of keywords), which is tested
-    /// inline. `addr` is a scratch local.
-    fn emit_found(&self, a: &mut Asm, s: &Scratch, k: u32, subj: u32, addr: u32, found: u32) {
+    /// Pushes whether keyword local `k` is already marked found in the
+    /// subject (nonzero if so). `addr` is a scratch local.
+    fn emit_found_bit(&self, a: &mut Asm, s: &Scratch, k: u32, subj: u32, addr: u32) {
         self.emit_bit_address(a, k, subj, addr);
         a.ops([
             I::LocalGet(addr),
@@ -400,12 +414,6 @@ impl KeywordScan {
             I::LocalGet(k),
             I::I32Shl,
             I::I32And,
-            I::I32Eqz,
-            I::If(BlockType::Empty),
-            I::LocalGet(k),
-            I::LocalGet(subj),
-            I::Call(found),
-            I::End,
         ]);
     }
 
@@ -554,6 +562,9 @@ mod tests {
             .collect();
         let s = KeywordScanner::new(&kws, true);
         assert_eq!(s.automaton_keywords(), 4);
+        // More words than the word-hash depth: the automaton's.
+        let long: Vec<String> = vec!["a b c d".into(), "a b c".into()];
+        assert_eq!(KeywordScanner::new(&long, true).automaton_keywords(), 1);
         assert_eq!(KeywordScanner::new(&kws, false).automaton_keywords(), 7);
         let text = b"Why ? (ERROR) led  to c++ 12.5 -x";
         assert_eq!(s.scan(text), vec![true; 7]);

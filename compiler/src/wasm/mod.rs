@@ -1,11 +1,12 @@
 //! Compiling checked programs to self-contained WebAssembly.
 //!
 //! [`compile`] turns a [`Program`](crate::Program) into module bytes that
-//! follow the ABI in [`abi`] (docs/ABI.md). Keywords become a hash table of
-//! their last words ([`wordhash`]), plus an Aho-Corasick automaton
-//! ([`keywords`]) for keywords that begin or end with a non-word byte
-//! ([`kwscan`] splits them), and patterns DFAs ([`patterns`]), all as tables
-//! in the data segment, scanned in one pass per text.
+//! follow the ABI in [`abi`] (docs/ABI.md). Keywords become a hash table
+//! probed where each word of the text ends ([`wordhash`]), plus an
+//! Aho-Corasick automaton ([`keywords`]) for the few it cannot take, such as
+//! keywords that begin or end with a non-word byte ([`kwscan`] splits them
+//! and lays out the scan); patterns become DFAs ([`patterns`]). All are
+//! tables in the data segment, scanned in one pass per text.
 
 pub mod abi;
 mod asm;

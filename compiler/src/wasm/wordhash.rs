@@ -1,34 +1,38 @@
-//! Word-hash keyword matching: the scheme for keywords that begin and end
-//! with a word byte (almost all keywords people and optimizers write).
+//! Word-hash keyword matching: the scheme for keywords of one to
+//! [`MAX_DEPTH`] words that begin and end with a word byte (almost all
+//! keywords people and optimizers write).
 //!
 //! Call the maximal runs of word bytes *words*. Such a keyword can only
 //! occur where a word of the normalized text ends: its last byte is a word
-//! byte and the byte after it must not be. More: inside an occurrence, the
+//! byte and the byte after it must not be. More: inside an occurrence the
 //! text's words are the keyword's words (the keyword's non-word bytes are the
-//! text's, and the byte before the occurrence is not a word byte), so the
-//! text from the start of its `m`-th last word to here equals the keyword's
-//! last `m` words, for `m` up to the keyword's word count.
+//! text's, and the byte before the occurrence is not a word byte), so a
+//! keyword of `m` words occurs exactly where the text from the start of its
+//! `m`-th last word to the end of the word just finished *is* the keyword,
+//! and the byte before is not a word byte.
 //!
-//! So each keyword is filed under a *key*: its last `min(words, depth)`
-//! words with what separates them (`"the"`, `"in the"`, `"x-ray"`), where
-//! `depth` (1 to [`MAX_DEPTH`]) is the most words any keyword has. The scan
-//! keeps, for `m = 1..depth`, the hash of the text from the start of the
-//! `m`-th last word, stepping each with every byte; where a word ends it
-//! looks each up in an open-addressing table of key hashes. A hit is
-//! verified byte for byte against the normalized text written so far and
-//! checked for a word boundary before it; everything needed is behind the
-//! scan position, so one forward pass suffices. Keying phrases by more than
-//! their last word matters for real vocabularies: "the" ends dozens of
-//! English bigrams, which would all need verifying at every "the".
+//! So the scan keeps, for `m = 1..depth` (`depth` the most words a keyword
+//! in the table has), the hash of the text from the start of the `m`-th last
+//! word, stepping each with every byte; where a word ends it looks each up
+//! in an open-addressing table of keyword hashes. A hit is verified byte for
+//! byte against the normalized text written so far and checked for a word
+//! boundary before it; everything needed is behind the scan position, so one
+//! forward pass suffices. Hashing whole phrases (rather than, say, their
+//! last word) matters for real vocabularies: "the" ends dozens of English
+//! bigrams, which would all need verifying at every "the".
 //!
 //! Per byte this costs `depth` multiplies and no table access; per word
 //! `depth` probes, most of them ending at an empty slot. Unlike an
 //! automaton's, the cost does not depend on how the keywords' prefixes are
-//! shared. Keywords that begin or end with a non-word byte (`"(error)"`,
-//! `"c++"`) are left to the automaton in [`super::keywords`].
+//! shared, and it stays linear in the text: each word is in at most `depth`
+//! hashed spans, and a slot holds at most [`MAX_GROUP`] keywords (only
+//! keywords whose hashes collide share one). Keywords outside the scheme —
+//! those that begin or end with a non-word byte (`"(error)"`, `"c++"`), have
+//! more than [`MAX_DEPTH`] words, or would overfill a slot — are left to the
+//! automaton in [`super::keywords`].
 //!
 //! [`WordTable::scan`] is the reference for the generated loop
-//! ([`emit_byte`], [`emit_end`]) and lookup ([`emit_lookup`]); the tests
+//! (`emit_byte`, `emit_end`) and lookup (`emit_lookup`); the tests
 //! check it against the matching rules of [`crate::cues`].
 
 use super::asm::{ma, Asm, Data};
@@ -43,9 +47,13 @@ pub const HASH_PRIME: u32 = 0x0100_0193;
 /// Spreads a hash over the slots (Fibonacci hashing): FNV's low bits are
 /// weak, its high bits after this multiply are not.
 pub const SLOT_MIX: u32 = 0x9e37_79b1;
-/// The most words a key has; longer keywords are filed under their last
-/// [`MAX_DEPTH`] words and verified in full.
+/// The most words a keyword in the table has (the scan keeps one hash per
+/// word of depth, each costing a multiply per byte).
 pub const MAX_DEPTH: u32 = 3;
+/// The most keywords one slot holds: keywords share a slot only when their
+/// 32-bit hashes collide, and the bound keeps the verification work per
+/// word constant whatever keywords a policy has.
+pub const MAX_GROUP: usize = 4;
 
 /// The hash after appending byte `b` to text whose hash is `h`.
 pub fn hash_byte(h: u32, b: u8) -> u32 {
@@ -57,11 +65,16 @@ pub fn hash_word(text: &[u8]) -> u32 {
     text.iter().fold(HASH_BASIS, |h, &b| hash_byte(h, b))
 }
 
-/// Whether this scheme can find `keyword` (normalized): it must begin and
-/// end with a word byte.
+/// Whether `keyword` (normalized) begins and ends with a word byte.
 pub fn is_word_bounded(keyword: &[u8]) -> bool {
     matches!((keyword.first(), keyword.last()), (Some(&a), Some(&z))
         if cues::is_word_byte(a) && cues::is_word_byte(z))
+}
+
+/// Whether this scheme can take `keyword` (normalized): word-bounded, of at
+/// most [`MAX_DEPTH`] words.
+pub fn fits(keyword: &[u8]) -> bool {
+    is_word_bounded(keyword) && word_count(keyword) <= MAX_DEPTH
 }
 
 /// The number of words (maximal runs of word bytes) in `text`.
@@ -76,32 +89,11 @@ pub fn word_count(text: &[u8]) -> u32 {
     n
 }
 
-/// The key of a word-bounded keyword: from the start of its `m`-th last word
-/// to its end, with `m = min(words, depth)`.
-pub fn key(keyword: &[u8], depth: u32) -> &[u8] {
-    let mut m = 0;
-    let mut start = keyword.len();
-    // Walk back over words; a word starts where a word byte follows a
-    // non-word byte (or the keyword's start).
-    for i in (0..keyword.len()).rev() {
-        let starts =
-            cues::is_word_byte(keyword[i]) && (i == 0 || !cues::is_word_byte(keyword[i - 1]));
-        if starts {
-            m += 1;
-            start = i;
-            if m == depth {
-                break;
-            }
-        }
-    }
-    &keyword[start..]
-}
-
-/// One slot of the table: keywords whose key hashes to `hash` are
+/// One slot of the table: keywords whose hash is `hash` are
 /// `members[first..first + count]`; `count == 0` marks an empty slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Slot {
-    /// The full 32-bit hash of the key.
+    /// The full 32-bit hash of the keywords.
     pub hash: u32,
     /// Index of the first member.
     pub first: u32,
@@ -109,9 +101,9 @@ pub struct Slot {
     pub count: u32,
 }
 
-/// The open-addressing table of key hashes (linear probing, at most a
-/// quarter full, so most probes of words that are no key end at once on an
-/// empty slot).
+/// The open-addressing table of keyword hashes (linear probing, at most a
+/// quarter full, so most probes of words that are no keyword end at once on
+/// an empty slot).
 #[derive(Debug, Clone)]
 pub struct WordTable {
     /// How many of the last words the scan hashes (1 to [`MAX_DEPTH`]).
@@ -120,28 +112,36 @@ pub struct WordTable {
     pub bits: u32,
     /// The slots.
     pub slots: Vec<Slot>,
-    /// Keyword ids, grouped by the hash of their key.
+    /// Keyword ids, grouped by hash.
     pub members: Vec<u32>,
 }
 
 impl WordTable {
     /// Builds the table for the keywords `ids` of `keywords` (normalized,
-    /// each [`is_word_bounded`]). Keywords are grouped by the *hash* of their
-    /// key, not the key itself, so each hash has exactly one slot and a
-    /// probe can stop at the first slot with its hash; verification sorts out
-    /// keywords whose different keys collide.
-    pub fn new(keywords: &[String], ids: &[u32]) -> WordTable {
-        let depth = ids
-            .iter()
+    /// each [`fits`]). Returns it with the keywords it leaves out: those
+    /// beyond [`MAX_GROUP`] with one hash (in practice none; it takes a
+    /// many-way 32-bit collision).
+    pub fn new(keywords: &[String], ids: &[u32]) -> (WordTable, Vec<u32>) {
+        let mut groups: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+        let mut left_out = Vec::new();
+        for &id in ids {
+            debug_assert!(fits(keywords[id as usize].as_bytes()));
+            let group = groups
+                .entry(hash_word(keywords[id as usize].as_bytes()))
+                .or_default();
+            if group.len() < MAX_GROUP {
+                group.push(id);
+            } else {
+                left_out.push(id);
+            }
+        }
+        let depth = groups
+            .values()
+            .flatten()
             .map(|&id| word_count(keywords[id as usize].as_bytes()))
             .max()
             .unwrap_or(1)
             .clamp(1, MAX_DEPTH);
-        let mut groups: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-        for &id in ids {
-            let k = keywords[id as usize].as_bytes();
-            groups.entry(hash_word(key(k, depth))).or_default().push(id);
-        }
         let bits = (groups.len() * 4)
             .next_power_of_two()
             .trailing_zeros()
@@ -160,15 +160,16 @@ impl WordTable {
             };
             members.extend(ids);
         }
-        WordTable {
+        let table = WordTable {
             depth,
             bits,
             slots,
             members,
-        }
+        };
+        (table, left_out)
     }
 
-    /// The keywords whose key hashes to `hash` (the probe).
+    /// The keywords whose hash is `hash` (the probe).
     pub fn candidates(&self, hash: u32) -> &[u32] {
         let mut at = slot_of(hash, self.bits);
         loop {
@@ -340,7 +341,7 @@ pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn
 }
 
 /// Probes hash local `h`: the first slot is tested inline, so that a word
-/// that is no key costs no event when its slot is empty (most are).
+/// that is no keyword costs no event when its slot is empty (most are).
 fn emit_probe(a: &mut Asm, t: &WordTables, h: u32, record: &dyn Fn(&mut Asm, u32)) {
     a.ops([
         I::LocalGet(h),
@@ -384,13 +385,15 @@ pub(super) struct LookupLocals {
 }
 
 /// [`WordTable::candidates`] for local `hash` at the word ending at
-/// normalized offset `j`: each candidate is verified ([`emit_verify`]) and
-/// handed to `found` (which gets the local holding the keyword id).
+/// normalized offset `j`: each candidate not found before (`known` pushes
+/// whether it was, given the local holding its id) is verified
+/// ([`emit_verify`]) and handed to `found`.
 pub(super) fn emit_lookup(
     a: &mut Asm,
     t: &WordTables,
     s: &Shared,
     l: &LookupLocals,
+    known: &dyn Fn(&mut Asm, u32),
     found: &dyn Fn(&mut Asm, u32),
 ) {
     a.op(I::Block(BlockType::Empty)); // $miss
@@ -451,6 +454,8 @@ pub(super) fn emit_lookup(
         a.load_w(t.members, 2);
         a.op(I::LocalSet(v.k));
         a.op(I::Block(BlockType::Empty));
+        known(a, v.k);
+        a.op(I::BrIf(0));
         emit_verify(a, s, l.j, v);
         found(a, v.k);
         a.op(I::End);
@@ -559,7 +564,9 @@ mod tests {
     fn scan(keywords: &[String], text: &[u8]) -> Vec<bool> {
         let ids: Vec<u32> = (0..keywords.len() as u32).collect();
         let mut found = vec![false; keywords.len()];
-        WordTable::new(keywords, &ids).scan(keywords, text, &mut found);
+        let (table, left_out) = WordTable::new(keywords, &ids);
+        assert!(left_out.is_empty());
+        table.scan(keywords, text, &mut found);
         found
     }
 
@@ -573,12 +580,10 @@ mod tests {
         assert!(is_word_bounded("café".as_bytes()));
         assert!(!is_word_bounded(b"(error)"));
         assert!(!is_word_bounded(b"c++"));
-        assert_eq!(key(b"led to", 1), b"to");
-        assert_eq!(key(b"led to", 2), b"led to");
-        assert_eq!(key(b"a b c d", 3), b"b c d");
-        assert_eq!(key(b"12.5", 1), b"5");
-        assert_eq!(key(b"x, y", 3), b"x, y");
-        assert_eq!(key(b"step", 3), b"step");
+        assert!(fits(b"a b c"));
+        assert!(!fits(b"a b c d"));
+        assert!(fits(b"x, y"));
+        assert!(!fits(b"x,"));
         assert_eq!(word_count(b"a b, c"), 3);
         assert_eq!(word_count("café au".as_bytes()), 2);
     }
@@ -605,7 +610,7 @@ mod tests {
         assert_eq!(hash_word(b"glbvs"), hash_word(b"yacxa"));
         let kws = strings(&["glbvs", "yacxa", "go glbvs", "go yacxa", "other"]);
         let ids: Vec<u32> = (0..kws.len() as u32).collect();
-        let table = WordTable::new(&kws, &ids);
+        let (table, _) = WordTable::new(&kws, &ids);
         assert_eq!(table.depth, 2);
         assert_eq!(table.candidates(hash_word(b"yacxa")), &[0, 1]);
         for text in [
@@ -625,7 +630,7 @@ mod tests {
         // Many keywords: every one is found alone, and nothing else.
         let words: Vec<String> = (0..3000).map(|i| format!("w{i}")).collect();
         let ids: Vec<u32> = (0..words.len() as u32).collect();
-        let table = WordTable::new(&words, &ids);
+        let (table, _) = WordTable::new(&words, &ids);
         for (i, w) in words.iter().enumerate().step_by(97) {
             let mut found = vec![false; words.len()];
             table.scan(&words, format!("x {w} y").as_bytes(), &mut found);
@@ -643,7 +648,7 @@ mod tests {
             let kws: Vec<String> = kws
                 .into_iter()
                 .map(|k| cues::normalize_keyword(&k))
-                .filter(|k| is_word_bounded(k.as_bytes()))
+                .filter(|k| fits(k.as_bytes()))
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
