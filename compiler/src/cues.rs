@@ -210,3 +210,20 @@ mod pattern_tests {
         assert!(!re.is_match("٣".as_bytes()));
     }
 }
+
+/// The matching rules by brute force, for tests of every scanner: for each
+/// (normalized) keyword, whether it occurs in `text` between word boundaries.
+#[cfg(test)]
+pub(crate) fn naive_keyword_matches(keywords: &[String], text: &[u8]) -> Vec<bool> {
+    let mut norm = Vec::new();
+    normalize_into(text, &mut norm);
+    keywords
+        .iter()
+        .map(|k| {
+            let k = k.as_bytes();
+            (0..norm.len())
+                .filter(|&i| norm[i..].starts_with(k))
+                .any(|i| at_word_boundaries(&norm, i, i + k.len()))
+        })
+        .collect()
+}

@@ -547,19 +547,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn reference(keywords: &[String], text: &[u8]) -> Vec<bool> {
-        let mut norm = Vec::new();
-        cues::normalize_into(text, &mut norm);
-        keywords
-            .iter()
-            .map(|k| {
-                let k = k.as_bytes();
-                (0..norm.len())
-                    .filter(|&i| norm[i..].starts_with(k))
-                    .any(|i| cues::at_word_boundaries(&norm, i, i + k.len()))
-            })
-            .collect()
-    }
+    use crate::cues::naive_keyword_matches as reference;
 
     fn scan(keywords: &[String], text: &[u8]) -> Vec<bool> {
         let ids: Vec<u32> = (0..keywords.len() as u32).collect();
