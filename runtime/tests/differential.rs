@@ -562,6 +562,67 @@ proptest! {
     }
 }
 
+/// Patterns whose scan skips idle bytes, eight at a time and then one at a
+/// time: literals placed at every offset of long runs of skippable bytes,
+/// near the end of the text and split by it, one pattern per rule so that
+/// each pattern's answer shows in the mask.
+fn skipping_case() -> impl Strategy<Value = (Vec<&'static str>, Vec<String>)> {
+    let pats = prop::sample::subsequence(
+        vec![
+            r#"r"\bstep\s+\d+""#,
+            r#"r"(?i)traceback|exception""#,
+            r#"r"ab$""#,
+            r#"r"^zz""#,
+            r#"r"(?m)^x""#,
+            r#"r"q\b""#,
+            r#"r"\d{3}""#,
+        ],
+        1..5,
+    );
+    let piece = prop::sample::select(vec![
+        "step 12",
+        "steps",
+        "Traceback",
+        "EXCEPTION",
+        "ab",
+        "zz",
+        "\nx",
+        "q",
+        "q.",
+        "123",
+        "1 2",
+    ]);
+    let text = (
+        prop::collection::vec((0usize..40, piece), 0..4),
+        prop::sample::select(vec!["o", "kjh ", "uvw.", "\n"]),
+    )
+        .prop_map(|(pieces, filler)| {
+            let mut t = String::new();
+            for (run, p) in pieces {
+                t.push_str(&filler.repeat(run));
+                t.push_str(p);
+            }
+            t
+        });
+    (pats, prop::collection::vec(text, 6))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(policies() / 2))]
+
+    #[test]
+    fn skipped_bytes_never_hide_a_match((pats, texts) in skipping_case()) {
+        let mut src = String::from("policy \"skip\"\n");
+        for (i, p) in pats.iter().enumerate() {
+            let m = ["S", "T", "G", "V", "R"][i];
+            src.push_str(&format!("let p{i} = pattern {p}\nrule r{i} when query matches p{i} -> add {{{m}}}\n"));
+        }
+        src.push_str("default {}\nfallback {S, T, G, V, R}\n");
+        let inputs: Vec<Input> = texts.into_iter().map(Input::query).collect();
+        agree_on_inputs(&src, &inputs, &SCHEMES[..1]);
+    }
+}
+
 /// The benchmarks' keyword workloads (generated, English, random), on long
 /// and short queries, as written and upper-cased.
 #[test]

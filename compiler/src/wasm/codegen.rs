@@ -14,6 +14,7 @@ use super::kwscan::{
     self, event_buffer_bytes, FuncIds, KeywordScan, KeywordScanner, ScanLocals, Scratch,
     EVENT_CHUNK,
 };
+use super::pattern_scan::PatternScan;
 use crate::ir::{BoolExpr, CmpOp, Feature, MaskExpr, NumExpr, Program};
 use mesa_core::Structure;
 use mesa_grammar::ast::{ActionKind, MetaField, Subject};
@@ -51,6 +52,8 @@ const F_METADATA_PTR: u32 = 11;
 const F_METADATA_LEN: u32 = 12;
 const F_FOUND: u32 = 13;
 const F_EVENTS: u32 = 14;
+/// The first pattern group's scan; the others follow.
+const F_PATTERNS: u32 = 15;
 
 /// The functions the keyword scan calls.
 const KEYWORD_FUNCS: FuncIds = FuncIds {
@@ -108,29 +111,6 @@ impl Default for CompileOptions {
     }
 }
 
-/// The local holding pattern group `g`'s DFA state in `scan`: the first
-/// group uses `first`, later ones the locals declared after the others.
-fn group_state(g: usize, first: u32) -> u32 {
-    if g == 0 {
-        first
-    } else {
-        SCAN_LOCALS + g as u32 - 1
-    }
-}
-
-/// Parameters and locals `scan` declares before the extra group states.
-const SCAN_LOCALS: u32 = 19;
-
-/// Addresses of one pattern DFA's tables.
-struct PatternTables {
-    w: u32,
-    classes: u64,
-    class_count: u32,
-    next: u64,
-    eoi: u64,
-    masks: u64,
-}
-
 /// Every address the generated code uses.
 struct Layout {
     /// Raw byte to class, 16 bits each ([`byte_class`]).
@@ -138,7 +118,7 @@ struct Layout {
     word: u64,
     keywords: Option<KeywordScan>,
     /// One per pattern group (usually one).
-    patterns: Vec<PatternTables>,
+    patterns: Vec<PatternScan>,
     counts: u64,
     kwbits: u64,
     zero_end: u64,
@@ -236,19 +216,9 @@ pub fn compile_with(
     let patterns = program
         .pattern_dfas
         .iter()
-        .map(|dfa| {
-            let w = if dfa.len() < 0xFFFF { 2 } else { 4 };
-            let masks: Vec<u8> = dfa.matches.iter().flat_map(|m| m.to_le_bytes()).collect();
-            PatternTables {
-                w,
-                classes: data.put(1, &dfa.classes),
-                class_count: dfa.class_count as u32,
-                next: data.put_w(w, dfa.next.iter().copied()),
-                eoi: data.put_w(w, dfa.eoi.iter().copied()),
-                masks: data.put(8, &masks),
-            }
-        })
-        .collect();
+        .map(|dfa| PatternScan::put(dfa, &mut data))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CompileError::TooLarge)?;
 
     // Constant strings for `domain`/`qtype` comparisons, lower-cased.
     let mut strings: Vec<(String, u64)> = Vec::new();
@@ -444,10 +414,16 @@ impl Gen<'_> {
             .ty()
             .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
         types.ty().function([ValType::I32, ValType::I32], []); // 7 found
+        types
+            .ty()
+            .function([ValType::I32, ValType::I32], [ValType::I64]); // 8 pattern scan
         let mut funcs = FunctionSection::new();
-        // In function-index order; found and events come last.
+        // In function-index order; found and events, then the pattern scans.
         for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 7] {
             funcs.function(ty);
+        }
+        for _ in &self.layout.patterns {
+            funcs.function(8);
         }
         let mut memories = MemorySection::new();
         memories.memory(MemoryType {
@@ -506,6 +482,9 @@ impl Gen<'_> {
         code.function(&constant(self.metadata_len as i32));
         code.function(&found);
         code.function(&events);
+        for p in &self.layout.patterns {
+            code.function(&p.function());
+        }
         let mut datas = DataSection::new();
         datas.active(
             0,
@@ -583,10 +562,8 @@ impl Gen<'_> {
         // `ptr` walks the text up to `end` (the `len` parameter, made an
         // address): one register fewer in the loop than an index.
         let (ptr, end, subj) = (0, 1, 2);
-        let (b, cls, c, ac, prev, ds, words, in_word, j, k, e) =
+        let (b, cls, c, ac, prev, words, in_word, j, k, e, lim) =
             (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
-        let pm = 14;
-        let lim = 18;
         let kw_locals = ScanLocals {
             c,
             cls,
@@ -596,7 +573,7 @@ impl Gen<'_> {
             ac,
             k,
             e,
-            h: [15, 16, 17],
+            h: [14, 15, 16],
         };
         let scratch = self.scratch();
         let mut a = Asm::new(0);
@@ -606,134 +583,109 @@ impl Gen<'_> {
             I::I32Add,
             I::LocalSet(end),
         ]);
+        // Patterns first, a loop per group (see `pattern_scan`).
+        if !l.patterns.is_empty() {
+            a.ops([I::LocalGet(subj), I::I32Const(3), I::I32Shl]);
+            for g in 0..l.patterns.len() {
+                a.ops([
+                    I::LocalGet(ptr),
+                    I::LocalGet(end),
+                    I::Call(F_PATTERNS + g as u32),
+                ]);
+                if g > 0 {
+                    a.op(I::I64Or);
+                }
+            }
+            a.op(I::I64Store(ma(PMASK, 3)));
+        }
         if let Some(k_t) = &l.keywords {
             k_t.emit_start(&mut a, &kw_locals, &scratch);
         }
         // Chunks of input between runs of the keyword events (one chunk
         // when there are no keywords). The byte loop calls nothing, so that
-        // its state can stay in registers.
-        a.op(I::Block(BlockType::Empty)); // $done
-        a.op(I::Loop(BlockType::Empty)); // $chunk
-        if l.keywords.is_some() {
-            // lim = min(ptr + EVENT_CHUNK, end)
+        // its state can stay in registers. Without keywords or a word
+        // count there is nothing to do per byte.
+        let per_byte = l.keywords.is_some() || l.uses_words;
+        if per_byte {
+            a.op(I::Block(BlockType::Empty)); // $done
+            a.op(I::Loop(BlockType::Empty)); // $chunk
+            if l.keywords.is_some() {
+                // lim = min(ptr + EVENT_CHUNK, end)
+                a.ops([
+                    I::LocalGet(ptr),
+                    I::I32Const(EVENT_CHUNK as i32),
+                    I::I32Add,
+                    I::LocalTee(lim),
+                    I::LocalGet(end),
+                    I::LocalGet(lim),
+                    I::LocalGet(end),
+                    I::I32LtU,
+                    I::Select,
+                    I::LocalSet(lim),
+                ]);
+            } else {
+                a.ops([I::LocalGet(end), I::LocalSet(lim)]);
+            }
+            a.op(I::Block(BlockType::Empty)); // $chunk_done
+            a.op(I::Loop(BlockType::Empty)); // $next
             a.ops([
                 I::LocalGet(ptr),
-                I::I32Const(EVENT_CHUNK as i32),
-                I::I32Add,
-                I::LocalTee(lim),
-                I::LocalGet(end),
                 I::LocalGet(lim),
-                I::LocalGet(end),
-                I::I32LtU,
-                I::Select,
-                I::LocalSet(lim),
+                I::I32GeU,
+                I::BrIf(1),
+                I::LocalGet(ptr),
+                I::I32Load8U(ma(0, 0)),
+                I::LocalSet(b),
             ]);
-        } else {
-            a.ops([I::LocalGet(end), I::LocalSet(lim)]);
-        }
-        a.op(I::Block(BlockType::Empty)); // $chunk_done
-        a.op(I::Loop(BlockType::Empty)); // $next
-        a.ops([
-            I::LocalGet(ptr),
-            I::LocalGet(lim),
-            I::I32GeU,
-            I::BrIf(1),
-            I::LocalGet(ptr),
-            I::I32Load8U(ma(0, 0)),
-            I::LocalSet(b),
-        ]);
-        a.incr(ptr);
-        for (g, p) in l.patterns.iter().enumerate() {
-            let ds = group_state(g, ds);
-            // ds = next[ds * C + classes[b]]; pm |= masks[ds]
+            a.incr(ptr);
+            // The byte's class and normalized byte; word count over raw
+            // whitespace, when a policy reads it.
             a.ops([
-                I::LocalGet(ds),
-                I::I32Const(p.class_count as i32),
-                I::I32Mul,
                 I::LocalGet(b),
-                I::I32Load8U(ma(p.classes, 0)),
-                I::I32Add,
-            ]);
-            a.load_w(p.next, p.w);
-            a.op(I::LocalSet(ds));
-            a.ops([
-                I::LocalGet(pm),
-                I::LocalGet(ds),
-                I::I32Const(3),
-                I::I32Shl,
-                I::I64Load(ma(p.masks, 3)),
-                I::I64Or,
-                I::LocalSet(pm),
-            ]);
-        }
-        // The byte's class and normalized byte; word count over raw
-        // whitespace, when a policy reads it.
-        a.ops([
-            I::LocalGet(b),
-            I::I32Const(1),
-            I::I32Shl,
-            I::I32Load16U(ma(l.classes, 1)),
-            I::LocalTee(cls),
-            I::I32Const(0xff),
-            I::I32And,
-            I::LocalSet(c),
-        ]);
-        if l.uses_words {
-            a.ops([
-                I::LocalGet(cls),
-                I::I32Const(kwscan::SPACE as i32),
-                I::I32And,
-            ]);
-            a.op(I::If(BlockType::Empty));
-            a.ops([I::I32Const(0), I::LocalSet(in_word)]);
-            a.op(I::Else);
-            a.ops([
-                I::LocalGet(words),
-                I::LocalGet(in_word),
-                I::I32Eqz,
-                I::I32Add,
-                I::LocalSet(words),
                 I::I32Const(1),
-                I::LocalSet(in_word),
-            ]);
-            a.op(I::End);
-        }
-        if let Some(k_t) = &l.keywords {
-            k_t.emit_byte(&mut a, &kw_locals, &scratch);
-        }
-        a.op(I::Br(0));
-        a.op(I::End); // loop $next
-        a.op(I::End); // block $chunk_done
-        if let Some(k_t) = &l.keywords {
-            k_t.emit_flush(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
-        }
-        a.ops([I::LocalGet(ptr), I::LocalGet(end), I::I32GeU, I::BrIf(1)]);
-        a.op(I::Br(0));
-        a.op(I::End); // loop $chunk
-        a.op(I::End); // block $done
-        for (g, p) in l.patterns.iter().enumerate() {
-            let ds = group_state(g, ds);
-            a.op(I::LocalGet(ds));
-            a.load_w(p.eoi, p.w);
-            a.op(I::LocalSet(ds));
-            a.ops([
-                I::LocalGet(pm),
-                I::LocalGet(ds),
-                I::I32Const(3),
                 I::I32Shl,
-                I::I64Load(ma(p.masks, 3)),
-                I::I64Or,
-                I::LocalSet(pm),
+                I::I32Load16U(ma(l.classes, 1)),
+                I::LocalTee(cls),
+                I::I32Const(0xff),
+                I::I32And,
+                I::LocalSet(c),
             ]);
-        }
-        if !l.patterns.is_empty() {
-            a.ops([
-                I::LocalGet(subj),
-                I::I32Const(3),
-                I::I32Shl,
-                I::LocalGet(pm),
-                I::I64Store(ma(PMASK, 3)),
-            ]);
+            if l.uses_words {
+                // Without a branch: in = byte is not whitespace;
+                // words += in & !in_word; in_word = in.
+                a.ops([
+                    I::LocalGet(cls),
+                    I::I32Const(kwscan::SPACE.trailing_zeros() as i32),
+                    I::I32ShrU,
+                    I::I32Const(1),
+                    I::I32And,
+                    I::I32Const(1),
+                    I::I32Xor,
+                    I::LocalTee(b),
+                    I::LocalGet(in_word),
+                    I::I32Const(1),
+                    I::I32Xor,
+                    I::I32And,
+                    I::LocalGet(words),
+                    I::I32Add,
+                    I::LocalSet(words),
+                    I::LocalGet(b),
+                    I::LocalSet(in_word),
+                ]);
+            }
+            if let Some(k_t) = &l.keywords {
+                k_t.emit_byte(&mut a, &kw_locals, &scratch);
+            }
+            a.op(I::Br(0));
+            a.op(I::End); // loop $next
+            a.op(I::End); // block $chunk_done
+            if let Some(k_t) = &l.keywords {
+                k_t.emit_flush(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
+            }
+            a.ops([I::LocalGet(ptr), I::LocalGet(end), I::I32GeU, I::BrIf(1)]);
+            a.op(I::Br(0));
+            a.op(I::End); // loop $chunk
+            a.op(I::End); // block $done
         }
         a.ops([
             I::LocalGet(subj),
@@ -746,12 +698,7 @@ impl Gen<'_> {
         if let Some(k_t) = &l.keywords {
             k_t.emit_end(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
         }
-        let extra_groups = l.patterns.len().saturating_sub(1) as u32;
-        a.finish(vec![
-            (11, ValType::I32),
-            (1, ValType::I64),
-            (4 + extra_groups, ValType::I32),
-        ])
+        a.finish(vec![(14, ValType::I32)])
     }
 
     /// `budget(mask, limit) -> mask`, with the token estimates in TOKENS.

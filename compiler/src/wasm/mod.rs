@@ -13,6 +13,7 @@ mod asm;
 mod codegen;
 pub mod keywords;
 pub mod kwscan;
+mod pattern_scan;
 pub mod patterns;
 pub mod wordhash;
 

@@ -47,6 +47,30 @@ pub struct PatternDfa {
     pub matches: Vec<u64>,
 }
 
+/// The table layout of [`PatternDfa::entry_layout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryLayout {
+    /// Bytes per entry: 2 or 4.
+    pub width: u32,
+    /// log2 of the bytes per row.
+    pub shift: u32,
+}
+
+/// Where a scan may skip bytes without stepping the DFA. In an *idle*
+/// state, a byte `b` with `land[b] == Some(t)` leads to state `t` from every
+/// idle state, `t` is idle, and it ends no match: a run of such bytes can be
+/// passed over looking only at each byte, and the state after the run is
+/// `land` of its last byte. For real patterns most bytes of a text are
+/// skippable (all but the first bytes of the patterns' literals), so the
+/// scan's chain of dependent table loads, one per byte, mostly disappears.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdleSkip {
+    /// Per state: whether it is idle.
+    pub idle: Vec<bool>,
+    /// Per byte: the state a skippable byte leads to.
+    pub land: [Option<u32>; 256],
+}
+
 /// Compiles a policy's patterns into as few DFAs as fit (see the module
 /// documentation). Scanning a text with every group and or-ing the results
 /// gives the set of patterns that match.
@@ -209,11 +233,102 @@ impl PatternDfa {
         })
     }
 
-    /// The bytes its tables take in a module (2-byte entries below 65,535
-    /// states, else 4).
+    /// How the module lays out the transition table: entries of `width`
+    /// bytes, rows of `1 << shift` bytes (the classes' entries, padded to a
+    /// power of two of at least 4 bytes, so that a state's entry can be its
+    /// row's offset with two flag bits below).
+    pub fn entry_layout(&self) -> EntryLayout {
+        let row = |width: usize| (self.class_count * width).next_power_of_two().max(4);
+        let width = if self.len() * row(2) <= 0x1_0000 {
+            2
+        } else {
+            4
+        };
+        EntryLayout {
+            width: width as u32,
+            shift: row(width).trailing_zeros(),
+        }
+    }
+
+    /// The bytes its tables take in a module (see [`PatternDfa::entry_layout`]):
+    /// rows, end-of-text targets, match masks, and the per-byte class
+    /// offsets and landing states.
     pub fn table_bytes(&self) -> usize {
-        let w = if self.len() < 0xFFFF { 2 } else { 4 };
-        256 + (self.next.len() + self.eoi.len()) * w + self.matches.len() * 8
+        let EntryLayout { width, shift } = self.entry_layout();
+        let w = width as usize;
+        (self.len() << shift) + self.len() * (w + 8) + 256 * (2 + w)
+    }
+
+    /// The idle states and the bytes a scan may skip in them (see
+    /// [`IdleSkip`]): a greatest fixed point. The candidates start as the
+    /// start state and every state one byte from it; a byte is skippable
+    /// when every candidate goes on it to one and the same candidate that
+    /// ends no match; the candidates are then cut down to the start state
+    /// and those targets, until nothing changes. (Growing the set from the
+    /// start state instead would keep the state after the first byte of a
+    /// literal, which then blocks skipping the literal's second byte.)
+    /// Skipping is left off (no idle state) when fewer than half the bytes
+    /// are skippable.
+    pub fn idle_skip(&self) -> IdleSkip {
+        let n = self.len();
+        let c = self.class_count;
+        let mut idle = vec![false; n];
+        idle[0] = true;
+        for &t in &self.next[..c] {
+            idle[t as usize] = true;
+        }
+        loop {
+            let members: Vec<usize> = (0..n).filter(|&s| idle[s]).collect();
+            let land_class: Vec<Option<u32>> = (0..c)
+                .map(|k| {
+                    let first = self.next[k];
+                    let same = members.iter().all(|&s| self.next[s * c + k] == first);
+                    (same && idle[first as usize] && self.matches[first as usize] == 0)
+                        .then_some(first)
+                })
+                .collect();
+            let mut kept = vec![false; n];
+            kept[0] = true;
+            for &t in land_class.iter().flatten() {
+                kept[t as usize] = true;
+            }
+            if kept == idle {
+                let mut land = [None; 256];
+                for (b, slot) in land.iter_mut().enumerate() {
+                    *slot = land_class[self.classes[b] as usize];
+                }
+                if land.iter().filter(|l| l.is_some()).count() < 128 {
+                    break;
+                }
+                return IdleSkip { idle, land };
+            }
+            idle = kept;
+        }
+        IdleSkip {
+            idle: vec![false; n],
+            land: [None; 256],
+        }
+    }
+
+    /// The reference for the generated loop, which skips idle bytes: the
+    /// same answer as [`PatternDfa::scan`].
+    pub fn scan_skipping(&self, skip: &IdleSkip, text: &[u8]) -> u64 {
+        let mut s = 0usize;
+        let mut found = self.matches[0];
+        let mut i = 0;
+        loop {
+            if skip.idle[s] {
+                while let Some(&t) = text.get(i).and_then(|&b| skip.land[b as usize].as_ref()) {
+                    s = t as usize;
+                    i += 1;
+                }
+            }
+            let Some(&b) = text.get(i) else { break };
+            i += 1;
+            s = self.next[s * self.class_count + self.classes[b as usize] as usize] as usize;
+            found |= self.matches[s];
+        }
+        found | self.matches[self.eoi[s] as usize]
     }
 
     /// Number of states.
@@ -336,7 +451,56 @@ mod tests {
         }
     }
 
+    /// The bench's patterns: every byte but `s` is skippable, `s` is not
+    /// (it may begin `step`), and the skipping scan answers as the plain one.
+    #[test]
+    fn idle_bytes_of_a_literal_pattern() {
+        let pats = vec![r"\bstep1\s+\d+".to_string(), r"\bstep2\s+\d+".to_string()];
+        let dfa = PatternDfa::new(&pats).unwrap();
+        let skip = dfa.idle_skip();
+        assert!(skip.land[b's' as usize].is_none());
+        assert!(skip.land[b'x' as usize].is_some() && skip.land[b' ' as usize].is_some());
+        let stops: Vec<usize> = (0..256).filter(|&b| skip.land[b].is_none()).collect();
+        assert_eq!(stops, vec![b's' as usize]);
+        for text in [
+            "at step1 12",
+            "steps",
+            "xstep2 3",
+            "step2  9 and step1 1",
+            "",
+        ] {
+            let t = text.as_bytes();
+            assert_eq!(dfa.scan_skipping(&skip, t), dfa.scan(t), "{text:?}");
+            assert_eq!(dfa.scan(t), reference(&pats, t), "{text:?}");
+        }
+    }
+
+    /// A pattern that can begin with almost any byte leaves nothing to skip.
+    #[test]
+    fn no_skipping_when_most_bytes_start_a_match() {
+        let dfa = PatternDfa::new(&[r"[^q]{2}z".to_string()]).unwrap();
+        let skip = dfa.idle_skip();
+        assert!(skip.idle.iter().all(|i| !i));
+        assert!(skip.land.iter().all(Option::is_none));
+    }
+
     proptest! {
+        #[test]
+        fn skipping_agrees_with_stepping(
+            pats in prop::collection::vec(prop::sample::select(vec![
+                r"ab", r"a+b?", r"\bab\b", r"^a", r"b$", r"(?i)AB", r"[0-9]{2}", r"a|b\s", r"\Ba", r"x*", r"[^ab]b",
+                r"\bstep\s+\d+", r"(?m)^x", r"(?i)traceback|exception",
+            ]), 1..5),
+            text in prop::collection::vec(prop::sample::select(vec![
+                b'a', b'b', b'A', b'B', b' ', b'1', b'2', b'x', 0xc3, b'\n', b's', b't', b'e', b'p', b'q',
+            ]), 0..40),
+        ) {
+            let pats: Vec<String> = pats.into_iter().map(String::from).collect();
+            let dfa = PatternDfa::new(&pats).unwrap();
+            let skip = dfa.idle_skip();
+            prop_assert_eq!(dfa.scan_skipping(&skip, &text), reference(&pats, &text));
+        }
+
         #[test]
         fn agrees_with_regex(
             pats in prop::collection::vec(prop::sample::select(vec![
