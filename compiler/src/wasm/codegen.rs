@@ -52,8 +52,9 @@ const F_METADATA_PTR: u32 = 11;
 const F_METADATA_LEN: u32 = 12;
 const F_FOUND: u32 = 13;
 const F_EVENTS: u32 = 14;
+const F_TRACE_RULES: u32 = 15;
 /// The first pattern group's scan; the others follow.
-const F_PATTERNS: u32 = 15;
+const F_PATTERNS: u32 = 16;
 
 /// The functions the keyword scan calls.
 const KEYWORD_FUNCS: FuncIds = FuncIds {
@@ -126,6 +127,11 @@ struct Layout {
     /// The keyword scan's event buffer.
     events: u64,
     trace: u64,
+    /// Per rule, what `select` saw (i32): the rule's mask with
+    /// [`RULE_FIRED`] when it fired, 0 when not; read by `trace_rules`.
+    rule_out: u64,
+    /// Per rule, its action (u8, [`action_code`]).
+    actions: u64,
     input: u64,
     nsets: u32,
     /// Whether any expression reads `query.words` / `task.words`.
@@ -244,6 +250,13 @@ pub fn compile_with(
         meta_consts.push((v.to_string(), at));
     }
 
+    let action_codes: Vec<u8> = program
+        .rules
+        .iter()
+        .map(|r| action_code(r.action))
+        .collect();
+    let actions = data.put(1, &action_codes);
+
     // Scratch, trace and input regions after the tables.
     let kw_words = keywords.as_ref().map_or(0, |k| k.bitset_words) as u64;
     let mut at = data.end().next_multiple_of(8);
@@ -260,6 +273,8 @@ pub fn compile_with(
     }
     let trace = at.next_multiple_of(8);
     at = trace + (program.rules.len() as u64 + 8) * abi::TRACE_RECORD_BYTES as u64;
+    let rule_out = at.next_multiple_of(8);
+    at = rule_out + 4 * program.rules.len() as u64;
     let input = at.next_multiple_of(8);
     let end = input + abi::INPUT_CAPACITY as u64;
     let layout = Layout {
@@ -273,6 +288,8 @@ pub fn compile_with(
         nbuf,
         events,
         trace,
+        rule_out,
+        actions,
         input,
         nsets,
         uses_words,
@@ -379,7 +396,21 @@ const L_T: u32 = 3;
 const L_P: u32 = 4;
 const L_LEN: u32 = 5;
 const L_TRACE: u32 = 6;
-const SELECT_I32_LOCALS: u32 = 7;
+/// The number of rules evaluated (all, or up to the `select` that fired).
+const L_EVALUATED: u32 = 7;
+const SELECT_I32_LOCALS: u32 = 8;
+
+/// In a rule's `rule_out` entry: the rule fired (masks use bits 0-4).
+const RULE_FIRED: i32 = 0x100;
+
+/// A rule's action as `trace_rules` reads it.
+fn action_code(action: ActionKind) -> u8 {
+    match action {
+        ActionKind::Select => 0,
+        ActionKind::Add => 1,
+        ActionKind::Remove => 2,
+    }
+}
 
 impl Gen<'_> {
     fn module(&self, data: &Data, pages: u32, json: &[u8]) -> Vec<u8> {
@@ -418,8 +449,9 @@ impl Gen<'_> {
             .ty()
             .function([ValType::I32, ValType::I32], [ValType::I64]); // 8 pattern scan
         let mut funcs = FunctionSection::new();
-        // In function-index order; found and events, then the pattern scans.
-        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 7] {
+        // In function-index order; found, events and trace_rules, then the
+        // pattern scans.
+        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 7, 7] {
             funcs.function(ty);
         }
         for _ in &self.layout.patterns {
@@ -482,6 +514,7 @@ impl Gen<'_> {
         code.function(&constant(self.metadata_len as i32));
         code.function(&found);
         code.function(&events);
+        code.function(&self.trace_rules_fn());
         for p in &self.layout.patterns {
             code.function(&p.function());
         }
@@ -523,6 +556,76 @@ impl Gen<'_> {
             nsets: l.nsets,
             events: l.events,
         }
+    }
+
+    /// `trace_rules(evaluated, default)`: the trace records of the first
+    /// `evaluated` rules, replayed from `rule_out` and the actions: the
+    /// masks before and after each rule follow from the default, each
+    /// rule's mask and its action, as `select` applied them.
+    fn trace_rules_fn(&self) -> Function {
+        let (evaluated, mask) = (0, 1);
+        let (i, v, t, act, after) = (2, 3, 4, 5, 6);
+        let l = self.layout;
+        let mut a = Asm::new(0);
+        a.ops([I::I32Const(0), I::LocalSet(i)]);
+        a.counted_loop(i, I::LocalGet(evaluated), |a| {
+            a.ops([
+                I::LocalGet(i),
+                I::I32Const(2),
+                I::I32Shl,
+                I::I32Load(ma(l.rule_out, 2)),
+                I::LocalTee(v),
+                I::I32Const(RULE_FIRED),
+                I::I32And,
+                I::If(BlockType::Empty),
+                I::LocalGet(v),
+                I::I32Const(0xff),
+                I::I32And,
+                I::LocalSet(t),
+                I::LocalGet(i),
+                I::I32Load8U(ma(l.actions, 0)),
+                I::LocalSet(act),
+                // select: t; add: mask | t; remove: mask & !t
+                I::LocalGet(t),
+                I::LocalGet(mask),
+                I::LocalGet(t),
+                I::I32Or,
+                I::LocalGet(mask),
+                I::LocalGet(t),
+                I::I32Const(-1),
+                I::I32Xor,
+                I::I32And,
+                I::LocalGet(act),
+                I::I32Const(1),
+                I::I32Eq,
+                I::Select,
+                I::LocalGet(act),
+                I::I32Eqz,
+                I::Select,
+                I::LocalSet(after),
+                I::I32Const(record::RULE as i32),
+                I::I32Const(1),
+                I::LocalGet(mask),
+                I::LocalGet(after),
+                I::LocalGet(i),
+                I::F64Const(0.0.into()),
+                I::F64Const(0.0.into()),
+                I::Call(F_TRACE),
+                I::LocalGet(after),
+                I::LocalSet(mask),
+                I::Else,
+                I::I32Const(record::RULE as i32),
+                I::I32Const(0),
+                I::LocalGet(mask),
+                I::LocalGet(mask),
+                I::LocalGet(i),
+                I::F64Const(0.0.into()),
+                I::F64Const(0.0.into()),
+                I::Call(F_TRACE),
+                I::End,
+            ]);
+        });
+        a.finish(vec![(5, ValType::I32)])
     }
 
     /// `trace(kind, a, before, after, index, x, y)`: appends one record.
@@ -967,26 +1070,36 @@ impl Gen<'_> {
             I::I32Const(0),
             0,
         );
+        // The rules record what they saw in `rule_out`; the trace's rule
+        // records are written from it afterwards, by one loop
+        // (`trace_rules`), rather than by a call per rule: a call site per
+        // rule doubled the code Cranelift compiles.
+        a.ops([I::I32Const(p.rules.len() as i32), I::LocalSet(L_EVALUATED)]);
         a.op(I::Block(BlockType::Empty)); // $rules
         for (index, rule) in p.rules.iter().enumerate() {
+            let out = ma(self.layout.rule_out + 4 * index as u64, 2);
             self.boolean(&mut a, &rule.cond);
             a.op(I::If(BlockType::Empty));
             a.ops([I::LocalGet(L_MASK), I::LocalSet(L_BEFORE)]);
             self.mask_value(&mut a, &rule.mask);
-            a.op(I::LocalSet(L_T));
+            a.ops([
+                I::LocalSet(L_T),
+                I::I32Const(0),
+                I::LocalGet(L_T),
+                I::I32Const(RULE_FIRED),
+                I::I32Or,
+                I::I32Store(out),
+            ]);
             match rule.action {
                 ActionKind::Select => {
-                    a.ops([I::LocalGet(L_T), I::LocalSet(L_MASK)]);
-                    a.ops([I::I32Const(index as i32 + 1), I::LocalSet(L_DECIDED)]);
-                    trace_call(
-                        &mut a,
-                        record::RULE,
-                        I::I32Const(1),
-                        I::LocalGet(L_BEFORE),
-                        I::LocalGet(L_MASK),
-                        index,
-                    );
-                    a.op(I::Br(1));
+                    a.ops([
+                        I::LocalGet(L_T),
+                        I::LocalSet(L_MASK),
+                        I::I32Const(index as i32 + 1),
+                        I::LocalTee(L_DECIDED),
+                        I::LocalSet(L_EVALUATED),
+                        I::Br(1),
+                    ]);
                 }
                 ActionKind::Add | ActionKind::Remove => {
                     a.ops([I::LocalGet(L_BEFORE), I::LocalGet(L_T)]);
@@ -995,17 +1108,8 @@ impl Gen<'_> {
                     } else {
                         a.op(I::I32Or);
                     }
-                    a.op(I::LocalSet(L_MASK));
-                    trace_call(
-                        &mut a,
-                        record::RULE,
-                        I::I32Const(1),
-                        I::LocalGet(L_BEFORE),
-                        I::LocalGet(L_MASK),
-                        index,
-                    );
                     a.ops([
-                        I::LocalGet(L_MASK),
+                        I::LocalTee(L_MASK),
                         I::LocalGet(L_BEFORE),
                         I::I32Ne,
                         I::If(BlockType::Empty),
@@ -1015,18 +1119,25 @@ impl Gen<'_> {
                     ]);
                 }
             }
-            a.op(I::Else);
-            trace_call(
-                &mut a,
-                record::RULE,
+            a.ops([
+                I::Else,
                 I::I32Const(0),
-                I::LocalGet(L_MASK),
-                I::LocalGet(L_MASK),
-                index,
-            );
-            a.op(I::End);
+                I::I32Const(0),
+                I::I32Store(out),
+                I::End,
+            ]);
         }
         a.op(I::End); // $rules
+        if !p.rules.is_empty() {
+            a.ops([
+                I::LocalGet(L_TRACE),
+                I::If(BlockType::Empty),
+                I::LocalGet(L_EVALUATED),
+                I::I32Const(default),
+                I::Call(F_TRACE_RULES),
+                I::End,
+            ]);
+        }
         if let Some(limit) = p.budget {
             for s in Structure::ALL {
                 a.op(I::I32Const(0));
