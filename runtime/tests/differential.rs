@@ -719,6 +719,38 @@ fn chunk_boundaries_and_dense_events() {
     agree_on(src, &queries);
 }
 
+/// Dead words (words no keyword span can reach) are passed over whole,
+/// across the scan's chunk boundaries: a dead word that straddles one must
+/// not leave its tail to be read as a word of its own, or `kq cat` would be
+/// found in `zzzkq cat`.
+#[test]
+fn dead_words_across_chunk_boundaries() {
+    let src = "policy \"dead\"\n\
+        let w = words [\"kq cat\", \"cx\", \"kq\"]\n\
+        rule w1 when hits(query, w) == 1 -> add {T}\n\
+        rule w2 when hits(query, w) >= 2 -> add {G}\n\
+        rule w3 when query has w -> add {V}\n\
+        default {S}\n";
+    let mut queries = Vec::new();
+    for at in 2030..2060 {
+        for (dead, tail) in [
+            ("zzzkq", " cat"),
+            ("zzzkq", " cx"),
+            ("zz", " kq cat"),
+            ("zzzzzzzzkq", " cat."),
+        ] {
+            let mut q = "z ".repeat(at / 2);
+            q.truncate(at);
+            q.push_str(dead);
+            q.push_str(tail);
+            queries.push(q.clone());
+            q.push_str(" and more zzz words");
+            queries.push(q);
+        }
+    }
+    agree_on(src, &queries);
+}
+
 /// Modules compiled by Winch (`Compiler::Winch`) give the interpreter's
 /// answers too, within the same fuel, up to the largest input.
 #[test]

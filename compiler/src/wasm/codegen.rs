@@ -184,35 +184,48 @@ pub fn compile_with(
     options: &CompileOptions,
 ) -> Result<Vec<u8>, CompileError> {
     let mut data = Data::new(DATA_BASE);
-    // Byte maps shared by every scan: raw byte to class (see `byte_class`),
-    // and normalized byte to word-byte flag.
-    let classes = data.put_w(2, (0..=255u8).map(byte_class));
+    // Keywords numbered as the interpreter numbers them.
+    let (distinct, sets_of) = program.distinct_keywords();
+    let scanner = (!distinct.is_empty()).then(|| KeywordScanner::new(&distinct, options.word_hash));
+    // Byte maps shared by every scan: raw byte to class (see `byte_class`;
+    // with `FIRST` where a word-hash keyword begins with the byte), and
+    // normalized byte to word-byte flag.
+    let first = scanner
+        .as_ref()
+        .map_or([false; 256], KeywordScanner::first_bytes);
+    let classes = data.put_w(
+        2,
+        (0..=255u8).map(|b| {
+            let class = byte_class(b);
+            if first[(class & 0xff) as usize] {
+                class | kwscan::FIRST
+            } else {
+                class
+            }
+        }),
+    );
     let word_map: Vec<u8> = (0..=255u8)
         .map(|b| u8::from(crate::cues::is_word_byte(b)))
         .collect();
     let word = data.put(1, &word_map);
 
-    // Keywords numbered as the interpreter numbers them.
-    let (distinct, sets_of) = program.distinct_keywords();
     let nsets = program.keyword_sets.len() as u32;
     if nsets > u16::MAX as u32 {
         return Err(CompileError::TooLarge(format!(
             "{nsets} keyword sets (at most 65535)"
         )));
     }
-    let keywords = if distinct.is_empty() {
-        None
-    } else {
-        let scanner = KeywordScanner::new(&distinct, options.word_hash);
-        Some(
+    let keywords = match &scanner {
+        None => None,
+        Some(scanner) => Some(
             KeywordScan::put(
-                &scanner,
+                scanner,
                 &sets_of,
                 options.dense_keyword_table_limit,
                 &mut data,
             )
             .map_err(CompileError::TooLarge)?,
-        )
+        ),
     };
     if program.pattern_dfas.is_empty() != program.patterns.is_empty() {
         return Err(CompileError::TooLarge(
@@ -550,6 +563,8 @@ impl Gen<'_> {
         let l = self.layout;
         Scratch {
             nbuf: l.nbuf,
+            classes: l.classes,
+            counts_words: l.uses_words,
             word: l.word,
             counts: l.counts,
             kwbits: l.kwbits,
@@ -665,8 +680,8 @@ impl Gen<'_> {
         // `ptr` walks the text up to `end` (the `len` parameter, made an
         // address): one register fewer in the loop than an index.
         let (ptr, end, subj) = (0, 1, 2);
-        let (b, cls, c, ac, prev, words, in_word, j, k, e, lim) =
-            (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+        let (b, cls, c, ac, prev, words, in_word, j, k, e, lim, live) =
+            (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17);
         let kw_locals = ScanLocals {
             c,
             cls,
@@ -677,6 +692,9 @@ impl Gen<'_> {
             k,
             e,
             h: [14, 15, 16],
+            live,
+            ptr,
+            end,
         };
         let scratch = self.scratch();
         let mut a = Asm::new(0);
@@ -801,7 +819,7 @@ impl Gen<'_> {
         if let Some(k_t) = &l.keywords {
             k_t.emit_end(&mut a, &kw_locals, &scratch, &KEYWORD_FUNCS);
         }
-        a.finish(vec![(14, ValType::I32)])
+        a.finish(vec![(15, ValType::I32)])
     }
 
     /// `budget(mask, limit) -> mask`, with the token estimates in TOKENS.

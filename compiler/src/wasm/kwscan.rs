@@ -20,6 +20,11 @@ use super::keywords::{self, AutomatonTables, KeywordAutomaton};
 use super::wordhash::{self, WordTable, WordTables};
 use wasm_encoder::{BlockType, Function, Instruction as I, ValType};
 
+/// The most distinct first bytes the word-hash keywords may have for the
+/// scan to pass over dead words ([`WordTable::scan`]): a third of the
+/// letters and digits.
+pub const MAX_FIRST_BYTES_TO_SKIP: usize = 12;
+
 /// A policy's distinct keywords split between the two schemes.
 #[derive(Debug, Clone)]
 pub struct KeywordScanner {
@@ -38,12 +43,19 @@ impl KeywordScanner {
     pub fn new(keywords: &[String], word_hash: bool) -> KeywordScanner {
         let (by_word, mut others): (Vec<u32>, Vec<u32>) = (0..keywords.len() as u32)
             .partition(|&k| word_hash && wordhash::fits(keywords[k as usize].as_bytes()));
-        let words = (!by_word.is_empty()).then(|| {
+        let mut words = (!by_word.is_empty()).then(|| {
             let (table, left_out) = WordTable::new(keywords, &by_word);
             others.extend(left_out);
             others.sort_unstable();
             table
         });
+        // The automaton steps on every byte, dead words' too. And when
+        // keywords begin with most letters few words are dead, and the
+        // bookkeeping at each word would cost more than it saves.
+        if let Some(table) = &mut words {
+            let first_bytes = table.first.iter().filter(|&&f| f).count();
+            table.skip_dead_words = others.is_empty() && first_bytes <= MAX_FIRST_BYTES_TO_SKIP;
+        }
         let automaton = (!others.is_empty()).then(|| {
             let subset: Vec<String> = others
                 .iter()
@@ -72,6 +84,12 @@ impl KeywordScanner {
         found
     }
 
+    /// Per normalized byte: whether a word-hash keyword begins with it
+    /// (the [`FIRST`] class flag).
+    pub fn first_bytes(&self) -> [bool; 256] {
+        self.words.as_ref().map_or([false; 256], |t| t.first)
+    }
+
     /// How many keywords the automaton holds (0 when it is not needed).
     pub fn automaton_keywords(&self) -> usize {
         self.automaton.as_ref().map_or(0, |(_, k, _)| k.len())
@@ -92,6 +110,9 @@ pub(super) struct FuncIds {
 pub(super) const WORD: u32 = 1 << 8;
 /// A byte class flag: the byte is whitespace.
 pub(super) const SPACE: u32 = 1 << 9;
+/// A byte class flag: a word-hash keyword begins with the normalized byte
+/// ([`WordTable::first`]).
+pub(super) const FIRST: u32 = 1 << 10;
 
 /// The scan loop's locals the keyword scan uses.
 pub(super) struct ScanLocals {
@@ -112,6 +133,11 @@ pub(super) struct ScanLocals {
     pub e: u32,
     /// The word-hash scheme's hashes.
     pub h: [u32; wordhash::MAX_DEPTH as usize],
+    /// The word-hash scheme's count of live words.
+    pub live: u32,
+    /// The scan position and the end of the text.
+    pub ptr: u32,
+    pub end: u32,
 }
 
 impl ScanLocals {
@@ -131,6 +157,10 @@ impl ScanLocals {
             cls: self.cls,
             prev: self.prev,
             h: self.h,
+            live: self.live,
+            ptr: self.ptr,
+            end: self.end,
+            j: self.j,
         }
     }
 }
@@ -153,6 +183,10 @@ pub(super) struct Shared {
 pub(super) struct Scratch {
     /// The normalized text buffer.
     pub nbuf: u64,
+    /// Raw byte to class (u16, see [`WORD`]).
+    pub classes: u64,
+    /// Whether the scan counts words (then it must see every byte).
+    pub counts_words: bool,
     /// Byte to word-byte flag.
     pub word: u64,
     /// `counts[subject * nsets + set]`: distinct keywords of the set found (u32).
@@ -268,7 +302,12 @@ impl KeywordScan {
             });
         }
         if let Some(t) = &self.words {
-            wordhash::emit_byte(a, t, &l.words(), &|a, h| record(a, l, s, h, 0));
+            let buffers = wordhash::DeadWordBuffers {
+                classes: s.classes,
+                nbuf: s.nbuf,
+                regions: !s.counts_words,
+            };
+            wordhash::emit_byte(a, t, &l.words(), &buffers, 0, &|a, h| record(a, l, s, h, 0));
         }
         // The normalized text, for boundaries and verification.
         a.ops([

@@ -55,6 +55,15 @@ pub const MAX_DEPTH: u32 = 3;
 /// word constant whatever keywords a policy has.
 pub const MAX_GROUP: usize = 4;
 
+/// A raw byte normalized: ASCII lower case, whitespace as a space.
+fn normalized(raw: u8) -> u8 {
+    if cues::is_space(raw) {
+        b' '
+    } else {
+        raw.to_ascii_lowercase()
+    }
+}
+
 /// The hash after appending byte `b` to text whose hash is `h`.
 pub fn hash_byte(h: u32, b: u8) -> u32 {
     (h ^ u32::from(b)).wrapping_mul(HASH_PRIME)
@@ -114,6 +123,11 @@ pub struct WordTable {
     pub slots: Vec<Slot>,
     /// Keyword ids, grouped by hash.
     pub members: Vec<u32>,
+    /// Per normalized byte: whether a keyword of the table begins with it.
+    pub first: [bool; 256],
+    /// Whether the scan passes over *dead* words (see [`WordTable::scan`]);
+    /// only when nothing else needs every byte stepped (no automaton).
+    pub skip_dead_words: bool,
 }
 
 impl WordTable {
@@ -160,11 +174,19 @@ impl WordTable {
             };
             members.extend(ids);
         }
+        let mut first = [false; 256];
+        for &id in &members {
+            if let Some(&b) = keywords[id as usize].as_bytes().first() {
+                first[b as usize] = true;
+            }
+        }
         let table = WordTable {
             depth,
             bits,
             slots,
             members,
+            first,
+            skip_dead_words: true,
         };
         (table, left_out)
     }
@@ -187,6 +209,36 @@ impl WordTable {
     /// The reference for the generated code: marks in `found` the keywords
     /// of this table that occur in `text` under the rules of [`crate::cues`],
     /// in one pass with normalization on the fly, probing where a word ends.
+    ///
+    /// A keyword's first word begins with one of its table's [`first`]
+    /// bytes, so only the spans of `depth` words that start at such a word
+    /// can match. `live` counts down the words such a span still covers; a
+    /// word where it reaches 0 is *dead*: no span that can match contains
+    /// it. Its bytes are passed over: not hashed, its end not probed, and
+    /// not even appended to the normalized text. That text then lacks the
+    /// dead words, which is harmless:
+    /// - an occurrence of a keyword is made of live words and the non-word
+    ///   bytes around them, all kept, in order, so verifying it succeeds;
+    /// - a verified candidate is an occurrence: a window of the kept text
+    ///   that runs across a dropped word starts at least `depth` words
+    ///   before it (a word is dead only `depth` words after the last word
+    ///   that could begin a keyword), so it holds more words than any
+    ///   keyword of the table and cannot equal one.
+    ///
+    /// The hashes of spans through a dead word are wrong, which is also
+    /// harmless: such a span cannot match, and a probe only proposes
+    /// candidates. For a few keywords most words of a text are dead.
+    ///
+    /// Where a word ends and the next word is dead unless it begins with a
+    /// first byte, the scan goes further (the generated scan only when the
+    /// policy does not count words, which needs every byte): it passes over
+    /// every byte up to the next word that does, keeping
+    /// only the byte before that word (its left boundary). The bytes
+    /// between two dead words belong to no occurrence, and the argument
+    /// above holds for windows across the dropped region as for those
+    /// across a dropped word.
+    ///
+    /// [`first`]: WordTable::first
     pub fn scan(&self, keywords: &[String], text: &[u8], found: &mut [bool]) {
         let depth = self.depth as usize;
         let mut norm: Vec<u8> = Vec::with_capacity(text.len());
@@ -196,12 +248,11 @@ impl WordTable {
         let mut hashes = [HASH_BASIS; MAX_DEPTH as usize];
         let mut in_word = false;
         let mut prev_space = false;
-        for &raw in text {
-            let c = if cues::is_space(raw) {
-                b' '
-            } else {
-                raw.to_ascii_lowercase()
-            };
+        let mut live = 0u32;
+        let mut i = 0;
+        while let Some(&raw) = text.get(i) {
+            i += 1;
+            let c = normalized(raw);
             if c == b' ' && prev_space {
                 continue;
             }
@@ -210,11 +261,40 @@ impl WordTable {
             if word && !in_word {
                 hashes.copy_within(0..depth - 1, 1);
                 hashes[0] = HASH_BASIS;
+                live = if self.first[c as usize] {
+                    self.depth
+                } else {
+                    live.saturating_sub(1)
+                };
             }
             if in_word && !word {
-                for &h in &hashes[..depth] {
-                    self.probe(keywords, h, &norm, found);
+                if live > 0 || !self.skip_dead_words {
+                    for &h in &hashes[..depth] {
+                        self.probe(keywords, h, &norm, found);
+                    }
                 }
+                if self.skip_dead_words && live <= 1 {
+                    // To the next word that begins with a first byte; the
+                    // byte before it is kept.
+                    let mut before = c;
+                    while let Some(&b) = text.get(i) {
+                        let n = normalized(b);
+                        if self.first[n as usize] && !cues::is_word_byte(before) {
+                            break;
+                        }
+                        before = n;
+                        i += 1;
+                    }
+                    norm.push(before);
+                    in_word = false;
+                    prev_space = before == b' ';
+                    live = 0;
+                    continue;
+                }
+            }
+            if word && live == 0 && self.skip_dead_words {
+                in_word = true;
+                continue;
             }
             for h in &mut hashes[..depth] {
                 *h = hash_byte(*h, c);
@@ -222,7 +302,7 @@ impl WordTable {
             in_word = word;
             norm.push(c);
         }
-        if in_word {
+        if in_word && (live > 0 || !self.skip_dead_words) {
             for &h in &hashes[..depth] {
                 self.probe(keywords, h, &norm, found);
             }
@@ -257,6 +337,10 @@ pub(super) struct WordTables {
     slots: u64,
     /// 2 bytes per member: a keyword id.
     members: u64,
+    /// 1 byte per normalized byte: [`WordTable::first`].
+    first: u64,
+    /// [`WordTable::skip_dead_words`].
+    skip_dead_words: bool,
 }
 
 impl WordTables {
@@ -276,6 +360,8 @@ impl WordTables {
             bits: table.bits,
             slots: data.put(8, &slots),
             members: data.put_w(2, table.members.iter().copied()),
+            first: data.put(1, &table.first.map(u8::from)),
+            skip_dead_words: table.skip_dead_words,
         })
     }
 }
@@ -291,21 +377,53 @@ pub(super) struct Locals {
     /// The hashes from the start of the last, second last and third last
     /// word ([`MAX_DEPTH`] locals, of which the table's depth are used).
     pub h: [u32; MAX_DEPTH as usize],
+    /// Words a span that may match still covers ([`WordTable::scan`]).
+    pub live: u32,
+    /// The scan position and the end of the text (not of the chunk: a
+    /// dead word records no event, and must be passed over whole).
+    pub ptr: u32,
+    pub end: u32,
+    /// The normalized length.
+    pub j: u32,
 }
 
-/// Before the loop: every hash starts at the basis.
+/// What passing over dead words and regions needs: raw byte to class
+/// (with [`super::kwscan::FIRST`]), the normalized text, and whether to
+/// pass over dead regions too (see [`WordTable::scan`]; the code generator
+/// does not when the policy counts words).
+pub(super) struct DeadWordBuffers {
+    pub classes: u64,
+    pub nbuf: u64,
+    pub regions: bool,
+}
+
+/// Before the loop: every hash starts at the basis, no span is live.
 pub(super) fn emit_start(a: &mut Asm, t: &WordTables, l: &Locals) {
     for &h in &l.h[..t.depth as usize] {
         a.ops([I::I32Const(HASH_BASIS as i32), I::LocalSet(h)]);
     }
+    a.ops([I::I32Const(0), I::LocalSet(l.live)]);
 }
 
 /// Per normalized byte, before `c` is appended to the normalized text, as
-/// in [`WordTable::scan`]: where a word starts the hashes shift; where one
-/// ends each is probed; then every hash takes `c` in. One branch per byte,
-/// taken twice per word. `record` records an event for `probe` with the
-/// hash on the stack.
-pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn(&mut Asm, u32)) {
+/// in [`WordTable::scan`]: where a word starts the hashes shift and `live`
+/// counts down; where one ends each is probed; then every hash takes `c` in.
+/// One branch per byte, taken twice per word. `record` records an event for
+/// `probe` with the hash on the stack.
+///
+/// A dead word (when the table skips them) is consumed here to its last
+/// byte by a loop that only looks for the word's end, and the code
+/// then branches to the next byte; so this must be emitted in the body of
+/// the scan loop, inside `blocks` blocks of the caller's; the scan loop
+/// must stop at the end of its chunk even when this took it past.
+pub(super) fn emit_byte(
+    a: &mut Asm,
+    t: &WordTables,
+    l: &Locals,
+    b: &DeadWordBuffers,
+    blocks: u32,
+    record: &dyn Fn(&mut Asm, u32),
+) {
     let depth = t.depth as usize;
     let word = super::kwscan::WORD as i32;
     a.ops([
@@ -323,9 +441,47 @@ pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn
     for m in (1..depth).rev() {
         a.ops([I::LocalGet(l.h[m - 1]), I::LocalSet(l.h[m])]);
     }
-    a.ops([I::I32Const(HASH_BASIS as i32), I::LocalSet(l.h[0]), I::Else]);
+    a.ops([I::I32Const(HASH_BASIS as i32), I::LocalSet(l.h[0])]);
+    if t.skip_dead_words {
+        // live = first[c] ? depth : live - (live != 0)
+        a.ops([
+            I::I32Const(t.depth as i32),
+            I::LocalGet(l.live),
+            I::LocalGet(l.live),
+            I::I32Const(0),
+            I::I32Ne,
+            I::I32Sub,
+            I::LocalGet(l.c),
+            I::I32Load8U(ma(t.first, 0)),
+            I::Select,
+            I::LocalTee(l.live),
+            I::I32Eqz,
+            I::If(BlockType::Empty),
+        ]);
+        emit_dead_word(a, l, b);
+        // Out of this `if`, the word start's and the boundary's, and the
+        // caller's blocks, to the scan loop: its next byte.
+        a.ops([I::Br(3 + blocks), I::End]);
+    }
+    a.op(I::Else);
+    if t.skip_dead_words {
+        a.ops([I::LocalGet(l.live), I::If(BlockType::Empty)]);
+    }
     for &h in &l.h[..depth] {
         emit_probe(a, t, h, record);
+    }
+    if t.skip_dead_words {
+        a.op(I::End);
+        if b.regions {
+            a.ops([
+                I::LocalGet(l.live),
+                I::I32Const(2),
+                I::I32LtU,
+                I::If(BlockType::Empty),
+            ]);
+            emit_dead_region(a, l, b);
+            a.ops([I::Br(3 + blocks), I::End]);
+        }
     }
     a.ops([I::End, I::End]);
     for &h in &l.h[..depth] {
@@ -338,6 +494,79 @@ pub(super) fn emit_byte(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn
             I::LocalSet(h),
         ]);
     }
+}
+
+/// A dead word from its first byte (`cls`, already read): passes over it
+/// and every following word byte of the chunk (see [`WordTable::scan`]).
+fn emit_dead_word(a: &mut Asm, l: &Locals, b: &DeadWordBuffers) {
+    a.ops([I::LocalGet(l.cls), I::LocalSet(l.prev)]);
+    a.op(I::Block(BlockType::Empty)); // $end
+    a.op(I::Loop(BlockType::Empty)); // $byte
+    a.ops([
+        I::LocalGet(l.ptr),
+        I::LocalGet(l.end),
+        I::I32GeU,
+        I::BrIf(1),
+        I::LocalGet(l.ptr),
+        I::I32Load8U(ma(0, 0)),
+        I::I32Const(1),
+        I::I32Shl,
+        I::I32Load16U(ma(b.classes, 1)),
+        I::I32Const(super::kwscan::WORD as i32),
+        I::I32And,
+        I::I32Eqz,
+        I::BrIf(1),
+    ]);
+    a.incr(l.ptr);
+    a.ops([I::Br(0), I::End, I::End]);
+}
+
+/// A dead region from the non-word byte that ended the last live word
+/// (`cls`, already read): passes over every byte up to the next word that
+/// begins with a first byte (or the end of the text), and appends the byte
+/// before it. `cls` holds the class of the byte before the one looked at,
+/// `c` the class looked at.
+fn emit_dead_region(a: &mut Asm, l: &Locals, b: &DeadWordBuffers) {
+    let (before, next) = (l.cls, l.c);
+    a.op(I::Block(BlockType::Empty)); // $stop
+    a.op(I::Loop(BlockType::Empty)); // $byte
+    a.ops([
+        I::LocalGet(l.ptr),
+        I::LocalGet(l.end),
+        I::I32GeU,
+        I::BrIf(1),
+        I::LocalGet(l.ptr),
+        I::I32Load8U(ma(0, 0)),
+        I::I32Const(1),
+        I::I32Shl,
+        I::I32Load16U(ma(b.classes, 1)),
+        I::LocalTee(next),
+        I::I32Const(super::kwscan::FIRST as i32),
+        I::I32And,
+        I::I32Const(0),
+        I::I32Ne,
+        I::LocalGet(before),
+        I::I32Const(super::kwscan::WORD as i32),
+        I::I32And,
+        I::I32Eqz,
+        I::I32And,
+        I::BrIf(1),
+        I::LocalGet(next),
+        I::LocalSet(before),
+    ]);
+    a.incr(l.ptr);
+    a.ops([I::Br(0), I::End, I::End]);
+    // The word's left boundary; no span is live.
+    a.ops([
+        I::LocalGet(before),
+        I::LocalSet(l.prev),
+        I::LocalGet(l.j),
+        I::LocalGet(before),
+        I::I32Store8(ma(b.nbuf, 0)),
+        I::I32Const(0),
+        I::LocalSet(l.live),
+    ]);
+    a.incr(l.j);
 }
 
 /// Probes hash local `h`: the first slot is tested inline, so that a word
@@ -364,8 +593,18 @@ pub(super) fn emit_end(a: &mut Asm, t: &WordTables, l: &Locals, record: &dyn Fn(
         I::LocalGet(l.prev),
         I::I32Const(super::kwscan::WORD as i32),
         I::I32And,
-        I::If(BlockType::Empty),
     ]);
+    if t.skip_dead_words {
+        a.ops([
+            I::I32Const(0),
+            I::I32Ne,
+            I::LocalGet(l.live),
+            I::I32Const(0),
+            I::I32Ne,
+            I::I32And,
+        ]);
+    }
+    a.op(I::If(BlockType::Empty));
     for &h in &l.h[..t.depth as usize] {
         emit_probe(a, t, h, record);
     }
@@ -642,6 +881,22 @@ mod tests {
                 .collect();
             prop_assume!(!kws.is_empty());
             prop_assert_eq!(scan(&kws, &text), reference(&kws, &text));
+        }
+
+        /// Keywords beginning with `a` or `b` in texts where most words
+        /// begin with `c` or `d`: most words are dead and passed over.
+        #[test]
+        fn dead_words_change_nothing(
+            kws in prop::collection::btree_set("[ab][a-d]{0,2}([ .-][a-d]{1,2}){0,2}", 1..6),
+            words in prop::collection::vec(("[a-dA-D]{1,4}", prop::sample::select(vec![" ", "  ", ".", "-", " - ", "\n"])), 0..16),
+        ) {
+            let kws: Vec<String> = kws.into_iter().map(|k| cues::normalize_keyword(&k)).collect();
+            let kws: Vec<String> = kws.into_iter().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            let text: String = words.into_iter().map(|(w, sep)| w + sep).collect();
+            let ids: Vec<u32> = (0..kws.len() as u32).collect();
+            let (table, _) = WordTable::new(&kws, &ids);
+            prop_assert!(table.skip_dead_words);
+            prop_assert_eq!(scan(&kws, text.as_bytes()), reference(&kws, text.as_bytes()), "{:?} in {:?}", kws, text);
         }
     }
 }
