@@ -1,12 +1,14 @@
 //! The code generator: a checked [`Program`] to a self-contained module.
 //!
 //! The module has no imports and one fixed-size memory. Its data segment
-//! holds the keyword automaton and the pattern DFA as tables; `scan` runs
-//! both over one text in a single pass (normalizing on the fly for keywords)
-//! and counts words; `select` parses the input header, scans the texts the
-//! policy reads, then runs the rules as straight-line code, the budget and
-//! the fallback, writing a trace record at each step. The semantics are the
-//! interpreter's (`crate::interp`), operation for operation.
+//! holds the keyword tables and the pattern DFAs; `scan` runs each pattern
+//! group's function over a text (see `pattern_scan`), then one loop for the
+//! keywords (normalizing on the fly) and the word count; `select` parses the
+//! input header, scans the texts the policy reads, then runs the rules as
+//! straight-line code, each recording what it saw, the budget and the
+//! fallback; when a trace is asked for, `trace_rules` replays the rules'
+//! records from what they saw. The semantics are the interpreter's
+//! (`crate::interp`), operation for operation.
 
 use super::abi::{self, exports, record};
 use super::asm::{ma, Asm, Data};

@@ -5,8 +5,9 @@
 //! probed where each word of the text ends ([`wordhash`]), plus an
 //! Aho-Corasick automaton ([`keywords`]) for the few it cannot take, such as
 //! keywords that begin or end with a non-word byte ([`kwscan`] splits them
-//! and lays out the scan); patterns become DFAs ([`patterns`]). All are
-//! tables in the data segment, scanned in one pass per text.
+//! and lays out the scan); patterns become DFAs ([`patterns`]), each scanned
+//! by a loop of its own that passes over the bytes that cannot start a
+//! match. All are tables in the data segment.
 
 pub mod abi;
 mod asm;
