@@ -496,12 +496,9 @@ pub(super) fn emit_byte(
     }
 }
 
-/// A dead word from its first byte (`cls`, already read): passes over it
-/// and every following word byte of the chunk (see [`WordTable::scan`]).
-fn emit_dead_word(a: &mut Asm, l: &Locals, b: &DeadWordBuffers) {
-    a.ops([I::LocalGet(l.cls), I::LocalSet(l.prev)]);
-    a.op(I::Block(BlockType::Empty)); // $end
-    a.op(I::Loop(BlockType::Empty)); // $byte
+/// At the head of a `block` + `loop` pair: leaves the block at the end of
+/// the text, else pushes the class of the byte at `ptr` (not consumed).
+fn emit_next_class(a: &mut Asm, l: &Locals, b: &DeadWordBuffers) {
     a.ops([
         I::LocalGet(l.ptr),
         I::LocalGet(l.end),
@@ -512,6 +509,17 @@ fn emit_dead_word(a: &mut Asm, l: &Locals, b: &DeadWordBuffers) {
         I::I32Const(1),
         I::I32Shl,
         I::I32Load16U(ma(b.classes, 1)),
+    ]);
+}
+
+/// A dead word from its first byte (`cls`, already read): passes over it
+/// and every following word byte of the chunk (see [`WordTable::scan`]).
+fn emit_dead_word(a: &mut Asm, l: &Locals, b: &DeadWordBuffers) {
+    a.ops([I::LocalGet(l.cls), I::LocalSet(l.prev)]);
+    a.op(I::Block(BlockType::Empty)); // $end
+    a.op(I::Loop(BlockType::Empty)); // $byte
+    emit_next_class(a, l, b);
+    a.ops([
         I::I32Const(super::kwscan::WORD as i32),
         I::I32And,
         I::I32Eqz,
@@ -530,16 +538,8 @@ fn emit_dead_region(a: &mut Asm, l: &Locals, b: &DeadWordBuffers) {
     let (before, next) = (l.cls, l.c);
     a.op(I::Block(BlockType::Empty)); // $stop
     a.op(I::Loop(BlockType::Empty)); // $byte
+    emit_next_class(a, l, b);
     a.ops([
-        I::LocalGet(l.ptr),
-        I::LocalGet(l.end),
-        I::I32GeU,
-        I::BrIf(1),
-        I::LocalGet(l.ptr),
-        I::I32Load8U(ma(0, 0)),
-        I::I32Const(1),
-        I::I32Shl,
-        I::I32Load16U(ma(b.classes, 1)),
         I::LocalTee(next),
         I::I32Const(super::kwscan::FIRST as i32),
         I::I32And,
