@@ -85,7 +85,7 @@ impl KeywordScanner {
     }
 
     /// Per normalized byte: whether a word-hash keyword begins with it
-    /// (the [`FIRST`] class flag).
+    /// (the module's first-byte class flag).
     pub fn first_bytes(&self) -> [bool; 256] {
         self.words.as_ref().map_or([false; 256], |t| t.first)
     }
