@@ -10,9 +10,10 @@
 //!   byte's state to the next.
 //! - The two low bits of that offset are flags: [`MATCH`] (the state ends a
 //!   match; only then is the mask table read) and [`IDLE`] (see
-//!   [`IdleSkip`](super::patterns::IdleSkip)). In an idle state the loop passes over skippable bytes
-//!   looking only at each byte: no chain at all. Most bytes of real text
-//!   are skippable for literal-led patterns.
+//!   [`IdleSkip`](super::patterns::IdleSkip)). In an idle state the loop
+//!   passes over skippable bytes, eight at a time, looking only at each
+//!   byte: no chain at all. Most bytes of real text are skippable for
+//!   literal-led patterns.
 //! - The scan stops early once every pattern of the group has matched.
 //!
 //! The keyword scan and the word count run in their own loop afterwards
@@ -30,6 +31,15 @@ const IDLE: u32 = 2;
 /// Bytes the skip tests at once before going byte by byte: one branch and
 /// one bound check per run instead of per byte.
 const SKIP_RUN: u32 = 8;
+
+// The scan function's parameters (`ptr`, `end`) and locals: the state's
+// entry, a landing entry, the last of eight landing entries, the mask.
+const L_PTR: u32 = 0;
+const L_END: u32 = 1;
+const L_STATE: u32 = 2;
+const L_ENTRY: u32 = 3;
+const L_LAST: u32 = 4;
+const L_MASK: u32 = 5;
 
 /// Addresses and constants of one group's tables in the data segment.
 pub(super) struct PatternScan {
@@ -133,9 +143,85 @@ impl PatternScan {
         ]);
     }
 
+    /// While `s` is idle and the next byte is skippable: `s = land[b]`;
+    /// eight bytes at a time while they all are, then one at a time.
+    fn emit_idle_skip(&self, a: &mut Asm) {
+        let (ptr, end, s, t, u) = (L_PTR, L_END, L_STATE, L_ENTRY, L_LAST);
+        let width_shift = self.layout.width.trailing_zeros() as i32;
+        a.ops([
+            I::LocalGet(s),
+            I::I32Const(IDLE as i32),
+            I::I32And,
+            I::If(BlockType::Empty),
+            I::Loop(BlockType::Empty), // $eights
+            I::LocalGet(end),
+            I::LocalGet(ptr),
+            I::I32Sub,
+            I::I32Const(SKIP_RUN as i32),
+            I::I32GeU,
+            I::If(BlockType::Empty),
+        ]);
+        // t = land[b7] & ... & land[b0], keeping land[b7] in u.
+        for k in (0..SKIP_RUN).rev() {
+            a.ops([
+                I::LocalGet(ptr),
+                I::I32Load8U(ma(k as u64, 0)),
+                I::I32Const(width_shift),
+                I::I32Shl,
+            ]);
+            self.load_entry(a, self.land);
+            if k == SKIP_RUN - 1 {
+                a.op(I::LocalTee(u));
+            } else {
+                a.op(I::I32And);
+            }
+        }
+        a.ops([
+            I::I32Const(IDLE as i32),
+            I::I32And,
+            I::If(BlockType::Empty),
+            I::LocalGet(u),
+            I::LocalSet(s),
+            I::LocalGet(ptr),
+            I::I32Const(SKIP_RUN as i32),
+            I::I32Add,
+            I::LocalSet(ptr),
+            I::Br(2), // $eights
+            I::End,
+            I::End,
+            I::End,                    // loop $eights
+            I::Loop(BlockType::Empty), // $skip
+            I::LocalGet(ptr),
+            I::LocalGet(end),
+            I::I32LtU,
+            I::If(BlockType::Empty),
+            I::LocalGet(ptr),
+            I::I32Load8U(ma(0, 0)),
+            I::I32Const(width_shift),
+            I::I32Shl,
+        ]);
+        self.load_entry(a, self.land);
+        a.ops([
+            I::LocalTee(t),
+            I::I32Const(IDLE as i32),
+            I::I32And,
+            I::If(BlockType::Empty),
+            I::LocalGet(t),
+            I::LocalSet(s),
+        ]);
+        a.incr(ptr);
+        a.ops([
+            I::Br(2), // $skip
+            I::End,
+            I::End,
+            I::End, // loop $skip
+            I::End,
+        ]);
+    }
+
     /// The group's scan function, `(ptr, end) -> i64`.
     pub(super) fn function(&self) -> Function {
-        let (ptr, end, s, t, u, pm) = (0, 1, 2, 3, 4, 5);
+        let (ptr, end, s, pm) = (L_PTR, L_END, L_STATE, L_MASK);
         let width_shift = self.layout.width.trailing_zeros() as i32;
         let mut a = Asm::new(0);
         a.ops([
@@ -147,77 +233,7 @@ impl PatternScan {
         a.op(I::Block(BlockType::Empty)); // $done
         a.op(I::Loop(BlockType::Empty)); // $top
         if self.skips {
-            // While s is idle and the next byte is skippable: s = land[b];
-            // eight bytes at a time while they all are, then one at a time.
-            a.ops([
-                I::LocalGet(s),
-                I::I32Const(IDLE as i32),
-                I::I32And,
-                I::If(BlockType::Empty),
-                I::Loop(BlockType::Empty), // $eights
-                I::LocalGet(end),
-                I::LocalGet(ptr),
-                I::I32Sub,
-                I::I32Const(SKIP_RUN as i32),
-                I::I32GeU,
-                I::If(BlockType::Empty),
-            ]);
-            // t = land[b7] & ... & land[b0], keeping land[b7] in u.
-            for k in (0..SKIP_RUN).rev() {
-                a.ops([
-                    I::LocalGet(ptr),
-                    I::I32Load8U(ma(k as u64, 0)),
-                    I::I32Const(width_shift),
-                    I::I32Shl,
-                ]);
-                self.load_entry(&mut a, self.land);
-                if k == SKIP_RUN - 1 {
-                    a.op(I::LocalTee(u));
-                } else {
-                    a.op(I::I32And);
-                }
-            }
-            a.ops([
-                I::I32Const(IDLE as i32),
-                I::I32And,
-                I::If(BlockType::Empty),
-                I::LocalGet(u),
-                I::LocalSet(s),
-                I::LocalGet(ptr),
-                I::I32Const(SKIP_RUN as i32),
-                I::I32Add,
-                I::LocalSet(ptr),
-                I::Br(2), // $eights
-                I::End,
-                I::End,
-                I::End,                    // loop $eights
-                I::Loop(BlockType::Empty), // $skip
-                I::LocalGet(ptr),
-                I::LocalGet(end),
-                I::I32LtU,
-                I::If(BlockType::Empty),
-                I::LocalGet(ptr),
-                I::I32Load8U(ma(0, 0)),
-                I::I32Const(width_shift),
-                I::I32Shl,
-            ]);
-            self.load_entry(&mut a, self.land);
-            a.ops([
-                I::LocalTee(t),
-                I::I32Const(IDLE as i32),
-                I::I32And,
-                I::If(BlockType::Empty),
-                I::LocalGet(t),
-                I::LocalSet(s),
-            ]);
-            a.incr(ptr);
-            a.ops([
-                I::Br(2), // $skip
-                I::End,
-                I::End,
-                I::End, // loop $skip
-                I::End,
-            ]);
+            self.emit_idle_skip(&mut a);
         }
         a.ops([
             I::LocalGet(ptr),
