@@ -1,14 +1,12 @@
 //! The client against a local canned HTTP server (no outside service is ever called).
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mesa_llm::{ChatOptions, Client, Config, Error, Message};
+use mesa_testkit::{chat_reply, Reply, Server};
 use serde_json::json;
-use support::{chat_reply, Reply, Server};
 
 fn hello() -> Vec<Message> {
     vec![Message::system("be brief"), Message::user("hello")]

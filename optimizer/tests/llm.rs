@@ -7,8 +7,9 @@ mod support;
 use mesa_optimizer::archive::{read_entries, ARCHIVE_FILE};
 use mesa_optimizer::propose::LlmOptions;
 use mesa_optimizer::search::{optimize, OptimizeError, OptimizeOptions, ProposerConfig};
+use mesa_testkit::{chat_reply as chat, Reply, Server};
 use std::time::Duration;
-use support::{chat, synthetic_sweep, Reply, Server};
+use support::{start, synthetic_sweep};
 
 const VALID: &str = "Here is a policy.\n\n```mesa\npolicy \"llm\"\nlet why = words [\"why\", \"caused\", \"failure\"]\nrule causal when query has why -> select {S, T, R}\nrule state when query has words [\"current\", \"change\"] -> select {S, T, G, V}\ndefault {S, T, V}\n```\n";
 /// A type error with no machine-applicable fix.
@@ -35,11 +36,12 @@ fn run(
 
 #[test]
 fn valid_replies() {
-    let server = Server::start(|seen, _| {
+    let server = start(|seen, _| {
         // The prompt carries the reference, the scores, the UCB table and the errors.
-        assert!(seen.first_user.contains("# Direction:"));
-        assert!(seen.first_user.contains("UCB"));
-        assert!(seen.first_user.contains("Recurring errors"));
+        let first_user = seen.message(1);
+        assert!(first_user.contains("# Direction:"));
+        assert!(first_user.contains("UCB"));
+        assert!(first_user.contains("Recurring errors"));
         chat(VALID)
     });
     let dir = tempfile::tempdir().unwrap();
@@ -57,11 +59,12 @@ fn valid_replies() {
 
 #[test]
 fn invalid_then_repaired() {
-    let server = Server::start(|seen, _| {
-        if seen.messages > 2 {
+    let server = start(|seen, _| {
+        if seen.message_count() > 2 {
             // The repair round gets the JSON diagnostics.
-            assert!(seen.last.contains("\"code\""), "{}", seen.last);
-            assert!(seen.last.contains("E0300"), "{}", seen.last);
+            let last = seen.last_message();
+            assert!(last.contains("\"code\""), "{last}");
+            assert!(last.contains("E0300"), "{last}");
             chat(VALID)
         } else {
             chat(INVALID)
@@ -73,18 +76,18 @@ fn invalid_then_repaired() {
     let llm = r.llm.unwrap();
     assert_eq!((llm.candidates, llm.first_try, llm.repaired), (3, 0, 3));
     assert!((llm.share_after_repair - 1.0).abs() < 1e-12);
-    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 6);
+    assert_eq!(server.requests(), 6);
 }
 
 #[test]
 fn suggestions_fix_typos_without_a_round_trip() {
-    let server = Server::start(|_, _| chat(TYPO));
+    let server = start(|_, _| chat(TYPO));
     let dir = tempfile::tempdir().unwrap();
     let (r, out) = run(&server, dir.path(), "typo", 1);
     let r = r.unwrap().report;
     let llm = r.llm.unwrap();
     assert_eq!((llm.candidates, llm.autofixed, llm.first_try), (3, 3, 0));
-    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert_eq!(server.requests(), 3);
     let (entries, _) = read_entries(&out.join(ARCHIVE_FILE)).unwrap();
     assert!(entries[1]
         .source
@@ -95,7 +98,7 @@ fn suggestions_fix_typos_without_a_round_trip() {
 
 #[test]
 fn garbage_is_archived_with_the_reason() {
-    let server = Server::start(|_, n| {
+    let server = start(|_, n| {
         chat(if n % 2 == 0 {
             "I cannot help with that."
         } else {
@@ -126,11 +129,7 @@ fn garbage_is_archived_with_the_reason() {
 
 #[test]
 fn http_500_stops_cleanly_and_resumes() {
-    let server = Server::start(|_, _| Reply {
-        status: 500,
-        body: "{\"error\": {\"message\": \"boom\"}}".into(),
-        delay: Duration::ZERO,
-    });
+    let server = start(|_, _| Reply::text(500, "{\"error\": {\"message\": \"boom\"}}"));
     let dir = tempfile::tempdir().unwrap();
     let (r, out) = run(&server, dir.path(), "down", 2);
     match r {
@@ -148,7 +147,7 @@ fn http_500_stops_cleanly_and_resumes() {
     let (entries, _) = read_entries(&out.join(ARCHIVE_FILE)).unwrap();
     assert!(entries[1..].iter().all(|e| e.endpoint_failed()));
     // The endpoint is back: --resume proposes those candidates again.
-    let good = Server::start(|_, _| chat(VALID));
+    let good = start(|_, _| chat(VALID));
     let sweep = synthetic_sweep(dir.path(), 30, 6, 9);
     let mut o = OptimizeOptions::new(&sweep, &out);
     o.iterations = 2;
@@ -162,11 +161,7 @@ fn http_500_stops_cleanly_and_resumes() {
 
 #[test]
 fn timeouts_stop_cleanly() {
-    let server = Server::start(|_, _| {
-        let mut r = chat(VALID);
-        r.delay = Duration::from_millis(1500);
-        r
-    });
+    let server = start(|_, _| chat(VALID).delay(Duration::from_millis(1500)));
     let dir = tempfile::tempdir().unwrap();
     let sweep = synthetic_sweep(dir.path(), 30, 6, 9);
     let mut o = OptimizeOptions::new(&sweep, dir.path().join("slow"));

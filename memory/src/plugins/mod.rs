@@ -334,7 +334,7 @@ mod tests {
 
     #[test]
     fn one_client_is_shared() {
-        let server = testing::Server::start(|_, _| testing::Reply::text(500, "x"));
+        let server = testing::start(|_, _| testing::Reply::text(500, "x"));
         let o = PluginOptions::new(None, Some(server.config()));
         let a = o.client().unwrap();
         let b = o.client().unwrap();

@@ -125,7 +125,7 @@ impl Embedder for OpenAiEmbedder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{embeddings_reply, Reply, Server};
+    use super::super::testing::{embeddings_reply, start, Reply};
     use super::*;
     use serde_json::Value;
 
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn dimension_from_the_first_reply_and_order_kept() {
-        let server = Server::start(|req, _| embeddings_reply(&vectors_for(&req.json(), 5)));
+        let server = start(|req, _| embeddings_reply(&vectors_for(&req.json(), 5)));
         let client =
             mesa_llm::Client::new(server.config().with_embedding_model("emb-test")).unwrap();
         let e = OpenAiEmbedder::connect(client).unwrap();
@@ -185,9 +185,8 @@ mod tests {
     #[test]
     fn disagreeing_dimensions_are_an_error() {
         // The probe gets 4 dimensions, later replies 6.
-        let server = Server::start(|req, n| {
-            embeddings_reply(&vectors_for(&req.json(), if n == 0 { 4 } else { 6 }))
-        });
+        let server =
+            start(|req, n| embeddings_reply(&vectors_for(&req.json(), if n == 0 { 4 } else { 6 })));
         let e = OpenAiEmbedder::connect(mesa_llm::Client::new(server.config()).unwrap()).unwrap();
         assert_eq!(e.dim(), 4);
         let err = e.embed(&["a", "b"]).unwrap_err();
@@ -198,7 +197,7 @@ mod tests {
 
     #[test]
     fn endpoint_failures_are_errors() {
-        let server = Server::start(|req, n| {
+        let server = start(|req, n| {
             if n == 0 {
                 embeddings_reply(&vectors_for(&req.json(), 3))
             } else {
@@ -211,7 +210,7 @@ mod tests {
         assert!(err.to_string().contains("HTTP 500"), "{err}");
 
         // A probe that fails is a setup error.
-        let down = Server::start(|_, _| Reply::text(404, "no such model"));
+        let down = start(|_, _| Reply::text(404, "no such model"));
         let err =
             OpenAiEmbedder::connect(mesa_llm::Client::new(down.config()).unwrap()).unwrap_err();
         assert!(err.to_string().contains("HTTP 404"), "{err}");

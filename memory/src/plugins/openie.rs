@@ -286,7 +286,7 @@ impl TripleExtractor for LlmExtractor {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{chat_reply, Reply, Server};
+    use super::super::testing::{chat_reply, start, Reply};
     use super::*;
     use crate::config::Config;
     use crate::structures::fixtures::{game_episode, sql_episode};
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn valid_replies_build_a_graph() {
-        let server = Server::start(|req, _| chat_reply(&triples_for(step_of(req))));
+        let server = start(|req, _| chat_reply(&triples_for(step_of(req))));
         let x = LlmExtractor::new(server.client());
         let e = sql_episode();
         let g = Graph::build(&e, &x, &Config::default()).unwrap();
@@ -339,7 +339,7 @@ mod tests {
 
     #[test]
     fn fetched_ahead_concurrently_and_in_order() {
-        let server = Server::start(|req, _| chat_reply(&triples_for(step_of(req))));
+        let server = start(|req, _| chat_reply(&triples_for(step_of(req))));
         let x = LlmExtractor::new(server.client());
         let e = game_episode(40);
         Graph::build(&e, &x, &Config::default()).unwrap();
@@ -358,7 +358,7 @@ mod tests {
 
     #[test]
     fn malformed_replies_name_the_step() {
-        let server = Server::start(|req, _| {
+        let server = start(|req, _| {
             if step_of(req) == 3 {
                 chat_reply("Sure! Here are the triples: (agent, ran, query)")
             } else {
@@ -393,7 +393,7 @@ mod tests {
     #[test]
     fn http_errors_are_errors_even_with_fallback() {
         let server =
-            Server::start(|_, _| Reply::text(500, "{\"error\": {\"message\": \"model crashed\"}}"));
+            start(|_, _| Reply::text(500, "{\"error\": {\"message\": \"model crashed\"}}"));
         let x = LlmExtractor::new(server.client()).on_malformed(OnMalformed::Fallback);
         let e = sql_episode();
         let err = x.extract(&e, &e.steps[0]).unwrap_err();

@@ -287,7 +287,7 @@ impl Summarizer for LlmSummarizer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{chat_reply, Reply, Server};
+    use super::super::testing::{chat_reply, start, Reply};
     use super::*;
     use crate::config::Config;
     use crate::structures::fixtures::{game_episode, sql_episode};
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn segments_in_order_with_anchors() {
-        let server = Server::start(echo);
+        let server = start(echo);
         let s = LlmSummarizer::new(server.client());
         let e = sql_episode();
         let summary = Summary::build(&e, &s, &Config::default()).unwrap();
@@ -354,7 +354,7 @@ mod tests {
     #[test]
     fn verbose_replies_stay_within_budget() {
         let long = "[step 1] ".to_string() + &"the agent walked around the room again ".repeat(200);
-        let server = Server::start(move |_, _| chat_reply(&format!("{long}\n{long}")));
+        let server = start(move |_, _| chat_reply(&format!("{long}\n{long}")));
         let s = LlmSummarizer::new(server.client());
         let e = game_episode(500);
         for budget in [100, 300, 1500] {
@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn a_failed_segment_is_an_error_naming_it() {
-        let server = Server::start(|req, _| {
+        let server = start(|req, _| {
             if req.last_message().contains("steps 3 to 5") {
                 Reply::text(500, "overloaded")
             } else {
@@ -394,7 +394,7 @@ mod tests {
             "{m}"
         );
 
-        let blank = Server::start(|_, _| chat_reply("  \n"));
+        let blank = start(|_, _| chat_reply("  \n"));
         let err = LlmSummarizer::new(blank.client())
             .summarize(&sql_episode(), 1500)
             .unwrap_err();

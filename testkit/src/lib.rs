@@ -1,7 +1,10 @@
-//! A tiny HTTP/1.1 server on 127.0.0.1 for tests: one thread per connection, one request per
-//! connection (`Connection: close`), canned replies from a handler, and counters.
-
-#![allow(dead_code)]
+//! Test support shared by MESA's crates: a tiny HTTP/1.1 server on
+//! 127.0.0.1 that speaks enough of the OpenAI-compatible API for tests. One
+//! thread per connection, one request per connection (`Connection:
+//! close`), canned replies from a handler, a log of the requests and
+//! counters. Nothing leaves the machine. The `mesa-llm`, `mesa-memory` and
+//! `mesa-optimizer` tests use it; each sets the client's retry and model
+//! settings its assertions count on.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -14,14 +17,18 @@ use mesa_llm::Config;
 /// A request as the server saw it.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// `POST`, …
     pub method: String,
+    /// `/v1/chat/completions`, …
     pub path: String,
     /// Header names lowercased.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: String,
 }
 
 impl Request {
+    /// A header's value (`name` lowercased).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -29,26 +36,50 @@ impl Request {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The body as JSON; panics when it is not (the clients send JSON).
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).expect("request body is JSON")
+    }
+
+    /// The number of messages of a chat request.
+    pub fn message_count(&self) -> usize {
+        self.json()["messages"].as_array().map_or(0, Vec::len)
+    }
+
+    /// The text of message `i` of a chat request ("" when there is none).
+    pub fn message(&self, i: usize) -> String {
+        self.json()["messages"][i]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The text of the last message of a chat request.
+    pub fn last_message(&self) -> String {
+        self.message(self.message_count().saturating_sub(1))
     }
 }
 
 /// A canned reply.
 #[derive(Debug, Clone)]
 pub struct Reply {
+    /// The HTTP status.
     pub status: u16,
+    /// Extra headers.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: String,
     /// Wait this long before answering.
     pub delay: Duration,
 }
 
 impl Reply {
+    /// A reply with this status and JSON body.
     pub fn json(status: u16, body: serde_json::Value) -> Reply {
         Reply::text(status, body.to_string())
     }
 
+    /// A reply with this status and body.
     pub fn text(status: u16, body: impl Into<String>) -> Reply {
         Reply {
             status,
@@ -58,11 +89,13 @@ impl Reply {
         }
     }
 
+    /// Adds a header.
     pub fn header(mut self, k: &str, v: &str) -> Reply {
         self.headers.push((k.to_string(), v.to_string()));
         self
     }
 
+    /// Answers after `d`.
     pub fn delay(mut self, d: Duration) -> Reply {
         self.delay = d;
         self
@@ -87,6 +120,19 @@ pub fn chat_reply(text: &str) -> Reply {
     )
 }
 
+/// An embeddings reply with these vectors.
+pub fn embeddings_reply(vectors: &[Vec<f32>]) -> Reply {
+    let data: Vec<serde_json::Value> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| serde_json::json!({"object": "embedding", "index": i, "embedding": v}))
+        .collect();
+    Reply::json(
+        200,
+        serde_json::json!({"object": "list", "data": data, "model": "m"}),
+    )
+}
+
 #[derive(Default)]
 struct Stats {
     requests: AtomicUsize,
@@ -101,6 +147,7 @@ type Handler = dyn Fn(&Request, usize) -> Reply + Send + Sync;
 pub struct Server {
     port: u16,
     stats: Arc<Stats>,
+    tune: fn(Config) -> Config,
 }
 
 impl Server {
@@ -119,7 +166,17 @@ impl Server {
                 std::thread::spawn(move || serve(stream, &st, &*handler));
             }
         });
-        Server { port, stats }
+        Server {
+            port,
+            stats,
+            tune: |c| c,
+        }
+    }
+
+    /// The same server, with [`Server::config`] passed through `tune`:
+    /// for tests whose request counts depend on other retry settings.
+    pub fn with_config(self, tune: fn(Config) -> Config) -> Server {
+        Server { tune, ..self }
     }
 
     /// `http://127.0.0.1:PORT/v1`
@@ -127,8 +184,13 @@ impl Server {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
-    /// A config for this server: no proxy, no key, short timeouts and backoff.
+    /// A config for this server: no proxy, no key, short timeouts and
+    /// backoff, 3 retries; then what [`Server::with_config`] set.
     pub fn config(&self) -> Config {
+        (self.tune)(self.base_config())
+    }
+
+    fn base_config(&self) -> Config {
         Config::default()
             .with_base_url(self.base_url())
             .with_api_key(None::<String>)
@@ -137,6 +199,11 @@ impl Server {
             .with_connect_timeout(Duration::from_secs(5))
             .with_backoff(Duration::from_millis(5), Duration::from_millis(40))
             .with_max_retries(3)
+    }
+
+    /// A client for [`Server::config`].
+    pub fn client(&self) -> mesa_llm::Client {
+        mesa_llm::Client::new(self.config()).expect("a valid config")
     }
 
     /// Requests received so far.
