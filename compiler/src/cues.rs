@@ -23,6 +23,16 @@ pub fn is_space(b: u8) -> bool {
     b.is_ascii_whitespace()
 }
 
+/// A byte as keyword matching sees it: ASCII lower case, whitespace as a
+/// space (a run of which [`normalize_into`] then collapses to one).
+pub fn normalize_byte(b: u8) -> u8 {
+    if is_space(b) {
+        b' '
+    } else {
+        b.to_ascii_lowercase()
+    }
+}
+
 /// Writes the normalized form of `text` into `out` (cleared first).
 pub fn normalize_into(text: &[u8], out: &mut Vec<u8>) {
     out.clear();
@@ -34,7 +44,7 @@ pub fn normalize_into(text: &[u8], out: &mut Vec<u8>) {
             }
             in_space = true;
         } else {
-            out.push(b.to_ascii_lowercase());
+            out.push(normalize_byte(b));
             in_space = false;
         }
     }

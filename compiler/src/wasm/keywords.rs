@@ -142,11 +142,7 @@ impl KeywordAutomaton {
         let mut state = 0u32;
         let mut prev_space = false;
         for &raw in text {
-            let c = if cues::is_space(raw) {
-                b' '
-            } else {
-                raw.to_ascii_lowercase()
-            };
+            let c = cues::normalize_byte(raw);
             if c == b' ' && prev_space {
                 continue;
             }

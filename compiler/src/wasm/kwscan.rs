@@ -307,7 +307,7 @@ impl KeywordScan {
                 nbuf: s.nbuf,
                 regions: !s.counts_words,
             };
-            wordhash::emit_byte(a, t, &l.words(), &buffers, 0, &|a, h| record(a, l, s, h, 0));
+            wordhash::emit_byte(a, t, &l.words(), &buffers, &|a, h| record(a, l, s, h, 0));
         }
         // The normalized text, for boundaries and verification.
         a.ops([

@@ -55,15 +55,6 @@ pub const MAX_DEPTH: u32 = 3;
 /// word constant whatever keywords a policy has.
 pub const MAX_GROUP: usize = 4;
 
-/// A raw byte normalized: ASCII lower case, whitespace as a space.
-fn normalized(raw: u8) -> u8 {
-    if cues::is_space(raw) {
-        b' '
-    } else {
-        raw.to_ascii_lowercase()
-    }
-}
-
 /// The hash after appending byte `b` to text whose hash is `h`.
 pub fn hash_byte(h: u32, b: u8) -> u32 {
     (h ^ u32::from(b)).wrapping_mul(HASH_PRIME)
@@ -252,7 +243,7 @@ impl WordTable {
         let mut i = 0;
         while let Some(&raw) = text.get(i) {
             i += 1;
-            let c = normalized(raw);
+            let c = cues::normalize_byte(raw);
             if c == b' ' && prev_space {
                 continue;
             }
@@ -278,7 +269,7 @@ impl WordTable {
                     // byte before it is kept.
                     let mut before = c;
                     while let Some(&b) = text.get(i) {
-                        let n = normalized(b);
+                        let n = cues::normalize_byte(b);
                         if self.first[n as usize] && !cues::is_word_byte(before) {
                             break;
                         }
@@ -337,8 +328,6 @@ pub(super) struct WordTables {
     slots: u64,
     /// 2 bytes per member: a keyword id.
     members: u64,
-    /// 1 byte per normalized byte: [`WordTable::first`].
-    first: u64,
     /// [`WordTable::skip_dead_words`].
     skip_dead_words: bool,
 }
@@ -360,7 +349,6 @@ impl WordTables {
             bits: table.bits,
             slots: data.put(8, &slots),
             members: data.put_w(2, table.members.iter().copied()),
-            first: data.put(1, &table.first.map(u8::from)),
             skip_dead_words: table.skip_dead_words,
         })
     }
@@ -414,14 +402,15 @@ pub(super) fn emit_start(a: &mut Asm, t: &WordTables, l: &Locals) {
 /// A dead word (when the table skips them) is consumed here to its last
 /// byte by a loop that only looks for the word's end, and the code
 /// then branches to the next byte; so this must be emitted in the body of
-/// the scan loop, inside `blocks` blocks of the caller's; the scan loop
-/// must stop at the end of its chunk even when this took it past.
+/// the scan loop, directly in its body (not inside a block of the
+/// caller's); the scan loop must stop at the end of its chunk even when
+/// this took it past. The first-byte flag of the byte's class
+/// ([`super::kwscan::FIRST`]) tells a word that may begin a keyword.
 pub(super) fn emit_byte(
     a: &mut Asm,
     t: &WordTables,
     l: &Locals,
     b: &DeadWordBuffers,
-    blocks: u32,
     record: &dyn Fn(&mut Asm, u32),
 ) {
     let depth = t.depth as usize;
@@ -443,7 +432,7 @@ pub(super) fn emit_byte(
     }
     a.ops([I::I32Const(HASH_BASIS as i32), I::LocalSet(l.h[0])]);
     if t.skip_dead_words {
-        // live = first[c] ? depth : live - (live != 0)
+        // live = (cls & FIRST) ? depth : live - (live != 0)
         a.ops([
             I::I32Const(t.depth as i32),
             I::LocalGet(l.live),
@@ -451,17 +440,18 @@ pub(super) fn emit_byte(
             I::I32Const(0),
             I::I32Ne,
             I::I32Sub,
-            I::LocalGet(l.c),
-            I::I32Load8U(ma(t.first, 0)),
+            I::LocalGet(l.cls),
+            I::I32Const(super::kwscan::FIRST as i32),
+            I::I32And,
             I::Select,
             I::LocalTee(l.live),
             I::I32Eqz,
             I::If(BlockType::Empty),
         ]);
         emit_dead_word(a, l, b);
-        // Out of this `if`, the word start's and the boundary's, and the
-        // caller's blocks, to the scan loop: its next byte.
-        a.ops([I::Br(3 + blocks), I::End]);
+        // Out of this `if`, the word start's and the boundary's, to the
+        // scan loop: its next byte.
+        a.ops([I::Br(3), I::End]);
     }
     a.op(I::Else);
     if t.skip_dead_words {
@@ -480,7 +470,7 @@ pub(super) fn emit_byte(
                 I::If(BlockType::Empty),
             ]);
             emit_dead_region(a, l, b);
-            a.ops([I::Br(3 + blocks), I::End]);
+            a.ops([I::Br(3), I::End]);
         }
     }
     a.ops([I::End, I::End]);

@@ -9,11 +9,7 @@ use super::*;
 /// a word byte, [`kwscan::SPACE`] when the byte is whitespace. One load gives
 /// the scan everything it needs to know about a byte.
 pub(super) fn byte_class(b: u8) -> u32 {
-    let c = if crate::cues::is_space(b) {
-        b' '
-    } else {
-        b.to_ascii_lowercase()
-    };
+    let c = crate::cues::normalize_byte(b);
     let mut class = u32::from(c);
     if crate::cues::is_word_byte(c) {
         class |= kwscan::WORD;
