@@ -15,8 +15,10 @@
 //! A pattern matches somewhere in a text exactly when the DFA, run over the
 //! whole text and its end, passes through a match state for it: with
 //! `MatchKind::All` and an unanchored start every match end is visited.
-//! [`PatternDfa::scan`] is that loop in Rust; the tests check it against the
-//! interpreter's `regex` on random texts.
+//! [`PatternDfa::scan`] is that loop in Rust, and
+//! [`PatternDfa::scan_skipping`] the same loop passing over idle bytes, as
+//! the generated code does; the tests check both against the interpreter's
+//! `regex` on random texts.
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -341,7 +343,9 @@ impl PatternDfa {
         self.eoi.is_empty()
     }
 
-    /// The reference for the generated loop: which patterns match in `text`.
+    /// Which patterns match in `text`, one DFA step per byte: the plain
+    /// loop that [`PatternDfa::scan_skipping`] (the generated loop's
+    /// reference) must agree with.
     pub fn scan(&self, text: &[u8]) -> u64 {
         let mut s = 0usize;
         let mut found = self.matches[0];
