@@ -3,11 +3,11 @@
 //! transition table over byte classes.
 //!
 //! [`compile_groups`] puts all patterns in one DFA when it fits, which is the
-//! common case and costs one table lookup per byte. Unanchored DFAs for
+//! common case and costs at most one table lookup per byte. Unanchored DFAs for
 //! several patterns can blow up as the product of their states (a
 //! case-insensitive alternation beside an identifier pattern does), so when
 //! the combined DFA is over the limit the patterns are packed greedily into
-//! groups that each fit, and the scan steps every group's DFA on each byte.
+//! groups that each fit, and the module scans the text once per group.
 //! A policy is refused only when a single pattern is too large alone, or the
 //! groups together exceed [`MAX_TOTAL_DFA_BYTES`]; the checker runs the same
 //! function, so a policy that checks also compiles.
