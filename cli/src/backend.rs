@@ -1,9 +1,10 @@
-//! Loading a policy file into either engine ([`mesa_runtime::AnyEngine`]):
-//! the CLI's part is reading the file and printing diagnostics.
+//! Loading a policy file into either engine through the staged path
+//! ([`mesa_runtime::Staged`]): the CLI's part is reading the file, choosing
+//! the compiler for the command's workload, and printing diagnostics.
 
-use crate::source::{load_program, read, CliError};
-use mesa_compiler::Program;
-use mesa_runtime::{AnyEngine, Runtime};
+use crate::error::CliError;
+use crate::source::{print_human, read};
+use mesa_runtime::{AnyEngine, PolicyError, PolicyFormat, Runtime, RuntimeConfig, Staged};
 
 /// Which engine `mesa run` uses.
 #[derive(Clone, Copy, clap::ValueEnum, Default, PartialEq, Eq)]
@@ -24,42 +25,55 @@ impl From<EngineKind> for mesa_runtime::EngineKind {
     }
 }
 
-/// Whether a path names a compiled module rather than a `.mesa` source.
-pub fn is_module(path: &str) -> bool {
-    path.ends_with(".wasm") || path.ends_with(".cwasm")
-}
-
-/// Loads `path` (a `.mesa`, `.wasm` or `.cwasm`) into `engine`. A source's
-/// diagnostics are printed; a compile limit is printed as a diagnostic.
-pub fn load(path: &str, engine: EngineKind) -> Result<AnyEngine, CliError> {
-    let runtime = runtime()?;
-    if is_module(path) {
-        let bytes = read(path)?;
-        return AnyEngine::from_module(&runtime, &bytes, path.ends_with(".cwasm"), engine.into())
-            .map_err(|e| CliError::Message(format!("`{path}`: {e}")));
+/// Reads `path` (a `.mesa`, `.wasm` or `.cwasm`) and checks a source,
+/// printing its diagnostics (warnings included).
+pub fn stage(path: &str) -> Result<Staged, CliError> {
+    let bytes = read(path)?;
+    match Staged::from_bytes(&bytes, PolicyFormat::of_name(path)) {
+        Ok(staged) => {
+            if let Some(source) = staged.source() {
+                print_human(path, source, staged.warnings());
+            }
+            Ok(staged)
+        }
+        Err(e) => Err(failed(path, e)),
     }
-    let (program, source) = load_program(path)?;
-    if engine == EngineKind::Interp {
-        return AnyEngine::from_program(&runtime, program, &source, engine.into())
-            .map_err(|e| CliError::Message(format!("`{path}`: {e}")));
+}
+
+/// A staged policy's error as the command's: diagnostics and a compile
+/// limit are printed as diagnostics.
+pub fn failed(path: &str, e: PolicyError) -> CliError {
+    match e {
+        PolicyError::Check { diagnostics, text } => {
+            print_human(path, &text, &diagnostics);
+            CliError::Diagnosed {
+                path: path.to_string(),
+                errors: diagnostics.iter().filter(|d| d.is_error()).count(),
+            }
+        }
+        source => CliError::Policy {
+            path: path.to_string(),
+            source,
+        },
     }
-    let bytes = compile(&program, &source, path)?;
-    let instance = runtime
-        .load(&bytes)
-        .and_then(|p| p.instantiate())
-        .map_err(|e| CliError::Message(format!("`{path}`: {e}")))?;
-    Ok(AnyEngine::Wasm(Box::new(instance), Some(Box::new(program))))
 }
 
-/// The process-wide runtime.
-pub fn runtime() -> Result<Runtime, CliError> {
-    Runtime::new().map_err(|e| CliError::Message(e.to_string()))
+/// Loads `path` into `engine`, with the compiler that answers about
+/// `queries` questions soonest.
+pub fn load(path: &str, engine: EngineKind, queries: u64) -> Result<AnyEngine, CliError> {
+    let mut staged = stage(path)?;
+    let format = PolicyFormat::of_name(path);
+    let runtime = Runtime::with_config(RuntimeConfig::for_workload(format, queries))?;
+    staged
+        .engine(&runtime, engine.into())
+        .map_err(|e| compile_failed(path, &staged, e))
 }
 
-/// Compiles a checked program, turning limits into a printed diagnostic.
-pub fn compile(program: &Program, source: &str, path: &str) -> Result<Vec<u8>, CliError> {
-    mesa_compiler::wasm::compile(program, source).map_err(|e| {
-        crate::source::print_human(path, source, &[e.to_diagnostic()]);
-        CliError::Message(format!("`{path}` cannot be compiled to WebAssembly"))
-    })
+/// Prints a compile limit as a diagnostic on the source; any other error
+/// as it is.
+pub fn compile_failed(path: &str, staged: &Staged, e: PolicyError) -> CliError {
+    if let (PolicyError::Compile(c), Some(source)) = (&e, staged.source()) {
+        print_human(path, source, &[c.to_diagnostic()]);
+    }
+    failed(path, e)
 }

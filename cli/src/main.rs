@@ -4,7 +4,7 @@
 
 mod backend;
 mod cmd;
-mod plugins;
+mod error;
 mod progress;
 mod source;
 
@@ -44,9 +44,9 @@ enum Command {
     /// Measure every question: previews, and each of the 31 subsets' utility and tokens.
     Sweep(cmd::sweep::Args),
     /// Score a policy and the baselines on a sweep.
-    Eval(mesa_optimizer::cli::EvalArgs),
+    Eval(cmd::optimize::EvalArgs),
     /// Search for a policy (UCB over prior directions; offline or LLM proposer).
-    Optimize(mesa_optimizer::cli::OptimizeArgs),
+    Optimize(cmd::optimize::OptimizeArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,8 +63,8 @@ fn main() -> ExitCode {
         Command::Query(a) => cmd::query::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Pipeline(a) => cmd::pipeline::run(a),
-        Command::Eval(a) => return mesa_optimizer::cli::eval_main(a),
-        Command::Optimize(a) => return mesa_optimizer::cli::optimize_main(a),
+        Command::Eval(a) => cmd::optimize::eval(a),
+        Command::Optimize(a) => cmd::optimize::run(a),
     };
     match result {
         Ok(code) => code,

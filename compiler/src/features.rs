@@ -155,7 +155,7 @@ pub(crate) fn finish(program: &mut Program) {
     for s in Structure::ALL {
         for f in Feature::ALL {
             if uses.previews[s.index()][f as usize] {
-                previews.push(format!("{}.{}", s.letter(), f.name()));
+                previews.push(mesa_core::PreviewKey::new(s, f));
             }
         }
     }

@@ -2,7 +2,7 @@
 //! and a compiled module in the Wasm sandbox. The runtime and the
 //! optimizer select through it without knowing which engine they hold.
 
-use crate::{Feature, Input, Mask, Structure};
+use crate::{Input, Mask, PreviewKey};
 
 /// The answer to one question: the mask, and the rule that decided it
 /// (`None` when no rule changed the default).
@@ -42,5 +42,5 @@ pub trait Engine {
     fn rule_names(&self) -> Vec<String>;
 
     /// The previews the policy reads: a host computes only these.
-    fn previews(&self) -> Vec<(Structure, Feature)>;
+    fn previews(&self) -> Vec<PreviewKey>;
 }

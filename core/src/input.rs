@@ -1,22 +1,64 @@
 //! What a selector reads: the question, its metadata and the previews.
 
-use crate::feature::Feature;
-use crate::mask::Structure;
+use crate::feature::{Feature, PreviewKey};
+use crate::mask::{Mask, Structure};
 use serde::Deserialize;
 
-/// Preview features per structure; a feature the host did not supply is 0.
+/// Preview values per structure, and which structures were previewed. A
+/// policy reads a preview that was not computed as 0; a sweep or a host
+/// tells "not computed" from 0 with [`Previews::of`] and
+/// [`Previews::present`].
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Previews(pub [[f64; 3]; 5]);
+pub struct Previews {
+    values: [[f64; 3]; 5],
+    present: Mask,
+}
 
 impl Previews {
-    /// The value of `preview.K.feature`.
-    pub fn get(&self, s: Structure, f: Feature) -> f64 {
-        self.0[s.index()][f as usize]
+    /// Every structure previewed, with these `[tokens, top, hits]` values.
+    pub fn full(values: [[f64; 3]; 5]) -> Previews {
+        Previews {
+            values,
+            present: Mask::ALL,
+        }
     }
 
-    /// Sets `preview.K.feature`.
+    /// The value of `preview.K.feature` (0 when not computed).
+    pub fn get(&self, s: Structure, f: Feature) -> f64 {
+        self.values[s.index()][f as usize]
+    }
+
+    /// The value of one key (0 when not computed).
+    pub fn value(&self, key: PreviewKey) -> f64 {
+        self.get(key.structure, key.feature)
+    }
+
+    /// Sets `preview.K.feature`; the structure counts as previewed.
     pub fn set(&mut self, s: Structure, f: Feature, value: f64) {
-        self.0[s.index()][f as usize] = value;
+        self.values[s.index()][f as usize] = value;
+        self.present = self.present.with(s);
+    }
+
+    /// A structure's `[tokens, top, hits]`, or `None` when not previewed.
+    pub fn of(&self, s: Structure) -> Option<[f64; 3]> {
+        self.present.contains(s).then(|| self.values[s.index()])
+    }
+
+    /// Sets all three features of `s`.
+    pub fn set_all(&mut self, s: Structure, values: [f64; 3]) {
+        self.values[s.index()] = values;
+        self.present = self.present.with(s);
+    }
+
+    /// Forgets `s`'s previews (they read as 0 again).
+    pub fn remove(&mut self, s: Structure) {
+        self.values[s.index()] = [0.0; 3];
+        self.present = self.present.without(Mask::single(s));
+    }
+
+    /// The structures previewed.
+    pub fn present(&self) -> Mask {
+        self.present
     }
 }
 
@@ -72,22 +114,15 @@ pub enum InputError {
     BadAssignment(String),
 }
 
-/// Reads `K.feature` into its structure and feature.
-pub fn parse_preview_key(key: &str) -> Result<(Structure, Feature), InputError> {
-    let (s, f) = key
-        .split_once('.')
-        .ok_or_else(|| InputError::BadAssignment(key.to_string()))?;
-    let s = Structure::from_name(s).ok_or_else(|| InputError::UnknownStructure(s.to_string()))?;
-    let f = Feature::from_name(f).ok_or_else(|| InputError::UnknownFeature(f.to_string()))?;
-    Ok((s, f))
-}
-
 /// Applies a `K.feature=VALUE` assignment (the CLI's `--preview`).
 pub fn apply_preview_assignment(previews: &mut Previews, text: &str) -> Result<(), InputError> {
     let (key, value) = text
         .split_once('=')
         .ok_or_else(|| InputError::BadAssignment(text.to_string()))?;
-    let (s, f) = parse_preview_key(key.trim())?;
+    let PreviewKey {
+        structure: s,
+        feature: f,
+    } = key.trim().parse()?;
     let v: f64 = value
         .trim()
         .parse()

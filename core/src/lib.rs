@@ -13,8 +13,6 @@ pub mod input;
 pub mod mask;
 
 pub use engine::{Engine, Selection};
-pub use feature::{Feature, Features};
-pub use input::{
-    apply_preview_assignment, parse_json_line, parse_preview_key, Input, InputError, Previews,
-};
-pub use mask::{Mask, Structure};
+pub use feature::{Feature, Features, PreviewKey};
+pub use input::{apply_preview_assignment, parse_json_line, Input, InputError, Previews};
+pub use mask::{Mask, MaskError, Structure};

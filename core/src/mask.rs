@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use std::str::FromStr;
 
 /// One of the five memory structures, in their fixed order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,6 +128,66 @@ impl Mask {
     pub fn letters(self) -> Vec<String> {
         self.iter().map(|s| s.letter().to_string()).collect()
     }
+
+    /// How many non-empty masks there are: the length of the per-subset
+    /// arrays of a sweep record, indexed by [`Mask::subset_index`].
+    pub const SUBSETS: usize = 31;
+
+    /// The non-empty mask at index `k` of the per-subset arrays (`k` in
+    /// `0..31`; the mask's bits are `k + 1`).
+    pub fn subset(k: usize) -> Mask {
+        Mask::from_bits((k + 1) as u8)
+    }
+
+    /// This mask's index in the per-subset arrays; `None` for the empty mask.
+    pub fn subset_index(self) -> Option<usize> {
+        (!self.is_empty()).then(|| usize::from(self.0) - 1)
+    }
+
+    /// The 31 non-empty masks, in index order.
+    pub fn subsets() -> impl Iterator<Item = Mask> {
+        (0..Mask::SUBSETS).map(Mask::subset)
+    }
+}
+
+/// Why a text is not a set of structures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MaskError {
+    /// A name is not one of the structures.
+    #[error("unknown structure `{0}` (structures are S, T, G, V, R, or their long names; `all` for the five)")]
+    UnknownStructure(String),
+    /// No structure is named.
+    #[error("name at least one structure, e.g. `S,T` or `all`")]
+    Empty,
+}
+
+impl FromStr for Mask {
+    type Err = MaskError;
+
+    /// `S,T`, `{S, T}`, `summary,raw` or `all`; at least one structure.
+    fn from_str(text: &str) -> Result<Mask, MaskError> {
+        if text.trim() == "all" {
+            return Ok(Mask::ALL);
+        }
+        let mut mask = Mask::EMPTY;
+        for name in text
+            .trim()
+            .trim_start_matches('{')
+            .trim_end_matches('}')
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            let s = Structure::from_name(name)
+                .ok_or_else(|| MaskError::UnknownStructure(name.to_string()))?;
+            mask = mask.with(s);
+        }
+        if mask.is_empty() {
+            return Err(MaskError::Empty);
+        }
+        Ok(mask)
+    }
 }
 
 impl fmt::Display for Mask {
@@ -192,5 +253,30 @@ mod tests {
         assert_eq!(json, r#"["S","R"]"#);
         assert_eq!(serde_json::from_str::<Mask>(&json).unwrap(), m);
         assert!(serde_json::from_str::<Mask>(r#"["X"]"#).is_err());
+    }
+
+    #[test]
+    fn parsing_and_subsets() {
+        let st = Mask::EMPTY
+            .with(Structure::Summary)
+            .with(Structure::Temporal);
+        assert_eq!("S,T".parse::<Mask>(), Ok(st));
+        assert_eq!("{S, T}".parse::<Mask>(), Ok(st));
+        assert_eq!(" summary , temporal ".parse::<Mask>(), Ok(st));
+        assert_eq!("all".parse::<Mask>(), Ok(Mask::ALL));
+        assert_eq!("".parse::<Mask>(), Err(MaskError::Empty));
+        assert_eq!("{}".parse::<Mask>(), Err(MaskError::Empty));
+        assert_eq!(
+            "S,X".parse::<Mask>(),
+            Err(MaskError::UnknownStructure("X".into()))
+        );
+        for m in Mask::subsets() {
+            assert_eq!(m.to_string().parse::<Mask>(), Ok(m));
+            assert_eq!(Mask::subset(m.subset_index().unwrap()), m);
+        }
+        assert_eq!(Mask::subset(0), Mask::from_bits(1));
+        assert_eq!(Mask::subset(30), Mask::ALL);
+        assert_eq!(Mask::EMPTY.subset_index(), None);
+        assert_eq!(Mask::subsets().count(), Mask::SUBSETS);
     }
 }

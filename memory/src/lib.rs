@@ -30,7 +30,9 @@ pub use config::Config;
 pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };
-pub use plugins::{Embedders, Extractors, PluginOptions, SetupError, Summarizers};
+pub use plugins::{
+    BuilderKind, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError, Summarizers,
+};
 pub use preview::{feature_value, Retrieval};
 pub use store::{BuildOptions, Progress, Source, Store, StoreError};
 pub use structures::{

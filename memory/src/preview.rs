@@ -18,7 +18,7 @@
 
 use crate::compose::{compose, Composition};
 use crate::structures::{EpisodeMemory, Evidence, Query, RetrieveError};
-use mesa_core::{Feature, Mask, Previews, Structure};
+use mesa_core::{Feature, Mask, PreviewKey, Previews, Structure};
 use std::cell::OnceCell;
 
 /// A feature's value for some evidence.
@@ -72,10 +72,14 @@ impl<'a> Retrieval<'a> {
 
     /// The requested previews; the others stay 0, and structures no pair
     /// names are not retrieved.
-    pub fn previews(&self, wanted: &[(Structure, Feature)]) -> Result<Previews, RetrieveError> {
+    pub fn previews(&self, wanted: &[PreviewKey]) -> Result<Previews, RetrieveError> {
         let mut p = Previews::default();
-        for &(s, f) in wanted {
-            p.set(s, f, self.preview(s, f)?);
+        for &k in wanted {
+            p.set(
+                k.structure,
+                k.feature,
+                self.preview(k.structure, k.feature)?,
+            );
         }
         Ok(p)
     }
@@ -127,8 +131,8 @@ mod tests {
         assert_eq!(r.retrieved(), Mask::EMPTY);
         let p = r
             .previews(&[
-                (Structure::Vector, Feature::Top),
-                (Structure::Raw, Feature::Tokens),
+                PreviewKey::new(Structure::Vector, Feature::Top),
+                PreviewKey::new(Structure::Raw, Feature::Tokens),
             ])
             .unwrap();
         assert_eq!(
@@ -150,10 +154,7 @@ mod tests {
             &m,
             "Which identifier was invalid when querying FINANCE.BANKS?",
         );
-        let all: Vec<(Structure, Feature)> = Structure::ALL
-            .into_iter()
-            .flat_map(|s| Feature::ALL.map(|f| (s, f)))
-            .collect();
+        let all: Vec<PreviewKey> = PreviewKey::all().collect();
         let p = r.previews(&all).unwrap();
         for s in Structure::ALL {
             assert!((0.0..=1.0).contains(&p.get(s, Feature::Top)), "{s:?}");

@@ -5,7 +5,7 @@
 use crate::eval::problem::argmax;
 use crate::eval::{Breakdown, Metrics, Problem};
 use crate::rng::Rng;
-use crate::sweep::{mask_at, MASKS};
+
 use mesa_core::{Mask, Structure};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -29,7 +29,7 @@ pub struct BaselineResult {
 /// The mask index with the highest total objective over `idx` (the first
 /// on ties); `{S}` when `idx` is empty.
 pub fn best_fixed(problem: &Problem, idx: &[usize]) -> usize {
-    let mut sums = [0.0; MASKS];
+    let mut sums = [0.0; Mask::SUBSETS];
     for &i in idx {
         for (s, o) in sums.iter_mut().zip(problem.questions[i].objective.iter()) {
             *s += o;
@@ -92,7 +92,7 @@ pub fn baselines(
             let mut rng = Rng::derive(&[seed, d as u64, 0x5a17]);
             let picks: BTreeMap<usize, Mask> = eval
                 .iter()
-                .map(|&i| (i, mask_at(rng.below(MASKS))))
+                .map(|&i| (i, Mask::subset(rng.below(Mask::SUBSETS))))
                 .collect();
             Metrics::of(problem, eval, |i| {
                 picks.get(&i).copied().unwrap_or(Mask::ALL)
@@ -108,13 +108,13 @@ pub fn baselines(
         metrics: Metrics::mean(&runs, problem.lambda),
         breakdown: None,
     });
-    let best = mask_at(best_fixed(problem, val));
+    let best = Mask::subset(best_fixed(problem, val));
     let mut r = fixed(problem, eval, "best fixed (val)", best);
     r.detail = format!("{best}, chosen on val");
     out.push(r);
     let (lookup, fallback) = per_domain(problem, train);
     let mask_of = |i: usize| {
-        mask_at(
+        Mask::subset(
             lookup
                 .get(&problem.questions[i].domain)
                 .copied()
@@ -125,13 +125,13 @@ pub fn baselines(
         name: "per-domain (train)".into(),
         detail: lookup
             .iter()
-            .map(|(d, k)| format!("{d} {}", mask_at(*k)))
+            .map(|(d, k)| format!("{d} {}", Mask::subset(*k)))
             .collect::<Vec<_>>()
             .join("; "),
         metrics: Metrics::of(problem, eval, mask_of),
         breakdown: Some(Breakdown::of(problem, eval, mask_of)),
     });
-    let oracle = |i: usize| mask_at(problem.oracle(i));
+    let oracle = |i: usize| Mask::subset(problem.oracle(i));
     out.push(BaselineResult {
         name: "oracle".into(),
         detail: "best objective per question (upper bound)".into(),

@@ -12,16 +12,18 @@
 //! - [`propose`]: the offline proposer (rules fitted on train, written
 //!   through the syntax tree and the formatter) and the LLM proposer.
 //! - [`archive`], [`search`], [`report`], [`svg`]: `mesa optimize`.
-//! - [`cli`]: clap arguments and thin `run_*` functions for the `mesa` binary.
+//!
+//! The flat re-exports below are the surface a front end uses; the modules
+//! hold the parts for tests and tools.
 //!
 //! ```no_run
-//! use mesa_optimizer::search::{optimize, OptimizeOptions};
+//! use mesa_optimizer::{optimize, OptimizeOptions};
 //!
 //! let mut opts = OptimizeOptions::new("sweep.jsonl", "runs/offline-1");
 //! opts.iterations = 30;
 //! let summary = optimize(&opts)?;
 //! println!("test objective {:.4}", summary.report.best.test.objective);
-//! # Ok::<(), mesa_optimizer::search::OptimizeError>(())
+//! # Ok::<(), mesa_optimizer::OptimizeError>(())
 //! ```
 
 #![forbid(unsafe_code)]
@@ -29,7 +31,6 @@
 
 pub mod archive;
 pub mod baselines;
-pub mod cli;
 pub mod directions;
 pub mod eval;
 pub mod measure;
@@ -42,5 +43,13 @@ pub mod svg;
 pub mod sweep;
 pub mod ucb;
 
+pub use eval::{evaluate_policy, EvalError, EvalOptions, EvalReport, PolicyFile};
+pub use measure::judge::{Judge, JudgeError};
+pub use measure::{measure, MeasureError, MeasureOptions, MeasureReport};
+pub use propose::LlmOptions;
+pub use report::{eval_markdown, OptimizeReport};
 pub use search::{optimize, OptimizeError, OptimizeOptions, ProposerConfig, RunSummary};
-pub use sweep::{Sweep, SweepError, SweepHeader, SweepReader, SweepRecord, SweepWriter};
+pub use split::Split;
+pub use sweep::{
+    Sweep, SweepError, SweepHeader, SweepReader, SweepRecord, SweepWriter, UtilityKind,
+};

@@ -13,7 +13,7 @@
 use crate::archive::{Archive, ArchiveEntry, ArchiveError, RunSettings};
 use crate::baselines::{baselines, best_fixed, BaselineResult, DEFAULT_DRAWS};
 use crate::directions::Direction;
-use crate::eval::engine::{compile_policy, CandidateFailure, Stage, StageTimings};
+use crate::eval::engine::{compile_policy, CandidateFailure, CompiledPolicy, Stage, StageTimings};
 use crate::eval::{EvalError, Metrics, Problem, SplitData};
 use crate::propose::{
     error_groups, policy_key, DirectionStat, LlmOptions, LlmProposer, Mode, OfflineProposer,
@@ -22,10 +22,11 @@ use crate::propose::{
 use crate::report::{write_run_report, OptimizeReport};
 use crate::rng::Rng;
 use crate::split::Split;
-use crate::sweep::{mask_at, Sweep};
+use crate::sweep::Sweep;
 use crate::ucb::Ucb;
 use mesa_core::Mask;
-use mesa_runtime::Runtime;
+use mesa_runtime::{Runtime, RuntimeConfig};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -58,13 +59,13 @@ pub struct OptimizeOptions {
     pub out: PathBuf,
     /// The proposer.
     pub proposer: ProposerConfig,
-    /// Iterations (three candidates each).
+    /// Iterations (three candidates each). Default 30.
     pub iterations: usize,
-    /// The token price.
+    /// The token price in the objective `J - lambda * C`. Default 1e-6.
     pub lambda: f64,
-    /// The UCB exploration weight.
+    /// The UCB exploration weight. Default 0.08.
     pub beta: f64,
-    /// The split seed (and the seed of every random choice).
+    /// The split seed (and the seed of every random choice). Default 0.
     pub seed: u64,
     /// Continue the run in `out`.
     pub resume: bool,
@@ -72,14 +73,15 @@ pub struct OptimizeOptions {
     pub hide_qtype: bool,
     /// Print a line per candidate on stderr.
     pub progress: bool,
-    /// Stop after this many endpoint failures in a row.
+    /// Stop after this many endpoint failures in a row. Default 3.
     pub max_endpoint_failures: usize,
-    /// Draws of the random baseline.
+    /// Draws of the random baseline. Default [`DEFAULT_DRAWS`] (32).
     pub draws: usize,
 }
 
 impl OptimizeOptions {
-    /// Defaults: 30 iterations, lambda 1e-6, beta 0.08, seed 0, offline.
+    /// The defaults each field names, with the offline proposer, for a
+    /// run over `sweep` into `out`.
     pub fn new(sweep: impl Into<PathBuf>, out: impl Into<PathBuf>) -> OptimizeOptions {
         OptimizeOptions {
             sweep: sweep.into(),
@@ -96,6 +98,11 @@ impl OptimizeOptions {
             draws: DEFAULT_DRAWS,
         }
     }
+
+    /// The defaults alone (empty paths), for a front end to show them.
+    pub fn defaults() -> OptimizeOptions {
+        OptimizeOptions::new("", "")
+    }
 }
 
 /// Why a run stopped.
@@ -110,7 +117,7 @@ pub enum OptimizeError {
     Archive(#[from] ArchiveError),
     /// The Wasm runtime could not start.
     #[error("cannot start the Wasm runtime: {0}")]
-    Runtime(String),
+    Runtime(#[from] mesa_runtime::LoadError),
     /// The LLM client could not be configured.
     #[error("LLM proposer: {0}")]
     Llm(#[from] mesa_llm::Error),
@@ -159,6 +166,12 @@ struct Search<'a> {
     train_masks: HashMap<usize, Vec<Mask>>,
     /// The evaluated candidates by [`policy_key`], to spot duplicates.
     keys: HashMap<String, usize>,
+    /// Candidates the proposer validated for the current proposal, by
+    /// source: evaluating one reuses its compiled module and instance.
+    validated: RefCell<HashMap<String, CompiledPolicy>>,
+    /// The best candidate so far, compiled: the frozen choice is tested
+    /// with it rather than compiled again.
+    best_compiled: Option<(usize, CompiledPolicy)>,
     floor: f64,
 }
 
@@ -200,7 +213,9 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
             r.line, r.dropped_bytes
         );
     }
-    let runtime = Runtime::new().map_err(|e| OptimizeError::Runtime(e.to_string()))?;
+    // Each candidate selects for the val and the train questions once.
+    let per_candidate = (train.inputs.len() + val.inputs.len()) as u64;
+    let runtime = Runtime::with_config(RuntimeConfig::for_queries(per_candidate))?;
     let mut proposer: Box<dyn Proposer> = match &opts.proposer {
         ProposerConfig::Offline => Box::new(OfflineProposer::new(&problem)),
         ProposerConfig::Llm(o) => Box::new(LlmProposer::new(o.as_ref().clone())?),
@@ -215,6 +230,8 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         archive,
         train_masks: HashMap::new(),
         keys: HashMap::new(),
+        validated: RefCell::new(HashMap::new()),
+        best_compiled: None,
         floor: 0.0,
     };
     for e in &search.archive.entries {
@@ -376,7 +393,7 @@ impl Search<'_> {
             self.floor = e.val_objective().unwrap_or(0.0);
             return Ok(());
         }
-        let m = mask_at(best_fixed(self.problem, &self.train.idx));
+        let m = Mask::subset(best_fixed(self.problem, &self.train.idx));
         let spec = PolicySpec::fixed("seed-best-fixed", m);
         let proposal = Proposal {
             source: Some(spec.to_source()),
@@ -427,8 +444,12 @@ impl Search<'_> {
         let stats = self.stats(ucb);
         let problem = self.problem;
         let runtime = &self.runtime;
+        let validated = &self.validated;
+        validated.borrow_mut().clear();
         let validate = |src: &str| -> Result<(), CandidateFailure> {
-            compile_policy(runtime, src, problem, true).map(|_| ())
+            let compiled = compile_policy(runtime, src, problem, true)?;
+            validated.borrow_mut().insert(src.to_string(), compiled);
+            Ok(())
         };
         let ctx = ProposeContext {
             problem,
@@ -514,7 +535,12 @@ impl Search<'_> {
             ));
             return Ok(entry);
         }
-        let mut compiled = match compile_policy(&self.runtime, &source, self.problem, true) {
+        let validated = self.validated.get_mut().remove(&source);
+        let compiled = validated.map_or_else(
+            || compile_policy(&self.runtime, &source, self.problem, true),
+            Ok,
+        );
+        let mut compiled = match compiled {
             Ok(c) => c,
             Err(f) => {
                 entry.failure = Some(f);
@@ -558,6 +584,10 @@ impl Search<'_> {
         entry.val = Some(val);
         entry.timings = compiled.timings;
         entry.reward = val.objective;
+        let best = self.best().and_then(ArchiveEntry::val_objective);
+        if best.is_none_or(|b| val.objective > b) {
+            self.best_compiled = Some((id, compiled));
+        }
         Ok(entry)
     }
 
@@ -573,14 +603,19 @@ impl Search<'_> {
             .cloned()
             .ok_or(OptimizeError::NoValidCandidate)?;
         let source = best.source.clone().unwrap_or_default();
-        // Frozen: the best val objective, tested once.
-        let mut compiled =
-            compile_policy(&self.runtime, &source, self.problem, true).map_err(|f| {
-                OptimizeError::Eval(EvalError::Policy {
-                    path: format!("archive #{}", best.id),
-                    failure: f,
-                })
-            })?;
+        // Frozen: the best val objective, tested once (compiled when it was
+        // evaluated, unless it was evaluated before a resume).
+        let kept = self.best_compiled.take().filter(|(id, _)| *id == best.id);
+        let compiled = kept.map_or_else(
+            || compile_policy(&self.runtime, &source, self.problem, true),
+            |(_, c)| Ok(c),
+        );
+        let mut compiled = compiled.map_err(|f| {
+            OptimizeError::Eval(EvalError::Policy {
+                path: format!("archive #{}", best.id),
+                failure: f,
+            })
+        })?;
         let mut out = Vec::new();
         compiled.select_all(&test.inputs, &mut out).map_err(|f| {
             OptimizeError::Eval(EvalError::Policy {
@@ -635,7 +670,7 @@ impl Search<'_> {
             &report,
             &self.archive,
             &source,
-            &compiled.wasm,
+            compiled.wasm(),
         )
         .map_err(|(path, source)| OptimizeError::Write { path, source })?;
         self.archive.recovered = None;

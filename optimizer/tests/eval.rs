@@ -1,15 +1,13 @@
 //! Evaluation on hand-made sweeps (numbers computed by hand), the
 //! engines' agreement, and clear errors for bad input.
 
-use mesa_core::Mask;
+use mesa_core::{Mask, Previews};
 use mesa_optimizer::eval::engine::Stage;
 use mesa_optimizer::eval::run::selections;
 use mesa_optimizer::eval::{evaluate_policy, EvalError, EvalOptions, PolicyFile, Problem};
 use mesa_optimizer::split::Split;
 use mesa_optimizer::sweep::synthetic::{generate, SyntheticConfig};
-use mesa_optimizer::sweep::{
-    mask_index, write_sweep, PreviewTable, Sweep, SweepRecord, UtilityKind, MASKS,
-};
+use mesa_optimizer::sweep::{write_sweep, Sweep, SweepRecord, UtilityKind};
 use mesa_runtime::EngineKind;
 use std::path::Path;
 
@@ -30,15 +28,15 @@ fn hand_sweep(dir: &Path) -> std::path::PathBuf {
     let mut records = Vec::new();
     for e in 0..10 {
         for (j, (qtype, us, ut)) in [("X", 0.8, 0.2), ("Y", 0.2, 0.6)].into_iter().enumerate() {
-            let mut utility = [0.1; MASKS];
-            let mut tokens = [5000.0; MASKS];
+            let mut utility = [0.1; Mask::SUBSETS];
+            let mut tokens = [5000.0; Mask::SUBSETS];
             let (ks, kt) = (usize::from(S) - 1, usize::from(T) - 1);
             utility[ks] = us;
             utility[kt] = ut;
-            utility[MASKS - 1] = 0.9;
+            utility[Mask::SUBSETS - 1] = 0.9;
             tokens[ks] = 1000.0;
             tokens[kt] = 3000.0;
-            tokens[MASKS - 1] = 10000.0;
+            tokens[Mask::SUBSETS - 1] = 10000.0;
             records.push(SweepRecord {
                 episode: format!("ep{e}"),
                 question_id: format!("ep{e}:{j}"),
@@ -47,7 +45,7 @@ fn hand_sweep(dir: &Path) -> std::path::PathBuf {
                 task: "do things".into(),
                 query: format!("question of type {qtype}"),
                 labelled: true,
-                previews: PreviewTable::full([[1000.0, 0.5, 1.0]; 5]),
+                previews: Previews::full([[1000.0, 0.5, 1.0]; 5]),
                 utility,
                 tokens,
             });
@@ -56,7 +54,7 @@ fn hand_sweep(dir: &Path) -> std::path::PathBuf {
     let mut odd = records[0].clone();
     odd.question_id = "ep0:unlabelled".into();
     odd.labelled = false;
-    odd.utility = [1.0; MASKS];
+    odd.utility = [1.0; Mask::SUBSETS];
     records.push(odd);
     let path = dir.join("hand.jsonl");
     write_sweep(&path, UtilityKind::EvidenceRecall, "hand", "none", &records).unwrap();
@@ -202,7 +200,7 @@ fn interpreter_and_wasm_agree() {
 #[test]
 fn wasm_agrees_with_the_interpreter_with_unused_keyword_sets() {
     use mesa_core::{Engine, Input};
-    use mesa_runtime::{AnyEngine, Runtime};
+    use mesa_runtime::{Runtime, Staged};
     let src = "policy \"p\"\nlet drawer = words [\"drawer\"]\nlet unused_a = words [\"me\"]\nlet unused_b = words [\"overall\"]\n\
                rule r when domain is EMBODIED_AI and qtype is C and query has drawer -> select {S, T, V, R}\n\
                rule c when qtype is C -> select {S, T, G, V}\ndefault {S, T, V, R}\n";
@@ -213,9 +211,9 @@ fn wasm_agrees_with_the_interpreter_with_unused_keyword_sets() {
         ..Input::default()
     };
     let rt = Runtime::new().unwrap();
-    let program = mesa_compiler::check(src).program.unwrap();
-    let mut wasm = AnyEngine::from_program(&rt, program.clone(), src, EngineKind::Wasm).unwrap();
-    let mut interp = AnyEngine::from_program(&rt, program, src, EngineKind::Interp).unwrap();
+    let mut staged = Staged::check(src).unwrap();
+    let mut wasm = staged.engine(&rt, EngineKind::Wasm).unwrap();
+    let mut interp = staged.engine(&rt, EngineKind::Interp).unwrap();
     assert_eq!(
         wasm.select(&input).unwrap(),
         interp.select(&input).unwrap(),
@@ -233,7 +231,7 @@ fn clear_errors() {
         ..SyntheticConfig::default()
     });
     for r in &mut records {
-        r.previews.0[4] = None;
+        r.previews.remove(mesa_core::Structure::Raw);
     }
     let path = dir.path().join("nor.jsonl");
     write_sweep(&path, UtilityKind::EvidenceRecall, "syn", "none", &records).unwrap();
@@ -299,5 +297,5 @@ fn clear_errors() {
 #[test]
 fn masks_score_as_their_index() {
     // Sanity: index k of the arrays is the mask with bits k + 1.
-    assert_eq!(mask_index(Mask::from_bits(S | T)), Some(2));
+    assert_eq!(Mask::subset_index(Mask::from_bits(S | T)), Some(2));
 }

@@ -1,12 +1,13 @@
 //! Both engines behind [`mesa_core::Engine`]: the reference interpreter and
-//! a compiled module in the sandbox, loaded from a policy's source or from a
-//! compiled module. The CLI, the query path and the optimizer all select
-//! through [`AnyEngine`].
+//! a compiled module in the sandbox. An [`AnyEngine`] is made only by
+//! [`crate::Staged::engine`], from whatever stage the caller holds; the CLI,
+//! the query path and the optimizer all select through it.
 
-use crate::{PolicyInstance, Runtime, RuntimeError};
-use mesa_compiler::wasm::{self, CompileError};
-use mesa_compiler::{Program, Selector};
-use mesa_core::{Engine, Feature, Input, Selection, Structure};
+use crate::error::SelectError;
+use crate::PolicyInstance;
+use mesa_compiler::{Outcome, Program, Selector};
+use mesa_core::{Engine, Input, PreviewKey, Selection};
+use std::sync::Arc;
 
 /// Which engine evaluates a policy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -18,103 +19,96 @@ pub enum EngineKind {
     Interp,
 }
 
-/// Why a policy could not be made into an engine.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LoadError {
-    /// The checked program could not be compiled to WebAssembly.
-    #[error("the policy cannot be compiled to WebAssembly: {0}")]
-    Compile(#[from] CompileError),
-    /// The interpreter could not be prepared.
-    #[error("the interpreter cannot run the policy: {0}")]
-    Interp(String),
-    /// The module was refused or could not be instantiated.
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// The interpreter was asked for but only a compiled module was given.
-    #[error("the interpreter needs the policy's `.mesa` source, not a compiled module; use the Wasm engine")]
-    InterpNeedsSource,
+impl EngineKind {
+    /// `wasm` or `interp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Wasm => "wasm",
+            EngineKind::Interp => "interp",
+        }
+    }
 }
 
 /// A policy ready to select, in either engine.
-pub enum AnyEngine {
-    /// The reference interpreter.
+pub struct AnyEngine {
+    inner: Inner,
+    /// The checked program, when the policy came from source (rule lines
+    /// for messages; the interpreter holds its own).
+    program: Option<Arc<Program>>,
+}
+
+enum Inner {
     Interp(Box<Selector>),
-    /// A warm instance of the compiled module; the program too when it was
-    /// compiled here from source (for rule lines in messages).
-    Wasm(Box<PolicyInstance>, Option<Box<Program>>),
+    Wasm(Box<PolicyInstance>),
 }
 
 impl std::fmt::Debug for AnyEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AnyEngine::Interp(_) => f.write_str("AnyEngine::Interp"),
-            AnyEngine::Wasm(i, _) => write!(f, "AnyEngine::Wasm({i:?})"),
+        match &self.inner {
+            Inner::Interp(_) => f.write_str("AnyEngine::Interp"),
+            Inner::Wasm(i) => write!(f, "AnyEngine::Wasm({i:?})"),
         }
     }
 }
 
 impl AnyEngine {
-    /// An engine for a checked program: compiled and instantiated in the
-    /// sandbox, or interpreted.
-    pub fn from_program(
-        runtime: &Runtime,
-        program: Program,
-        source: &str,
-        kind: EngineKind,
-    ) -> Result<AnyEngine, LoadError> {
-        match kind {
-            EngineKind::Interp => Ok(AnyEngine::Interp(Box::new(
-                Selector::new(program).map_err(|e| LoadError::Interp(e.to_string()))?,
-            ))),
-            EngineKind::Wasm => {
-                let bytes = wasm::compile(&program, source)?;
-                let instance = runtime.load(&bytes)?.instantiate()?;
-                Ok(AnyEngine::Wasm(Box::new(instance), Some(Box::new(program))))
-            }
+    pub(crate) fn interp(selector: Selector, program: Arc<Program>) -> AnyEngine {
+        AnyEngine {
+            inner: Inner::Interp(Box::new(selector)),
+            program: Some(program),
         }
     }
 
-    /// An engine for a compiled module (`.wasm`, or `.cwasm` when
-    /// `precompiled`), validated before it runs.
-    pub fn from_module(
-        runtime: &Runtime,
-        bytes: &[u8],
-        precompiled: bool,
-        kind: EngineKind,
-    ) -> Result<AnyEngine, LoadError> {
-        if kind == EngineKind::Interp {
-            return Err(LoadError::InterpNeedsSource);
+    pub(crate) fn wasm(instance: PolicyInstance, program: Option<Arc<Program>>) -> AnyEngine {
+        AnyEngine {
+            inner: Inner::Wasm(Box::new(instance)),
+            program,
         }
-        let policy = if precompiled {
-            runtime.load_precompiled(bytes)?
-        } else {
-            runtime.load(bytes)?
-        };
-        Ok(AnyEngine::Wasm(Box::new(policy.instantiate()?), None))
+    }
+
+    /// Which engine this is.
+    pub fn kind(&self) -> EngineKind {
+        match self.inner {
+            Inner::Interp(_) => EngineKind::Interp,
+            Inner::Wasm(_) => EngineKind::Wasm,
+        }
     }
 
     /// Selects for one input with the full trace.
-    pub fn select_traced(&mut self, input: &Input) -> Result<mesa_compiler::Outcome, RuntimeError> {
-        match self {
-            AnyEngine::Interp(s) => Ok(s.select(input)),
-            AnyEngine::Wasm(i, _) => i.select(input),
+    pub fn select_traced(&mut self, input: &Input) -> Result<Outcome, SelectError> {
+        match &mut self.inner {
+            Inner::Interp(s) => Ok(s.select(input)),
+            Inner::Wasm(i) => i.select(input),
         }
     }
 
     /// The checked program, when the policy came from source.
     pub fn program(&self) -> Option<&Program> {
-        match self {
-            AnyEngine::Interp(s) => Some(s.program()),
-            AnyEngine::Wasm(_, p) => p.as_deref(),
+        self.program.as_deref()
+    }
+
+    /// The policy's name (from the program or the module's metadata).
+    pub fn name(&self) -> &str {
+        match (&self.inner, &self.program) {
+            (_, Some(p)) => &p.name,
+            (Inner::Wasm(i), None) => &i.metadata().name,
+            (Inner::Interp(s), None) => &s.program().name,
+        }
+    }
+
+    /// Whether the policy reads the question type.
+    pub fn reads_qtype(&self) -> bool {
+        match &self.inner {
+            Inner::Interp(s) => s.program().features.qtype,
+            Inner::Wasm(i) => i.metadata().features.qtype,
         }
     }
 
     /// The name of rule `i` (`#i` when the module does not name it).
     pub fn rule_name(&self, i: usize) -> String {
-        match self {
-            AnyEngine::Interp(s) => s.program().rules.get(i).map(|r| r.name.clone()),
-            AnyEngine::Wasm(inst, _) => inst.metadata().rules.get(i).cloned(),
+        match &self.inner {
+            Inner::Interp(s) => s.program().rules.get(i).map(|r| r.name.clone()),
+            Inner::Wasm(inst) => inst.metadata().rules.get(i).cloned(),
         }
         .unwrap_or_else(|| format!("#{i}"))
     }
@@ -123,12 +117,20 @@ impl AnyEngine {
     pub fn rule_line(&self, i: usize) -> Option<usize> {
         self.program().and_then(|p| p.rules.get(i)).map(|r| r.line)
     }
+
+    /// The interpreter, for `explain`; `None` for a compiled module.
+    pub fn selector(&self) -> Option<&Selector> {
+        match &self.inner {
+            Inner::Interp(s) => Some(s),
+            Inner::Wasm(_) => None,
+        }
+    }
 }
 
 impl Engine for PolicyInstance {
-    type Error = RuntimeError;
+    type Error = SelectError;
 
-    fn select(&mut self, input: &Input) -> Result<Selection, RuntimeError> {
+    fn select(&mut self, input: &Input) -> Result<Selection, SelectError> {
         let (mask, rule) = self.select_mask(input)?;
         Ok(Selection { mask, rule })
     }
@@ -137,39 +139,34 @@ impl Engine for PolicyInstance {
         self.metadata().rules.clone()
     }
 
-    fn previews(&self) -> Vec<(Structure, Feature)> {
-        self.metadata()
-            .features
-            .preview_slots()
-            .into_iter()
-            .flatten()
-            .collect()
+    fn previews(&self) -> Vec<PreviewKey> {
+        self.metadata().features.previews.clone()
     }
 }
 
 impl Engine for AnyEngine {
-    type Error = RuntimeError;
+    type Error = SelectError;
 
-    fn select(&mut self, input: &Input) -> Result<Selection, RuntimeError> {
-        match self {
-            AnyEngine::Interp(s) => {
+    fn select(&mut self, input: &Input) -> Result<Selection, SelectError> {
+        match &mut self.inner {
+            Inner::Interp(s) => {
                 Ok(Engine::select(s.as_mut(), input).unwrap_or_else(|e| match e {}))
             }
-            AnyEngine::Wasm(i, _) => Engine::select(i.as_mut(), input),
+            Inner::Wasm(i) => Engine::select(i.as_mut(), input),
         }
     }
 
     fn rule_names(&self) -> Vec<String> {
-        match self {
-            AnyEngine::Interp(s) => s.rule_names(),
-            AnyEngine::Wasm(i, _) => i.rule_names(),
+        match &self.inner {
+            Inner::Interp(s) => s.rule_names(),
+            Inner::Wasm(i) => i.rule_names(),
         }
     }
 
-    fn previews(&self) -> Vec<(Structure, Feature)> {
-        match self {
-            AnyEngine::Interp(s) => s.previews(),
-            AnyEngine::Wasm(i, _) => i.previews(),
+    fn previews(&self) -> Vec<PreviewKey> {
+        match &self.inner {
+            Inner::Interp(s) => s.previews(),
+            Inner::Wasm(i) => i.previews(),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use mesa_compiler::wasm::abi::{HEADER_BYTES, INPUT_CAPACITY};
 use mesa_compiler::{check, wasm, Input, Selector};
-use mesa_runtime::{Runtime, RuntimeError};
+use mesa_runtime::{Runtime, SelectError};
 use proptest::prelude::*;
 
 const POLICY: &str =
@@ -49,7 +49,7 @@ fn at_the_limit_both_agree_past_it_the_module_refuses() {
     assert_eq!(a.mask.to_string(), "{S, T, R}");
     let past = Input::query(query(room + 1, "end"));
     match module.select(&past) {
-        Err(RuntimeError::Input(e)) => {
+        Err(SelectError::Input(e)) => {
             let m = e.to_string();
             assert!(m.contains("does not fit") && m.contains("131072"), "{m}");
         }
@@ -78,7 +78,7 @@ proptest! {
                 prop_assert!(fits, "accepted {} bytes past the limit", len as i64 - room);
                 prop_assert_eq!(out, interp.select(&input));
             }
-            Err(RuntimeError::Input(_)) => prop_assert!(!fits, "refused an input that fits"),
+            Err(SelectError::Input(_)) => prop_assert!(!fits, "refused an input that fits"),
             Err(e) => prop_assert!(false, "{}", e),
         }
     }

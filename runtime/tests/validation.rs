@@ -3,7 +3,7 @@
 
 use mesa_compiler::wasm::abi::exports;
 use mesa_compiler::{check, wasm, Input};
-use mesa_runtime::{Runtime, RuntimeError};
+use mesa_runtime::{LoadError, Runtime, SelectError};
 use wasm_encoder::{
     CodeSection, ConstExpr, DataSection, EntityType, ExportKind, ExportSection, Function,
     FunctionSection, GlobalSection, GlobalType, ImportSection, Instruction as I, MemorySection,
@@ -145,7 +145,7 @@ impl Foreign {
     }
 }
 
-fn load(f: Foreign) -> Result<mesa_runtime::Policy, RuntimeError> {
+fn load(f: Foreign) -> Result<mesa_runtime::Policy, LoadError> {
     Runtime::new().expect("runtime").load(&f.build())
 }
 
@@ -163,14 +163,15 @@ fn a_well_formed_foreign_module_loads() {
 #[test]
 fn not_a_module() {
     let rt = Runtime::new().expect("runtime");
+    assert!(matches!(rt.load(b"hello, world"), Err(LoadError::NotWasm)));
+    assert!(matches!(rt.load(b""), Err(LoadError::NotWasm)));
     assert!(matches!(
-        rt.load(b"hello, world"),
-        Err(RuntimeError::NotAModule(_))
+        rt.load(b"\0asm\x01\0\0\0\x05"),
+        Err(LoadError::Invalid(_))
     ));
-    assert!(matches!(rt.load(b""), Err(RuntimeError::NotAModule(_))));
     assert!(matches!(
         rt.load_precompiled(b"\0asm\x01\0\0\0"),
-        Err(RuntimeError::NotAModule(_))
+        Err(LoadError::NotPrecompiled)
     ));
 }
 
@@ -182,7 +183,7 @@ fn imports_are_rejected() {
     })
     .expect_err("rejected");
     assert!(
-        matches!(err, RuntimeError::HasImports(ref s) if s.contains("env::clock")),
+        matches!(err, LoadError::HasImports(ref s) if s.contains("env::clock")),
         "{err}"
     );
 }
@@ -197,7 +198,7 @@ fn wrong_abi_version() {
     assert!(
         matches!(
             err,
-            RuntimeError::AbiVersion {
+            LoadError::AbiVersion {
                 found: 2,
                 expected: 1
             }
@@ -215,7 +216,7 @@ fn huge_or_growable_memory() {
     })
     .expect_err("rejected");
     assert!(
-        matches!(err, RuntimeError::BadMemory(ref s) if s.contains("1000 pages")),
+        matches!(err, LoadError::BadMemory(ref s) if s.contains("1000 pages")),
         "{err}"
     );
     let err = load(Foreign {
@@ -224,7 +225,7 @@ fn huge_or_growable_memory() {
     })
     .expect_err("rejected");
     assert!(
-        matches!(err, RuntimeError::BadMemory(ref s) if s.contains("growable")),
+        matches!(err, LoadError::BadMemory(ref s) if s.contains("growable")),
         "{err}"
     );
 }
@@ -237,7 +238,7 @@ fn missing_export() {
     })
     .expect_err("rejected");
     assert!(
-        matches!(err, RuntimeError::BadExport { ref name, .. } if name == "select"),
+        matches!(err, LoadError::BadExport { ref name, .. } if name == "select"),
         "{err}"
     );
 }
@@ -249,13 +250,13 @@ fn bad_metadata() {
         ..Foreign::default()
     })
     .expect_err("rejected");
-    assert!(matches!(err, RuntimeError::BadMetadata(_)), "{err}");
+    assert!(matches!(err, LoadError::BadMetadata(_)), "{err}");
     let err = load(Foreign {
         metadata: b"{not json".to_vec(),
         ..Foreign::default()
     })
     .expect_err("rejected");
-    assert!(matches!(err, RuntimeError::BadMetadata(_)), "{err}");
+    assert!(matches!(err, LoadError::MetadataJson(_)), "{err}");
 }
 
 #[test]
@@ -267,11 +268,11 @@ fn an_endless_loop_runs_out_of_fuel() {
     .expect("loads");
     let mut inst = policy.instantiate().expect("instance");
     let err = inst.select_mask(&Input::query("x")).expect_err("stopped");
-    assert!(matches!(err, RuntimeError::OutOfFuel(_)), "{err}");
+    assert!(matches!(err, SelectError::OutOfFuel(_)), "{err}");
     // The instance is still usable for the error path; nothing hangs.
     assert!(matches!(
         inst.select_mask(&Input::query("x")),
-        Err(RuntimeError::OutOfFuel(_))
+        Err(SelectError::OutOfFuel(_))
     ));
 }
 
@@ -288,7 +289,7 @@ fn input_larger_than_the_buffer() {
     let err = inst
         .select_mask(&Input::query("why ".repeat(40_000)))
         .expect_err("too large");
-    assert!(matches!(err, RuntimeError::Input(_)), "{err}");
+    assert!(matches!(err, SelectError::Input(_)), "{err}");
     assert!(err.to_string().contains("does not fit"), "{err}");
     // A query of 64 KiB fits.
     let (mask, rule) = inst
@@ -364,7 +365,9 @@ fn a_module_with_too_many_functions_is_refused_before_compiling() {
     let bytes = module.build();
     assert!(bytes.len() > 500_000);
     match Runtime::new().expect("runtime").load(&bytes) {
-        Err(RuntimeError::TooLarge(m)) => assert!(m.contains("functions"), "{m}"),
+        Err(LoadError::TooLarge { what, found, limit }) => {
+            assert_eq!((what, found, limit), ("functions", 100_007, 128))
+        }
         other => panic!("{:?}", other.map(|_| ())),
     }
     // Just under the limit still loads.
@@ -390,7 +393,7 @@ fn the_two_metadata_copies_must_agree() {
         custom_metadata: Some(other),
         ..Foreign::default()
     }) {
-        Err(RuntimeError::BadMetadata(m)) => assert!(m.contains("differ"), "{m}"),
+        Err(LoadError::BadMetadata(m)) => assert!(m.contains("differ"), "{m}"),
         other => panic!("{:?}", other.map(|_| ())),
     }
 }
@@ -402,7 +405,7 @@ fn a_trace_without_its_start_record_is_refused() {
     let policy = load(Foreign::default()).expect("loads");
     let mut inst = policy.instantiate().expect("instance");
     match inst.select(&Input::query("x")) {
-        Err(RuntimeError::Trap(m)) => assert!(m.contains("trace"), "{m}"),
+        Err(e @ SelectError::MalformedTrace) => assert!(e.to_string().contains("trace"), "{e}"),
         other => panic!("{other:?}"),
     }
 }
@@ -414,7 +417,9 @@ fn an_unknown_preview_name_in_the_metadata_is_refused() {
         metadata,
         ..Foreign::default()
     }) {
-        Err(RuntimeError::BadMetadata(m)) => assert!(m.contains("R.tokenz"), "{m}"),
+        Err(e @ LoadError::MetadataJson(_)) => {
+            assert!(e.to_string().contains("`R.tokenz`"), "{e}")
+        }
         other => panic!("{:?}", other.map(|_| ())),
     }
 }

@@ -1,31 +1,12 @@
 //! `mesa build DATA -o STORE`: every structure for every episode, on disk.
 
-use crate::source::CliError;
-use mesa_memory::{dataset::LoadOptions, BuildOptions, Config, Progress, Source, Store};
+use crate::error::CliError;
+use mesa_memory::{
+    dataset::LoadOptions, BuildOptions, BuilderKind, Config, EmbedderKind, PluginOptions, Progress,
+    Source, Store,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// The embedders `--embedder` accepts.
-#[derive(Clone, Copy, clap::ValueEnum, Default, PartialEq, Eq, Debug)]
-pub enum EmbedderKind {
-    /// The built-in deterministic embedder (no weights).
-    #[default]
-    Builtin,
-    /// all-MiniLM-L6-v2 run in Rust with candle (files from `scripts/fetch-minilm.sh`).
-    Minilm,
-    /// An OpenAI-compatible embeddings endpoint (MESA_LLM_BASE_URL, MESA_LLM_API_KEY).
-    Openai,
-}
-
-/// Built-in or LLM-backed, for `--summarizer` and `--extractor`.
-#[derive(Clone, Copy, clap::ValueEnum, Default, PartialEq, Eq, Debug)]
-pub enum LlmKind {
-    /// The built-in offline builder.
-    #[default]
-    Builtin,
-    /// An OpenAI-compatible chat endpoint (MESA_LLM_BASE_URL, MESA_LLM_API_KEY, ...).
-    Llm,
-}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,18 +15,22 @@ pub struct Args {
     /// The store directory to write (replaced atomically if it exists).
     #[arg(long, short)]
     output: PathBuf,
-    /// How the vector index embeds steps.
-    #[arg(long, value_enum, default_value_t)]
+    /// How the vector index embeds steps: `builtin` (deterministic, no
+    /// weights), `minilm` (all-MiniLM-L6-v2 in candle; files from
+    /// scripts/fetch-minilm.sh) or `openai` (an OpenAI-compatible embeddings
+    /// endpoint: MESA_LLM_BASE_URL, MESA_LLM_API_KEY).
+    #[arg(long, default_value = "builtin")]
     embedder: EmbedderKind,
     /// The MiniLM model directory (default: MESA_MINILM_DIR, else models/all-MiniLM-L6-v2).
     #[arg(long)]
     minilm_dir: Option<PathBuf>,
-    /// How the summary (S) is written.
-    #[arg(long, value_enum, default_value_t)]
-    summarizer: LlmKind,
-    /// How the graph's relations (G) are extracted.
-    #[arg(long, value_enum, default_value_t)]
-    extractor: LlmKind,
+    /// How the summary (S) is written: `builtin` or `llm` (an
+    /// OpenAI-compatible chat endpoint: MESA_LLM_BASE_URL, ...).
+    #[arg(long, default_value = "builtin")]
+    summarizer: BuilderKind,
+    /// How the graph's relations (G) are extracted: `builtin` or `llm`.
+    #[arg(long, default_value = "builtin")]
+    extractor: BuilderKind,
     /// Skip lines that cannot be read (each is counted and reported) instead
     /// of stopping at the first.
     #[arg(long)]
@@ -63,8 +48,8 @@ impl Args {
             output,
             embedder,
             minilm_dir: None,
-            summarizer: LlmKind::Builtin,
-            extractor: LlmKind::Builtin,
+            summarizer: BuilderKind::Builtin,
+            extractor: BuilderKind::Builtin,
             skip_bad: false,
             quiet: false,
         }
@@ -77,11 +62,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         skip_bad: args.skip_bad,
         ..LoadOptions::default()
     };
-    let plugins = crate::plugins::for_build(
+    let plugins = PluginOptions::with_minilm_dir(args.minilm_dir.clone()).plugins(
         args.embedder,
         args.summarizer,
         args.extractor,
-        args.minilm_dir.clone(),
     )?;
     let bar = crate::progress::bar(args.quiet, "building {pos}/{len} episodes");
     let progress = |p: &Progress| {
@@ -99,8 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             progress: Some(&progress),
             ..BuildOptions::default()
         },
-    )
-    .map_err(|e| CliError::Message(e.to_string()))?;
+    )?;
     bar.finish_and_clear();
     let m = store.manifest();
     let c = &m.counts;

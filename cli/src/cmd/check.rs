@@ -1,7 +1,8 @@
 //! `mesa check FILE...`
 
 use super::Format;
-use crate::source::{load, print_human, CliError};
+use crate::error::CliError;
+use crate::source::{load, print_human};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -45,8 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             }
         }
         Format::Json => {
-            let text = serde_json::to_string_pretty(&json)
-                .map_err(|e| CliError::Message(e.to_string()))?;
+            let text = serde_json::to_string_pretty(&json)?;
             println!("{text}");
         }
     }

@@ -1,7 +1,8 @@
 //! `mesa compile FILE -o out.wasm [--aot out.cwasm]`
 
-use crate::backend::{compile, runtime};
-use crate::source::{load_program, CliError};
+use crate::backend::{compile_failed, stage};
+use crate::error::CliError;
+use mesa_runtime::Runtime;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -17,27 +18,23 @@ pub struct Args {
 }
 
 fn write(path: &str, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes).map_err(|source| CliError::Io {
-        action: "write",
-        path: path.to_string(),
-        source,
-    })
+    std::fs::write(path, bytes).map_err(CliError::io("write", path))
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let (program, source) = load_program(&args.file)?;
-    let bytes = compile(&program, &source, &args.file)?;
+    let mut staged = stage(&args.file)?;
+    let bytes = match staged.module() {
+        Ok(bytes) => bytes.to_vec(),
+        Err(e) => return Err(compile_failed(&args.file, &staged, e)),
+    };
     let out = args.output.clone().unwrap_or_else(|| {
         let stem = args.file.strip_suffix(".mesa").unwrap_or(&args.file);
         format!("{stem}.wasm")
     });
     // Validate what was produced exactly as a host would before writing it.
-    let runtime = runtime()?;
-    let policy = runtime.load(&bytes).map_err(|e| {
-        CliError::Message(format!(
-            "internal error: the compiled module does not validate: {e}"
-        ))
-    })?;
+    // The default (Cranelift) runtime: `--aot` must match what loads it.
+    let runtime = Runtime::new()?;
+    let policy = runtime.load(&bytes)?;
     write(&out, &bytes)?;
     eprintln!(
         "compiled `{}` to `{out}`: {} bytes, {} memory pages, {} rules",
@@ -47,9 +44,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         policy.metadata().rules.len()
     );
     if let Some(aot) = &args.aot {
-        let cwasm = runtime
-            .precompile(&bytes)
-            .map_err(|e| CliError::Message(e.to_string()))?;
+        let cwasm = runtime.precompile(&bytes)?;
         write(aot, &cwasm)?;
         eprintln!(
             "precompiled for this host to `{aot}`: {} bytes",

@@ -1,6 +1,7 @@
 //! `mesa fmt [--check] FILE...`
 
-use crate::source::{print_human, read, CliError};
+use crate::error::CliError;
+use crate::source::{print_human, read};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]

@@ -1,7 +1,8 @@
 //! `mesa inspect FILE.wasm|FILE.cwasm`
 
-use crate::backend::runtime;
-use crate::source::{read, CliError};
+use crate::error::CliError;
+use crate::source::read;
+use mesa_runtime::Runtime;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -12,7 +13,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let bytes = read(&args.file)?;
-    let runtime = runtime()?;
+    let runtime = Runtime::new()?;
     let loaded = if args.file.ends_with(".cwasm") {
         runtime.load_precompiled(&bytes)
     } else {
@@ -28,7 +29,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let m = policy.metadata();
     println!("valid MESA policy module (ABI version {})", m.abi_version);
     println!("file: {} ({} bytes)", args.file, bytes.len());
-    let text = serde_json::to_string_pretty(m).map_err(|e| CliError::Message(e.to_string()))?;
+    let text = serde_json::to_string_pretty(m)?;
     println!("{text}");
     Ok(ExitCode::SUCCESS)
 }

@@ -2,11 +2,11 @@
 //! memory store over AMA-Bench, sweep every question's 31 subsets, search
 //! for a policy offline, and print the report.
 
-use crate::cmd::build::{self, EmbedderKind};
+use crate::cmd::build;
 use crate::cmd::sweep::{self, UtilityArg};
-use crate::source::CliError;
-use clap::Parser;
-use mesa_optimizer::cli::OptimizeArgs;
+use crate::error::CliError;
+use mesa_memory::EmbedderKind;
+use mesa_optimizer::{optimize, OptimizeOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -25,10 +25,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t)]
     utility: UtilityArg,
     /// Optimizer iterations.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = OptimizeOptions::defaults().iterations)]
     iterations: usize,
     /// Split seed.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = OptimizeOptions::defaults().seed)]
     seed: u64,
     /// Hide the question type from policies.
     #[arg(long)]
@@ -38,14 +38,6 @@ pub struct Args {
     rebuild: bool,
 }
 
-/// `OptimizeArgs` parsed from words, so the pipeline passes exactly what a
-/// user would type.
-#[derive(Parser)]
-struct Optimize {
-    #[command(flatten)]
-    args: OptimizeArgs,
-}
-
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if !args.data.exists() {
         return Err(CliError::Usage(format!(
@@ -53,11 +45,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             args.data.display()
         )));
     }
-    std::fs::create_dir_all(&args.work).map_err(|source| CliError::Io {
-        action: "create",
-        path: args.work.display().to_string(),
-        source,
-    })?;
+    std::fs::create_dir_all(&args.work).map_err(CliError::io("create", args.work.display()))?;
     let store = args.work.join("store");
     let reuse = !args.rebuild && mesa_memory::Store::open(&store).is_ok();
     if reuse {
@@ -86,6 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         answer_model: None,
         judge_model: None,
         quiet: false,
+        minilm_dir: None,
     })?;
     eprintln!(
         "    {} questions, {} labelled",
@@ -93,49 +82,23 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     );
     let run_dir = args.work.join(format!("run-seed{}", args.seed));
     eprintln!("3/3 optimize (offline): `{}`", run_dir.display());
-    let mut words: Vec<String> = vec![
-        "optimize".into(),
-        "--sweep".into(),
-        sweep_file.display().to_string(),
-        "--out".into(),
-        run_dir.display().to_string(),
-        "--iterations".into(),
-        args.iterations.to_string(),
-        "--seed".into(),
-        args.seed.to_string(),
-        "--quiet".into(),
-    ];
-    if args.no_qtype {
-        words.push("--no-qtype".into());
-    }
-    let optimize = Optimize::try_parse_from(&words)
-        .map_err(|e| CliError::Message(format!("internal: optimizer arguments: {e}")))?;
     // A new run each time: the archive of an earlier one is kept aside.
     if run_dir.exists() {
         let old = args.work.join(format!("run-seed{}.previous", args.seed));
         let _ = std::fs::remove_dir_all(&old);
-        std::fs::rename(&run_dir, &old).map_err(|source| CliError::Io {
-            action: "move aside",
-            path: run_dir.display().to_string(),
-            source,
-        })?;
+        std::fs::rename(&run_dir, &old).map_err(CliError::io("move aside", run_dir.display()))?;
     }
-    let code = mesa_optimizer::cli::optimize_main(optimize.args);
-    let report_md = run_dir.join("report.md");
-    match std::fs::read_to_string(&report_md) {
-        Ok(text) => print!("{text}"),
-        Err(source) => {
-            return Err(CliError::Io {
-                action: "read",
-                path: report_md.display().to_string(),
-                source,
-            })
-        }
-    }
+    let summary = optimize(&OptimizeOptions {
+        iterations: args.iterations,
+        seed: args.seed,
+        hide_qtype: args.no_qtype,
+        ..OptimizeOptions::new(&sweep_file, &run_dir)
+    })?;
+    print!("{}", summary.report.to_markdown());
     eprintln!(
         "done: the best policy is `{}` (and `.wasm`); the archive, report.json and pareto.svg are in `{}`",
         run_dir.join("best.mesa").display(),
         run_dir.display()
     );
-    Ok(code)
+    Ok(ExitCode::SUCCESS)
 }

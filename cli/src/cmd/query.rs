@@ -2,11 +2,11 @@
 //! and compose evidence for a question; or for a whole question file.
 
 use crate::backend::{load, EngineKind};
-use crate::source::{read, CliError};
-use mesa_core::{Mask, Structure};
-use mesa_memory::Store;
-use mesa_runtime::query::Timings;
-use mesa_runtime::{Answer, Chooser, QueryEngine, Question};
+use crate::error::CliError;
+use crate::source::read;
+use mesa_core::Mask;
+use mesa_memory::{PluginOptions, Store};
+use mesa_query::{Answer, Chooser, QueryEngine, Question, Timings};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -51,26 +51,38 @@ pub struct Args {
     /// The policy engine.
     #[arg(long, value_enum, default_value_t)]
     engine: EngineKind,
+    /// The MiniLM directory, for a store built with `--embedder minilm`
+    /// (default: MESA_MINILM_DIR, else models/all-MiniLM-L6-v2).
+    #[arg(long)]
+    minilm_dir: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let store = crate::plugins::open_store(&args.store)?;
+    let options = PluginOptions::with_minilm_dir(args.minilm_dir.clone());
+    let store = Store::open_recorded(&args.store, &options)?;
     if args.list {
         for e in &store.manifest().episodes {
             println!("{}\t{} steps\t{} questions", e.id, e.steps, e.questions);
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let many = args.questions.is_some() || args.all;
     let chooser = match (&args.policy, &args.structures) {
-        (Some(p), _) => Chooser::Policy(Box::new(load(p, args.engine)?)),
-        (None, Some(s)) => Chooser::Fixed(parse_structures(s)?),
+        (Some(p), _) => {
+            let queries = if many { u64::MAX } else { 1 };
+            Chooser::Policy(Box::new(load(p, args.engine, queries)?))
+        }
+        (None, Some(s)) => Chooser::Fixed(
+            s.parse::<Mask>()
+                .map_err(|e| CliError::Usage(format!("--structures: {e}")))?,
+        ),
         (None, None) => return Err(CliError::Usage(
             "give a policy with --policy P.mesa, or the structures to read with --structures S,T"
                 .into(),
         )),
     };
     let mut engine = QueryEngine::new(&store, chooser);
-    if args.questions.is_some() || args.all {
+    if many {
         return run_many(&store, &mut engine, &args);
     }
     let (Some(episode), Some(question)) = (&args.episode, &args.question) else {
@@ -84,88 +96,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         text: question,
         qtype: args.qtype.as_deref(),
     };
-    let answer = engine
-        .answer(&q)
-        .map_err(|e| CliError::Message(e.to_string()))?;
+    let answer = engine.answer(&q)?;
     match args.format {
-        Format::Json => println!("{}", answer_json(&q, &answer, true)),
+        Format::Json => println!("{}", answer.to_json(&q, true)),
         Format::Human => print_human(&store, &q, &answer),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `S,T`, `{S, T}`, `summary,raw` or `all`.
-fn parse_structures(text: &str) -> Result<Mask, CliError> {
-    if text.trim() == "all" {
-        return Ok(Mask::ALL);
-    }
-    let mut mask = Mask::EMPTY;
-    for name in text
-        .trim_matches(|c| c == '{' || c == '}')
-        .split(',')
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-    {
-        let s = Structure::from_name(name).ok_or_else(|| {
-            CliError::Usage(format!(
-                "--structures: unknown structure `{name}` (structures are S, T, G, V, R)"
-            ))
-        })?;
-        mask = mask.with(s);
-    }
-    if mask.is_empty() {
-        return Err(CliError::Usage(
-            "--structures: name at least one structure".into(),
-        ));
-    }
-    Ok(mask)
-}
-
-fn answer_json(q: &Question<'_>, a: &Answer, with_text: bool) -> serde_json::Value {
-    let previews: serde_json::Map<String, serde_json::Value> = a
-        .previews
-        .iter()
-        .map(|(s, f, v)| (format!("{}.{}", s.letter(), f.name()), json!(v)))
-        .collect();
-    let items: Vec<serde_json::Value> = a
-        .composition
-        .items()
-        .map(|i| {
-            let mut v = json!({
-                "structure": i.structure,
-                "steps": i.steps,
-                "score": i.score,
-                "tokens": i.tokens,
-            });
-            if with_text {
-                v["text"] = json!(i.text);
-            }
-            v
-        })
-        .collect();
-    json!({
-        "episode": q.episode,
-        "question": q.text,
-        "mask": a.selection.mask,
-        "bits": a.selection.mask.bits(),
-        "rule": a.rule_name,
-        "previews": previews,
-        "tokens": a.composition.tokens,
-        "evidence": items,
-        "micros": timings_json(&a.timings),
-    })
-}
-
-fn timings_json(t: &Timings) -> serde_json::Value {
-    let us = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round();
-    json!({
-        "prepare": us(t.prepare),
-        "previews": us(t.previews),
-        "select": us(t.select),
-        "retrieve": us(t.retrieve),
-        "compose": us(t.compose),
-        "total": us(t.total()),
-    })
 }
 
 fn print_human(store: &Store, q: &Question<'_>, a: &Answer) {
@@ -180,11 +116,7 @@ fn print_human(store: &Store, q: &Question<'_>, a: &Answer) {
     };
     println!("mask: {}  ({decided})", a.selection.mask);
     if !a.previews.is_empty() {
-        let p: Vec<String> = a
-            .previews
-            .iter()
-            .map(|(s, f, v)| format!("{}.{}={v}", s.letter(), f.name()))
-            .collect();
+        let p: Vec<String> = a.previews.iter().map(|(k, v)| format!("{k}={v}")).collect();
         println!("previews: {}", p.join(" "));
     }
     let per: Vec<String> = a
@@ -317,7 +249,7 @@ fn run_many(
                 totals.push(a.timings);
                 tokens += a.composition.tokens;
                 structures += a.selection.mask.len() as usize;
-                let mut v = answer_json(&q, &a, false);
+                let mut v = a.to_json(&q, false);
                 v["id"] = id.clone();
                 v
             }

@@ -1,8 +1,9 @@
 //! `mesa run` and `mesa explain`.
 
 use super::Format;
-use crate::backend::{load, EngineKind};
-use crate::source::{load_program, read, CliError};
+use crate::backend::{load, stage, EngineKind};
+use crate::error::CliError;
+use crate::source::read;
 use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
 use mesa_compiler::{explain as explain_text, Input, Outcome, Selector};
 use mesa_runtime::AnyEngine;
@@ -105,18 +106,19 @@ fn result_json(backend: &AnyEngine, outcome: &Outcome, trace: bool) -> serde_jso
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let mut backend = load(&args.file, args.engine)?;
     if let Some(path) = &args.input {
-        return run_lines(&mut backend, path, &args);
+        let bytes = read(path)?;
+        let lines = bytes.split(|&b| b == b'\n').count() as u64;
+        let mut backend = load(&args.file, args.engine, lines)?;
+        return run_lines(&mut backend, path, &bytes, &args);
     }
+    let mut backend = load(&args.file, args.engine, 1)?;
     let Some(query) = args.query.query.clone() else {
         return Err(CliError::Usage(
             "give a question with --query, or a JSONL file with --input".into(),
         ));
     };
-    let outcome = backend
-        .select_traced(&args.query.input(query)?)
-        .map_err(|e| CliError::Message(e.to_string()))?;
+    let outcome = backend.select_traced(&args.query.input(query)?)?;
     match args.format {
         Format::Human => {
             let decided = match outcome.rule {
@@ -133,8 +135,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_lines(backend: &mut AnyEngine, path: &str, args: &Args) -> Result<ExitCode, CliError> {
-    let bytes = read(path)?;
+fn run_lines(
+    backend: &mut AnyEngine,
+    path: &str,
+    bytes: &[u8],
+    args: &Args,
+) -> Result<ExitCode, CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let write_err = |source| CliError::Io {
@@ -179,8 +185,17 @@ fn run_lines(backend: &mut AnyEngine, path: &str, args: &Args) -> Result<ExitCod
 }
 
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    let selector =
-        Selector::new(load_program(&args.file)?.0).map_err(|e| CliError::Message(e.to_string()))?;
+    let staged = stage(&args.file)?;
+    let Some(program) = staged.program() else {
+        return Err(CliError::Usage(format!(
+            "`{}`: explain needs the policy's `.mesa` source, not a compiled module",
+            args.file
+        )));
+    };
+    let selector = Selector::new(program.clone()).map_err(|e| CliError::Policy {
+        path: args.file.clone(),
+        source: e.into(),
+    })?;
     let Some(query) = args.query.query.clone() else {
         return Err(CliError::Usage("give a question with --query".into()));
     };

@@ -1,6 +1,6 @@
 //! `mesa std [MODULE]`
 
-use crate::source::CliError;
+use crate::error::CliError;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -28,7 +28,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             }
             None => {
                 let names: Vec<&str> = mesa_stdlib::MODULES.iter().map(|m| m.name).collect();
-                Err(CliError::Message(format!(
+                Err(CliError::NotFound(format!(
                     "no standard module `{name}`; the modules are {}",
                     names.join(", ")
                 )))

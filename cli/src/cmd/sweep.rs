@@ -1,8 +1,9 @@
 //! `mesa sweep STORE DATA --utility U -o sweep.jsonl`: every question's
 //! previews, and the utility and tokens of each of the 31 subsets.
 
-use crate::source::CliError;
+use crate::error::CliError;
 use mesa_memory::dataset::LoadOptions;
+use mesa_memory::{PluginOptions, Store};
 use mesa_optimizer::measure::judge::Judge;
 use mesa_optimizer::measure::{measure, MeasureOptions, MeasureReport};
 use mesa_optimizer::sweep::UtilityKind;
@@ -55,6 +56,10 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// The MiniLM directory, for a store built with `--embedder minilm`
+    /// (default: MESA_MINILM_DIR, else models/all-MiniLM-L6-v2).
+    #[arg(long)]
+    pub minilm_dir: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -72,12 +77,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// Measures the sweep; shared with `mesa pipeline`.
 pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
-    let store = crate::plugins::open_store(&args.store)?;
-    let loaded = mesa_memory::load(&args.data, &LoadOptions::default())
-        .map_err(|e| CliError::Message(e.to_string()))?;
+    let options = PluginOptions::with_minilm_dir(args.minilm_dir.clone());
+    let store = Store::open_recorded(&args.store, &options)?;
+    let loaded = mesa_memory::load(&args.data, &LoadOptions::default())?;
     let utility: UtilityKind = args.utility.into();
     let judge = if utility == UtilityKind::Judge {
-        let client = mesa_llm::Client::from_env().map_err(|e| CliError::Message(e.to_string()))?;
+        let client = mesa_llm::Client::from_env()?;
         let cache = args
             .judge_cache
             .clone()
@@ -87,8 +92,7 @@ pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
             args.answer_model.clone(),
             args.judge_model.clone(),
             &cache,
-        )
-        .map_err(|e| CliError::Message(e.to_string()))?;
+        )?;
         eprintln!(
             "judge cache `{}`: {} cached request(s){}",
             cache.display(),
@@ -122,8 +126,7 @@ pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
             progress: Some(&progress),
         },
         &args.output,
-    )
-    .map_err(|e| CliError::Message(e.to_string()))?;
+    )?;
     bar.finish_and_clear();
     Ok(report)
 }

@@ -16,7 +16,7 @@ mod explain;
 
 pub use explain::explain;
 pub use mesa_core::input::{
-    apply_preview_assignment, parse_json_line, parse_preview_key, Input, InputError, Previews,
+    apply_preview_assignment, parse_json_line, Input, InputError, Previews,
 };
 
 use crate::cues;
@@ -110,16 +110,17 @@ pub struct Selector {
 #[non_exhaustive]
 pub enum SelectorError {
     /// A pattern failed to compile.
-    #[error("pattern `{name}` does not compile: {message}")]
+    #[error("pattern `{name}` does not compile: {source}")]
     Pattern {
         /// The pattern's name.
         name: String,
         /// The regex error.
-        message: String,
+        #[source]
+        source: regex::Error,
     },
     /// The keyword automaton failed to build.
     #[error("keyword automaton: {0}")]
-    Keywords(String),
+    Keywords(#[source] aho_corasick::BuildError),
 }
 
 impl Selector {
@@ -134,16 +135,16 @@ impl Selector {
                     .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                     .build(&keywords)
                     .or_else(|_| AhoCorasick::new(&keywords))
-                    .map_err(|e| SelectorError::Keywords(e.to_string()))?,
+                    .map_err(SelectorError::Keywords)?,
             )
         };
         let regexes = program
             .patterns
             .iter()
             .map(|p| {
-                cues::build_regex(&p.source).map_err(|e| SelectorError::Pattern {
+                cues::build_regex(&p.source).map_err(|source| SelectorError::Pattern {
                     name: p.name.clone(),
-                    message: e.to_string(),
+                    source,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -469,12 +470,7 @@ impl mesa_core::Engine for Selector {
         self.program.rules.iter().map(|r| r.name.clone()).collect()
     }
 
-    fn previews(&self) -> Vec<(Structure, crate::ir::Feature)> {
-        self.program
-            .features
-            .preview_slots()
-            .into_iter()
-            .flatten()
-            .collect()
+    fn previews(&self) -> Vec<mesa_core::PreviewKey> {
+        self.program.features.previews.clone()
     }
 }

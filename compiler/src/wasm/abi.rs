@@ -3,8 +3,8 @@
 //! version of this file; both change together.
 
 use crate::interp::{Input, Step, Trace};
-use crate::ir::{Feature, Features, Program};
-use mesa_core::{Mask, Structure};
+use crate::ir::{Features, Program};
+use mesa_core::{Mask, PreviewKey, Structure};
 use serde::{Deserialize, Serialize};
 
 /// The ABI version this compiler emits and this crate's hosts accept.
@@ -134,7 +134,7 @@ pub enum LayoutError {
 pub const FLAG_TRACE: u32 = 1;
 
 /// The number of bytes [`write_input`] needs for `input` with `slots` features.
-pub fn input_size(slots: &[Option<(Structure, Feature)>], input: &Input) -> usize {
+pub fn input_size(slots: &[PreviewKey], input: &Input) -> usize {
     HEADER_BYTES as usize
         + 8 * slots.len()
         + input.query.len()
@@ -145,10 +145,10 @@ pub fn input_size(slots: &[Option<(Structure, Feature)>], input: &Input) -> usiz
 }
 
 /// Lays out an input as the module expects it (little-endian) directly into
-/// `dest` (the module's input buffer); `slots` comes from [`Features::preview_slots`];
+/// `dest` (the module's input buffer); `slots` is [`Features::previews`];
 /// `flags` is [`FLAG_TRACE`] or 0. Returns the number of bytes written.
 pub fn write_input(
-    slots: &[Option<(Structure, Feature)>],
+    slots: &[PreviewKey],
     input: &Input,
     flags: u32,
     dest: &mut [u8],
@@ -177,7 +177,7 @@ pub fn write_input(
     put(&(slots.len() as u32).to_le_bytes(), &mut at);
     put(&flags.to_le_bytes(), &mut at);
     for slot in slots {
-        let v = slot.map_or(0.0, |(s, f)| input.previews.get(s, f));
+        let v = input.previews.value(*slot);
         put(&v.to_le_bytes(), &mut at);
     }
     for t in texts.into_iter().flatten() {

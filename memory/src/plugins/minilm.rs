@@ -24,7 +24,7 @@
 //! The weights are read into memory (about 90 MB) rather than memory-mapped,
 //! because mapping a file is `unsafe` and this crate forbids unsafe code.
 
-use super::SetupError;
+use super::{SetupError, MINILM_ENV, MINILM_FILES, MINILM_NAME as NAME, MINILM_SCRIPT};
 use crate::structures::{Embedder, PluginError};
 use crate::text::cut;
 use candle_core::{DType, Device, Tensor};
@@ -33,19 +33,10 @@ use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use std::path::{Path, PathBuf};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
-/// The name recorded in a store built with this embedder (`v1` is this
-/// module's pooling, normalization and truncation).
-pub(crate) const NAME: &str = "minilm-v1:all-MiniLM-L6-v2:384";
 /// The embedding dimension.
 pub const MINILM_DIM: usize = 384;
 /// Tokens per text, `[CLS]` and `[SEP]` included; the rest is cut.
 pub const MINILM_MAX_TOKENS: usize = 256;
-/// The environment variable naming the model directory.
-pub const MINILM_ENV: &str = "MESA_MINILM_DIR";
-/// The files the embedder reads from the model directory.
-pub const MINILM_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-/// The script that fetches the files into the default directory.
-pub const MINILM_SCRIPT: &str = "scripts/fetch-minilm.sh";
 /// The default directory, relative to the project root.
 const DEFAULT_SUBDIR: &str = "models/all-MiniLM-L6-v2";
 /// Bytes of a text that are tokenized. 256 word pieces almost always fit in

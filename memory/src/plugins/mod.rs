@@ -14,7 +14,8 @@
 //!
 //! # fn main() -> Result<(), mesa_memory::plugins::SetupError> {
 //! let options = PluginOptions::default(); // MESA_MINILM_DIR, MESA_LLM_* from the environment
-//! let plugins = options.plugins("minilm", "builtin", "builtin")?;
+//! use mesa_memory::plugins::{BuilderKind, EmbedderKind};
+//! let plugins = options.plugins(EmbedderKind::Minilm, BuilderKind::Builtin, BuilderKind::Builtin)?;
 //! assert!(plugins.embedder.name().contains("all-MiniLM-L6-v2"));
 //! // A store records the embedder's name; reopen it with the same embedder:
 //! let embedder = Embedders::from_recorded(&plugins.embedder.name(), &options)?;
@@ -28,26 +29,49 @@
 //! deterministic options (temperature 0, a fixed seed). Tests never call an
 //! outside service: they run against a canned HTTP server on 127.0.0.1.
 
+//!
+//! The model-backed builders are cargo features of this crate, both on by
+//! default: `minilm` (candle and tokenizers) and `llm` (the
+//! OpenAI-compatible client). Built without one, its names are refused with
+//! [`SetupError::NotBuilt`].
+
+#[cfg(feature = "minilm")]
 mod minilm;
+#[cfg(feature = "llm")]
 mod openai;
+#[cfg(feature = "llm")]
 mod openie;
+#[cfg(feature = "llm")]
 mod summary;
-#[cfg(test)]
+#[cfg(all(test, feature = "llm"))]
 pub(crate) mod testing;
 
-pub use minilm::{
-    MiniLmEmbedder, MINILM_DIM, MINILM_ENV, MINILM_FILES, MINILM_MAX_TOKENS, MINILM_SCRIPT,
-};
+#[cfg(feature = "minilm")]
+pub use minilm::{MiniLmEmbedder, MINILM_DIM, MINILM_MAX_TOKENS};
+#[cfg(feature = "llm")]
 pub use openai::OpenAiEmbedder;
+#[cfg(feature = "llm")]
 pub use openie::{LlmExtractor, OnMalformed, OPENIE_SYSTEM_PROMPT};
+#[cfg(feature = "llm")]
 pub use summary::{LlmSummarizer, SUMMARY_SYSTEM_PROMPT};
+
+/// The environment variable naming the MiniLM directory.
+pub const MINILM_ENV: &str = "MESA_MINILM_DIR";
+/// The script that fetches the MiniLM files.
+pub const MINILM_SCRIPT: &str = "scripts/fetch-minilm.sh";
+/// The files a MiniLM directory holds.
+pub const MINILM_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+/// The name a MiniLM-built store records.
+pub(crate) const MINILM_NAME: &str = "minilm-v1:all-MiniLM-L6-v2:384";
 
 use crate::structures::{
     Embedder, ExtractiveSummarizer, HashEmbedder, PluginError, Plugins, RuleExtractor, Summarizer,
     TripleExtractor,
 };
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(feature = "llm")]
+use std::sync::Mutex;
 
 /// A builder could not be set up (an unknown name, missing model files, a
 /// bad endpoint setting). Distinct from [`PluginError`], which a builder
@@ -84,8 +108,19 @@ pub enum SetupError {
     },
     /// The LLM client could not be configured, or the endpoint failed
     /// during setup (e.g. the embedder's dimension probe).
+    #[cfg(feature = "llm")]
     #[error("LLM endpoint: {0}")]
     Llm(#[from] mesa_llm::Error),
+    /// The builder is a cargo feature this build was made without.
+    #[error("the {kind} `{name}` needs the `{feature}` feature of mesa-memory, which this build was made without")]
+    NotBuilt {
+        /// `embedder`, `summarizer` or `extractor`.
+        kind: &'static str,
+        /// The name given.
+        name: String,
+        /// The cargo feature.
+        feature: &'static str,
+    },
     /// The endpoint answered setup with something unusable.
     #[error("{0}")]
     Plugin(#[from] PluginError),
@@ -98,18 +133,28 @@ pub enum SetupError {
 #[derive(Debug, Default)]
 pub struct PluginOptions {
     /// The MiniLM directory (else `MESA_MINILM_DIR`, else
-    /// `models/all-MiniLM-L6-v2/` under the project root; see
-    /// [`MiniLmEmbedder::default_dir`]).
+    /// `models/all-MiniLM-L6-v2/` under the project root).
     pub minilm_dir: Option<PathBuf>,
-    /// The LLM client settings (else [`mesa_llm::Config::from_env`]).
+    /// The LLM client settings (else `mesa_llm::Config::from_env`).
+    #[cfg(feature = "llm")]
     pub llm: Option<mesa_llm::Config>,
     /// The client, made on first use and then shared by every builder made
     /// from these options, so one concurrency bound covers all of them.
+    #[cfg(feature = "llm")]
     client: Mutex<Option<mesa_llm::Client>>,
 }
 
 impl PluginOptions {
+    /// Options with an explicit MiniLM directory.
+    pub fn with_minilm_dir(minilm_dir: Option<PathBuf>) -> PluginOptions {
+        PluginOptions {
+            minilm_dir,
+            ..PluginOptions::default()
+        }
+    }
+
     /// Options with an explicit MiniLM directory and LLM settings.
+    #[cfg(feature = "llm")]
     pub fn new(minilm_dir: Option<PathBuf>, llm: Option<mesa_llm::Config>) -> PluginOptions {
         PluginOptions {
             minilm_dir,
@@ -119,6 +164,7 @@ impl PluginOptions {
     }
 
     /// Options that use this client for every LLM-backed builder.
+    #[cfg(feature = "llm")]
     pub fn with_client(mut self, client: mesa_llm::Client) -> PluginOptions {
         self.client = Mutex::new(Some(client));
         self
@@ -126,6 +172,7 @@ impl PluginOptions {
 
     /// The shared client: the one given, else one made from `llm` (or the
     /// environment) on first use.
+    #[cfg(feature = "llm")]
     pub fn client(&self) -> Result<mesa_llm::Client, SetupError> {
         // A poisoned lock only means another thread panicked while making a
         // client; the `Option` inside is still valid.
@@ -142,18 +189,96 @@ impl PluginOptions {
         Ok(client)
     }
 
-    /// The three builders by name, e.g. `plugins("minilm", "builtin", "llm")`.
+    /// The three builders, e.g. MiniLM with the built-in summarizer and
+    /// the LLM extractor.
     pub fn plugins(
         &self,
-        embedder: &str,
-        summarizer: &str,
-        extractor: &str,
+        embedder: EmbedderKind,
+        summarizer: BuilderKind,
+        extractor: BuilderKind,
     ) -> Result<Plugins, SetupError> {
         Ok(Plugins {
-            embedder: Embedders::from_name(embedder, self)?,
-            summarizer: Summarizers::from_name(summarizer, self)?,
-            extractor: Extractors::from_name(extractor, self)?,
+            embedder: Embedders::from_name(embedder.name(), self)?,
+            summarizer: Summarizers::from_name(summarizer.name(), self)?,
+            extractor: Extractors::from_name(extractor.name(), self)?,
         })
+    }
+}
+
+/// Which embedder builds V.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EmbedderKind {
+    /// The built-in hashing embedder (offline, 384 dimensions).
+    #[default]
+    Builtin,
+    /// all-MiniLM-L6-v2 in candle (the `minilm` feature).
+    Minilm,
+    /// An OpenAI-compatible `/embeddings` endpoint (the `llm` feature).
+    Openai,
+}
+
+/// Which builder makes S or G: the built-in offline one or the LLM one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BuilderKind {
+    /// The built-in offline builder.
+    #[default]
+    Builtin,
+    /// A chat endpoint (the `llm` feature).
+    Llm,
+}
+
+impl EmbedderKind {
+    /// `builtin`, `minilm` or `openai`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EmbedderKind::Builtin => "builtin",
+            EmbedderKind::Minilm => "minilm",
+            EmbedderKind::Openai => "openai",
+        }
+    }
+}
+
+impl BuilderKind {
+    /// `builtin` or `llm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuilderKind::Builtin => "builtin",
+            BuilderKind::Llm => "llm",
+        }
+    }
+}
+
+impl std::str::FromStr for EmbedderKind {
+    type Err = SetupError;
+
+    fn from_str(name: &str) -> Result<EmbedderKind, SetupError> {
+        [
+            EmbedderKind::Builtin,
+            EmbedderKind::Minilm,
+            EmbedderKind::Openai,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| SetupError::UnknownName {
+            kind: "embedder",
+            name: name.to_string(),
+            known: Embedders::NAMES,
+        })
+    }
+}
+
+impl std::str::FromStr for BuilderKind {
+    type Err = SetupError;
+
+    fn from_str(name: &str) -> Result<BuilderKind, SetupError> {
+        [BuilderKind::Builtin, BuilderKind::Llm]
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| SetupError::UnknownName {
+                kind: "builder",
+                name: name.to_string(),
+                known: Summarizers::NAMES,
+            })
     }
 }
 
@@ -172,10 +297,8 @@ impl Embedders {
     pub fn from_name(name: &str, options: &PluginOptions) -> Result<Arc<dyn Embedder>, SetupError> {
         match name {
             "builtin" | "hash" => Ok(Arc::new(HashEmbedder::default())),
-            "minilm" => Ok(Arc::new(MiniLmEmbedder::load(
-                options.minilm_dir.as_deref(),
-            )?)),
-            "openai" => Ok(Arc::new(OpenAiEmbedder::connect(options.client()?)?)),
+            "minilm" => minilm_embedder(options),
+            "openai" => openai_embedder(options, None),
             _ => Err(SetupError::UnknownName {
                 kind: "embedder",
                 name: name.to_string(),
@@ -198,35 +321,75 @@ impl Embedders {
         {
             return Ok(Arc::new(HashEmbedder::new(dim)));
         }
-        if recorded == minilm::NAME {
-            return Ok(Arc::new(MiniLmEmbedder::load(
-                options.minilm_dir.as_deref(),
-            )?));
+        if recorded == MINILM_NAME {
+            return minilm_embedder(options);
         }
         if let Some((model, dim)) = recorded
             .strip_prefix("openai:")
             .and_then(|rest| rest.rsplit_once(':'))
             .and_then(|(m, d)| Some((m, d.parse::<usize>().ok()?)))
         {
-            let client = options.client()?;
-            let e = OpenAiEmbedder::connect_model(client, model)?;
-            if e.dim() != dim {
-                return Err(PluginError::BadOutput {
-                    plugin: e.name(),
-                    message: format!(
-                        "the store's vectors have {dim} dimensions, the endpoint's {}",
-                        e.dim()
-                    ),
-                }
-                .into());
-            }
-            return Ok(Arc::new(e));
+            return openai_embedder(options, Some((model, dim)));
         }
         Err(SetupError::UnknownName {
             kind: "recorded embedder",
             name: recorded.to_string(),
-            known: &["hash-v1-<dim>", minilm::NAME, "openai:<model>:<dim>"],
+            known: &["hash-v1-<dim>", MINILM_NAME, "openai:<model>:<dim>"],
         })
+    }
+}
+
+#[cfg(feature = "minilm")]
+fn minilm_embedder(options: &PluginOptions) -> Result<Arc<dyn Embedder>, SetupError> {
+    Ok(Arc::new(MiniLmEmbedder::load(
+        options.minilm_dir.as_deref(),
+    )?))
+}
+
+#[cfg(not(feature = "minilm"))]
+fn minilm_embedder(_: &PluginOptions) -> Result<Arc<dyn Embedder>, SetupError> {
+    Err(not_built("embedder", "minilm", "minilm"))
+}
+
+/// The endpoint's embedder; with `recorded`, that model, checked to have
+/// the store's dimension.
+#[cfg(feature = "llm")]
+fn openai_embedder(
+    options: &PluginOptions,
+    recorded: Option<(&str, usize)>,
+) -> Result<Arc<dyn Embedder>, SetupError> {
+    let client = options.client()?;
+    let Some((model, dim)) = recorded else {
+        return Ok(Arc::new(OpenAiEmbedder::connect(client)?));
+    };
+    let e = OpenAiEmbedder::connect_model(client, model)?;
+    if e.dim() != dim {
+        return Err(PluginError::BadOutput {
+            plugin: e.name(),
+            message: format!(
+                "the store's vectors have {dim} dimensions, the endpoint's {}",
+                e.dim()
+            ),
+        }
+        .into());
+    }
+    Ok(Arc::new(e))
+}
+
+#[cfg(not(feature = "llm"))]
+fn openai_embedder(
+    _: &PluginOptions,
+    _: Option<(&str, usize)>,
+) -> Result<Arc<dyn Embedder>, SetupError> {
+    Err(not_built("embedder", "openai", "llm"))
+}
+
+#[cfg(any(not(feature = "llm"), not(feature = "minilm")))]
+fn not_built(kind: &'static str, name: &str, feature: &'static str) -> SetupError {
+    SetupError::NotBuilt {
+        kind,
+        name: name.to_string(),
+        feature,
     }
 }
 
@@ -246,6 +409,12 @@ impl Summarizers {
     ) -> Result<Arc<dyn Summarizer>, SetupError> {
         match name {
             "builtin" | "extractive" => Ok(Arc::new(ExtractiveSummarizer)),
+            #[cfg(not(feature = "llm"))]
+            "llm" => {
+                let _ = options;
+                Err(not_built("summarizer", name, "llm"))
+            }
+            #[cfg(feature = "llm")]
             "llm" => Ok(Arc::new(LlmSummarizer::new(options.client()?))),
             _ => Err(SetupError::UnknownName {
                 kind: "summarizer",
@@ -272,6 +441,12 @@ impl Extractors {
     ) -> Result<Arc<dyn TripleExtractor>, SetupError> {
         match name {
             "builtin" | "rules" => Ok(Arc::new(RuleExtractor)),
+            #[cfg(not(feature = "llm"))]
+            "llm" => {
+                let _ = options;
+                Err(not_built("extractor", name, "llm"))
+            }
+            #[cfg(feature = "llm")]
             "llm" => Ok(Arc::new(LlmExtractor::new(options.client()?))),
             _ => Err(SetupError::UnknownName {
                 kind: "extractor",
@@ -283,6 +458,7 @@ impl Extractors {
 }
 
 /// A plugin's failure from an LLM call, naming what it was doing.
+#[cfg(feature = "llm")]
 fn llm_failure(plugin: String, what: &str, e: &mesa_llm::Error) -> PluginError {
     PluginError::Failed {
         plugin,
@@ -297,7 +473,13 @@ mod tests {
     #[test]
     fn builtin_names() {
         let o = PluginOptions::default();
-        let p = o.plugins("builtin", "builtin", "builtin").unwrap();
+        let p = o
+            .plugins(
+                EmbedderKind::Builtin,
+                BuilderKind::Builtin,
+                BuilderKind::Builtin,
+            )
+            .unwrap();
         assert_eq!(p.embedder.name(), "hash-v1-384");
         assert_eq!(p.summarizer.name(), "extractive-v1");
         assert_eq!(p.extractor.name(), "rules-v1");
@@ -321,9 +503,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "minilm")]
     fn missing_minilm_files_name_the_file_and_the_script() {
         let dir = tempfile::tempdir().unwrap();
-        let o = PluginOptions::new(Some(dir.path().to_path_buf()), None);
+        let o = PluginOptions::with_minilm_dir(Some(dir.path().to_path_buf()));
         let m = Embedders::from_name("minilm", &o)
             .err()
             .unwrap()
@@ -333,13 +516,16 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "llm")]
     fn one_client_is_shared() {
         let server = testing::start(|_, _| testing::Reply::text(500, "x"));
         let o = PluginOptions::new(None, Some(server.config()));
         let a = o.client().unwrap();
         let b = o.client().unwrap();
         assert_eq!(a.config(), b.config());
-        let p = o.plugins("builtin", "llm", "llm").unwrap();
+        let p = o
+            .plugins(EmbedderKind::Builtin, BuilderKind::Llm, BuilderKind::Llm)
+            .unwrap();
         assert!(p.summarizer.name().starts_with("llm-summary-v1:"));
         assert!(p.extractor.name().starts_with("llm-openie-v1:"));
     }

@@ -43,6 +43,7 @@ mod vectors;
 
 use crate::config::Config;
 use crate::dataset::{self, DatasetError, Episode, LoadOptions};
+use crate::plugins::{Embedders, PluginOptions};
 use crate::structures::graph::RelationGraph;
 use crate::structures::{
     BuildError, EpisodeMemory, Graph, Plugins, Raw, StepTexts, Summary, SummaryLine, Temporal,
@@ -115,6 +116,15 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// A stored BM25 index could not be opened.
+    #[error("{path}: damaged BM25 index: {source}")]
+    Index {
+        /// The index directory.
+        path: String,
+        /// Why.
+        #[source]
+        source: crate::structures::raw::IndexError,
+    },
     /// The store was built with another embedder than the one given.
     #[error("the store's vectors were made by `{stored}`, but the embedder given is `{given}`")]
     EmbedderMismatch {
@@ -122,6 +132,15 @@ pub enum StoreError {
         stored: String,
         /// The embedder given to open.
         given: String,
+    },
+    /// The embedder that built the store cannot be set up here.
+    #[error("{dir}: the store's embedder cannot be set up: {source}")]
+    Embedder {
+        /// The store.
+        dir: String,
+        /// Why.
+        #[source]
+        source: crate::plugins::SetupError,
     },
     /// The output directory exists and is not a store; it is not replaced.
     #[error("{dir}: exists and is not a MESA store; refusing to replace it")]
@@ -570,6 +589,29 @@ impl Store {
         Store::open_with(dir, Plugins::default())
     }
 
+    /// Opens a store with the embedder that built it, as its manifest
+    /// records it (questions must be embedded as the steps were): the
+    /// built-in one, MiniLM from `options.minilm_dir`, or the endpoint of
+    /// `options`.
+    pub fn open_recorded(dir: &Path, options: &PluginOptions) -> Result<Store, StoreError> {
+        match Store::open(dir) {
+            Err(StoreError::EmbedderMismatch { stored, .. }) => {
+                let embedder = Embedders::from_recorded(&stored, options).map_err(|source| {
+                    StoreError::Embedder {
+                        dir: dir.display().to_string(),
+                        source,
+                    }
+                })?;
+                let plugins = Plugins {
+                    embedder,
+                    ..Plugins::default()
+                };
+                Store::open_with(dir, plugins)
+            }
+            other => other,
+        }
+    }
+
     /// Opens a store; `plugins.embedder` must be the one the store was built
     /// with (it embeds questions).
     pub fn open_with(dir: &Path, plugins: Plugins) -> Result<Store, StoreError> {
@@ -692,8 +734,12 @@ impl Store {
             .ok_or_else(|| corrupt(&path, "one vector per step expected"))?;
         let path = dir.join("windows.json");
         let windows: Vec<Window> = read_json(&path)?;
-        let raw = Raw::open(steps, windows, &dir.join("raw"), config)
-            .map_err(|m| corrupt(&dir.join("raw"), m))?;
+        let raw = Raw::open(steps, windows, &dir.join("raw"), config).map_err(|source| {
+            StoreError::Index {
+                path: dir.join("raw").display().to_string(),
+                source,
+            }
+        })?;
         Ok(EpisodeMemory {
             episode,
             summary,

@@ -72,23 +72,24 @@ pub enum BuildError {
         source: PluginError,
     },
     /// The BM25 index could not be written.
-    #[error("episode `{episode}`: BM25 index: {message}")]
+    #[error("episode `{episode}`: BM25 index: {source}")]
     Index {
         /// The episode.
         episode: String,
-        /// Tantivy's message.
-        message: String,
+        /// Why.
+        #[source]
+        source: raw::IndexError,
     },
 }
 
 /// Retrieval failed (an index read failed, or an embedder could not embed
 /// the question).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum RetrieveError {
     /// The BM25 index could not be searched.
     #[error("BM25 search: {0}")]
-    Index(String),
+    Index(#[source] raw::IndexError),
     /// The embedder failed on the question.
     #[error("embedding the question: {0}")]
     Embed(#[from] PluginError),
@@ -384,9 +385,9 @@ impl EpisodeMemory {
         let graph = Graph::build(&episode, plugins.extractor.as_ref(), config).map_err(plugin)?;
         let vector =
             Vector::build(steps.clone(), plugins.embedder.clone(), config).map_err(plugin)?;
-        let raw = Raw::build(steps, config, raw_dir).map_err(|message| BuildError::Index {
+        let raw = Raw::build(steps, config, raw_dir).map_err(|source| BuildError::Index {
             episode: episode.id.clone(),
-            message,
+            source,
         })?;
         Ok(EpisodeMemory {
             episode,

@@ -123,8 +123,16 @@ fn schema() -> (Schema, Field, Field) {
     (b.build(), body, win)
 }
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
+/// The BM25 index of R could not be written, opened or read.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// Tantivy failed.
+    #[error("{0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    /// The stored index does not match its windows.
+    #[error("{0}")]
+    Corrupt(String),
 }
 
 impl Raw {
@@ -134,14 +142,14 @@ impl Raw {
         steps: Arc<StepTexts>,
         config: &Config,
         dir: Option<&Path>,
-    ) -> Result<Raw, String> {
+    ) -> Result<Raw, IndexError> {
         let (schema, body, win) = schema();
         let index = match dir {
-            Some(d) => Index::create_in_dir(d, schema).map_err(err)?,
+            Some(d) => Index::create_in_dir(d, schema)?,
             None => Index::create_in_ram(schema),
         };
         let mut writer: SingleSegmentIndexWriter<TantivyDocument> =
-            SingleSegmentIndexWriter::new(index, 16 << 20).map_err(err)?;
+            SingleSegmentIndexWriter::new(index, 16 << 20)?;
         let mut windows = Vec::new();
         for (i, (start, end)) in self::windows(steps.len()).into_iter().enumerate() {
             let text = window_text(&steps, start, end);
@@ -154,9 +162,9 @@ impl Raw {
             let mut doc = TantivyDocument::default();
             doc.add_text(body, &text);
             doc.add_u64(win, i as u64);
-            writer.add_document(doc).map_err(err)?;
+            writer.add_document(doc)?;
         }
-        let index = writer.finalize().map_err(err)?;
+        let index = writer.finalize()?;
         Raw::from_index(steps, windows, index, config)
     }
 
@@ -166,14 +174,16 @@ impl Raw {
         windows: Vec<Window>,
         dir: &Path,
         config: &Config,
-    ) -> Result<Raw, String> {
+    ) -> Result<Raw, IndexError> {
         if windows
             .iter()
             .any(|w| w.start >= w.end || w.end > steps.len())
         {
-            return Err("a window is out of the episode's steps".into());
+            return Err(IndexError::Corrupt(
+                "a window is out of the episode's steps".into(),
+            ));
         }
-        let index = Index::open_in_dir(dir).map_err(err)?;
+        let index = Index::open_in_dir(dir)?;
         Raw::from_index(steps, windows, index, config)
     }
 
@@ -182,17 +192,20 @@ impl Raw {
         windows: Vec<Window>,
         index: Index,
         config: &Config,
-    ) -> Result<Raw, String> {
+    ) -> Result<Raw, IndexError> {
         let schema = index.schema();
         let (body, win) = match (schema.get_field("body"), schema.get_field("win")) {
             (Ok(b), Ok(w)) => (b, w),
-            _ => return Err("the index lacks the `body` or `win` field".into()),
+            _ => {
+                return Err(IndexError::Corrupt(
+                    "the index lacks the `body` or `win` field".into(),
+                ))
+            }
         };
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(err)?;
+            .try_into()?;
         Ok(Raw {
             steps,
             windows,
@@ -222,7 +235,7 @@ impl Raw {
 
     /// Window numbers and (raw BM25, normalized) scores, best first.
     pub fn search(&self, query: &Query) -> Result<Vec<(usize, f64, f64)>, RetrieveError> {
-        let e = |e: tantivy::TantivyError| RetrieveError::Index(e.to_string());
+        let e = |e: tantivy::TantivyError| RetrieveError::Index(e.into());
         let mut analyzer = self.index.tokenizer_for_field(self.body).map_err(e)?;
         let mut stream = analyzer.token_stream(query.text());
         let mut words = Vec::new();
@@ -261,11 +274,15 @@ impl Raw {
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(e)?;
             let Some(i) = doc.get_first(self.win).and_then(|v| v.as_u64()) else {
-                return Err(RetrieveError::Index("a window without its number".into()));
+                return Err(RetrieveError::Index(IndexError::Corrupt(
+                    "a window without its number".into(),
+                )));
             };
             let i = i as usize;
             if i >= self.windows.len() {
-                return Err(RetrieveError::Index(format!("window {i} is out of range")));
+                return Err(RetrieveError::Index(IndexError::Corrupt(format!(
+                    "window {i} is out of range"
+                ))));
             }
             let raw = f64::from(score);
             if raw > 0.0 {

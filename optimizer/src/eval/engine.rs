@@ -3,9 +3,8 @@
 //! each stage took and, on failure, the stage and the diagnostics.
 
 use super::problem::Problem;
-use mesa_compiler::{check, wasm, Program};
-use mesa_core::{Engine, Input, Selection, Structure};
-use mesa_runtime::{AnyEngine, Runtime};
+use mesa_core::{Engine, Input, PreviewKey, Selection};
+use mesa_runtime::{AnyEngine, EngineKind, PolicyError, Runtime, Staged};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -146,12 +145,11 @@ impl StageTimings {
     }
 }
 
-/// A checked policy, compiled and instantiated in the sandbox.
+/// A checked policy, compiled and instantiated in the sandbox: every stage
+/// kept, so validating a candidate and then scoring it compiles it once.
 pub struct CompiledPolicy {
-    /// The checked program.
-    pub program: Program,
-    /// The module.
-    pub wasm: Vec<u8>,
+    /// The policy's stages: program, module bytes, loaded module.
+    pub staged: Staged,
     /// The warm instance.
     pub engine: AnyEngine,
     /// The checker's warnings.
@@ -163,9 +161,15 @@ pub struct CompiledPolicy {
 impl std::fmt::Debug for CompiledPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledPolicy")
-            .field("name", &self.program.name)
-            .field("wasm_bytes", &self.wasm.len())
-            .finish()
+            .field("name", &self.engine.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompiledPolicy {
+    /// The module's bytes (compiled when the policy was).
+    pub fn wasm(&mut self) -> &[u8] {
+        self.staged.module().unwrap_or_default()
     }
 }
 
@@ -175,14 +179,11 @@ fn ms(since: Instant) -> f64 {
 
 /// The previews a policy reads that the problem's sweep lacks, as an
 /// [`Stage::Inputs`] failure.
-pub fn check_previews(
-    reads: &[(Structure, mesa_core::Feature)],
-    problem: &Problem,
-) -> Result<(), CandidateFailure> {
+pub fn check_previews(reads: &[PreviewKey], problem: &Problem) -> Result<(), CandidateFailure> {
     let missing: Vec<String> = reads
         .iter()
-        .filter(|(s, _)| !problem.available[s.index()])
-        .map(|(s, f)| format!("preview.{}.{}", s.letter(), f.name()))
+        .filter(|k| !problem.available[k.structure.index()])
+        .map(|k| format!("preview.{k}"))
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -212,34 +213,17 @@ pub fn compile_policy(
 ) -> Result<CompiledPolicy, CandidateFailure> {
     let mut timings = StageTimings::default();
     let t = Instant::now();
-    let checked = check(source);
+    let checked = Staged::check(source);
     timings.check_ms = ms(t);
-    let diags: Vec<Diag> = checked
-        .diagnostics
+    let mut staged = checked.map_err(|e| failure(e, source))?;
+    let warnings: Vec<Diag> = staged
+        .warnings()
         .iter()
         .map(|d| Diag::from_diagnostic(d, source))
         .collect();
-    let Some(program) = checked.program else {
-        let errors = diags.iter().filter(|d| d.is_error()).count();
-        let first = diags
-            .iter()
-            .find(|d| d.is_error())
-            .map(|d| format!(": [{}] {} (line {})", d.code, d.message, d.line))
-            .unwrap_or_default();
-        return Err(CandidateFailure {
-            stage: Stage::Check,
-            message: format!("{errors} error(s){first}"),
-            diagnostics: diags,
-        });
-    };
-    let reads: Vec<_> = program
-        .features
-        .preview_slots()
-        .into_iter()
-        .flatten()
-        .collect();
-    check_previews(&reads, problem)?;
-    if reject_hidden_qtype && problem.hide_qtype && program.features.qtype {
+    let features = staged.features().cloned().unwrap_or_default();
+    check_previews(&features.previews, problem)?;
+    if reject_hidden_qtype && problem.hide_qtype && features.qtype {
         return Err(CandidateFailure::new(
             Stage::Inputs,
             "the policy reads `qtype`, which is hidden (--no-qtype): a deployed agent has no \
@@ -247,22 +231,44 @@ pub fn compile_policy(
         ));
     }
     let t = Instant::now();
-    let wasm = wasm::compile(&program, source)
-        .map_err(|e| CandidateFailure::new(Stage::Compile, e.to_string()))?;
+    staged.module().map_err(|e| failure(e, source))?;
     timings.compile_ms = ms(t);
     let t = Instant::now();
-    let instance = runtime
-        .load(&wasm)
-        .and_then(|p| p.instantiate())
-        .map_err(|e| CandidateFailure::new(Stage::Instantiate, e.to_string()))?;
+    let engine = staged
+        .engine(runtime, EngineKind::Wasm)
+        .map_err(|e| failure(e, source))?;
     timings.instantiate_ms = ms(t);
     Ok(CompiledPolicy {
-        engine: AnyEngine::Wasm(Box::new(instance), Some(Box::new(program.clone()))),
-        program,
-        wasm,
-        warnings: diags,
+        staged,
+        engine,
+        warnings,
         timings,
     })
+}
+
+/// A staged policy's failure as the candidate failure of its stage.
+pub fn failure(e: PolicyError, source: &str) -> CandidateFailure {
+    match e {
+        PolicyError::Check { diagnostics, .. } => {
+            let diags: Vec<Diag> = diagnostics
+                .iter()
+                .map(|d| Diag::from_diagnostic(d, source))
+                .collect();
+            let errors = diags.iter().filter(|d| d.is_error()).count();
+            let first = diags
+                .iter()
+                .find(|d| d.is_error())
+                .map(|d| format!(": [{}] {} (line {})", d.code, d.message, d.line))
+                .unwrap_or_default();
+            CandidateFailure {
+                stage: Stage::Check,
+                message: format!("{errors} error(s){first}"),
+                diagnostics: diags,
+            }
+        }
+        PolicyError::Compile(e) => CandidateFailure::new(Stage::Compile, e.to_string()),
+        other => CandidateFailure::new(Stage::Instantiate, other.to_string()),
+    }
 }
 
 impl CompiledPolicy {

@@ -2,7 +2,6 @@
 //! mean and standard deviation over seeds, and breakdowns by group.
 
 use super::problem::Problem;
-use crate::sweep::mask_index;
 use mesa_core::Mask;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -30,7 +29,7 @@ impl Metrics {
         let (mut u, mut c, mut s) = (0.0, 0.0, 0.0);
         for &i in idx {
             let m = mask_of(i);
-            if let Some(k) = mask_index(m) {
+            if let Some(k) = Mask::subset_index(m) {
                 let q = &problem.questions[i];
                 u += q.utility[k];
                 c += q.tokens[k];

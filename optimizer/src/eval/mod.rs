@@ -57,5 +57,5 @@ pub enum EvalError {
     },
     /// The Wasm runtime could not be created.
     #[error("cannot start the Wasm runtime: {0}")]
-    Runtime(String),
+    Runtime(#[from] mesa_runtime::LoadError),
 }

@@ -3,8 +3,8 @@
 
 use super::EvalError;
 use crate::split::{Split, Splits};
-use crate::sweep::{Sweep, MASKS};
-use mesa_core::{Input, Structure};
+use crate::sweep::Sweep;
+use mesa_core::{Input, Mask, Structure};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -22,11 +22,11 @@ pub struct Question {
     /// Its question type (kept for breakdowns even when hidden from policies).
     pub qtype: Option<String>,
     /// Utility per mask index.
-    pub utility: [f64; MASKS],
+    pub utility: [f64; Mask::SUBSETS],
     /// Evidence tokens per mask index.
-    pub tokens: [f64; MASKS],
+    pub tokens: [f64; Mask::SUBSETS],
     /// `utility - lambda * tokens` per mask index.
-    pub objective: [f64; MASKS],
+    pub objective: [f64; Mask::SUBSETS],
     /// What a policy reads for this question.
     pub input: Input,
 }
@@ -105,7 +105,7 @@ impl Problem {
             if !r.labelled {
                 continue;
             }
-            let objective: [f64; MASKS] =
+            let objective: [f64; Mask::SUBSETS] =
                 std::array::from_fn(|k| r.utility[k] - lambda * r.tokens[k]);
             domains.insert(r.domain.clone());
             if let Some(t) = &r.qtype {
@@ -125,7 +125,7 @@ impl Problem {
                     task: Some(r.task.clone()),
                     domain: Some(r.domain.clone()),
                     qtype: if hide_qtype { None } else { r.qtype.clone() },
-                    previews: r.previews.to_previews(),
+                    previews: r.previews,
                 },
             });
         }

@@ -1,13 +1,13 @@
 //! `mesa eval`: a policy and the baselines on a split of a sweep, over
 //! several seeds.
 
-use super::engine::{check_previews, compile_policy, select_all, CandidateFailure, Stage};
+use super::engine::{check_previews, failure, select_all, CandidateFailure, Stage};
 use super::{Breakdown, EvalError, InputsSeen, Metrics, MetricsAgg, Problem};
 use crate::baselines::{baselines, DEFAULT_DRAWS};
 use crate::split::Split;
 use crate::sweep::{Sweep, SweepHeader};
 use mesa_core::{Engine, Mask, Selection};
-use mesa_runtime::{AnyEngine, EngineKind, Runtime};
+use mesa_runtime::{AnyEngine, EngineKind, Runtime, RuntimeConfig, Staged};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -154,36 +154,24 @@ pub struct EvalReport {
 }
 
 /// Builds the engine for a policy file and checks that the sweep has what
-/// it reads.
+/// it reads. Returns the engine, the policy's name and whether it reads the
+/// question type.
 pub fn load_engine(
     runtime: &Runtime,
     policy: &PolicyFile,
     problem: &Problem,
     kind: EngineKind,
 ) -> Result<(AnyEngine, String, bool), CandidateFailure> {
-    let (engine, name, qtype) = match policy {
-        PolicyFile::Source { text, .. } => {
-            let compiled = compile_policy(runtime, text, problem, false)?;
-            let name = compiled.program.name.clone();
-            let qtype = compiled.program.features.qtype;
-            let engine = match kind {
-                EngineKind::Wasm => compiled.engine,
-                _ => AnyEngine::from_program(runtime, compiled.program, text, EngineKind::Interp)
-                    .map_err(|e| CandidateFailure::new(Stage::Instantiate, e.to_string()))?,
-            };
-            (engine, name, qtype)
-        }
-        PolicyFile::Module { bytes, .. } => {
-            let engine = AnyEngine::from_module(runtime, bytes, false, kind)
-                .map_err(|e| CandidateFailure::new(Stage::Instantiate, e.to_string()))?;
-            let (name, qtype) = match &engine {
-                AnyEngine::Wasm(i, _) => (i.metadata().name.clone(), i.metadata().features.qtype),
-                _ => (String::new(), false),
-            };
-            (engine, name, qtype)
-        }
+    let (staged, source) = match policy {
+        PolicyFile::Source { text, .. } => (Staged::check(text), text.as_str()),
+        PolicyFile::Module { bytes, .. } => (Ok(Staged::from_module(bytes.as_slice())), ""),
     };
+    let engine = staged
+        .and_then(|mut s| s.engine(runtime, kind))
+        .map_err(|e| failure(e, source))?;
     check_previews(&engine.previews(), problem)?;
+    let name = engine.name().to_string();
+    let qtype = engine.reads_qtype();
     Ok((engine, name, qtype))
 }
 
@@ -191,7 +179,8 @@ pub fn load_engine(
 pub fn evaluate_policy(policy: &PolicyFile, opts: &EvalOptions) -> Result<EvalReport, EvalError> {
     let sweep = Sweep::read(&opts.sweep)?;
     let problem = Problem::new(&sweep, opts.lambda, opts.hide_qtype)?;
-    let runtime = Runtime::new().map_err(|e| EvalError::Runtime(e.to_string()))?;
+    let queries = problem.questions.len() as u64;
+    let runtime = Runtime::with_config(RuntimeConfig::for_queries(queries))?;
     let (mut engine, name, reads_qtype) = load_engine(&runtime, policy, &problem, opts.engine)
         .map_err(|failure| EvalError::Policy {
             path: policy.path().to_string(),
@@ -288,8 +277,9 @@ pub fn selections(
     problem: &Problem,
     kind: EngineKind,
 ) -> Result<Vec<Selection>, CandidateFailure> {
-    let runtime =
-        Runtime::new().map_err(|e| CandidateFailure::new(Stage::Instantiate, e.to_string()))?;
+    let queries = problem.questions.len() as u64;
+    let runtime = Runtime::with_config(RuntimeConfig::for_queries(queries))
+        .map_err(|e| CandidateFailure::new(Stage::Instantiate, e.to_string()))?;
     let (mut engine, _, _) = load_engine(&runtime, policy, problem, kind)?;
     let inputs: Vec<_> = problem.questions.iter().map(|q| q.input.clone()).collect();
     let mut out = Vec::new();

@@ -10,11 +10,9 @@
 pub mod judge;
 pub mod utility;
 
-use crate::sweep::{
-    mask_at, PreviewTable, SweepHeader, SweepRecord, SweepWriter, UtilityKind, MASKS,
-};
+use crate::sweep::{SweepHeader, SweepRecord, SweepWriter, UtilityKind};
 use judge::{Judge, JudgeError};
-use mesa_core::{Feature, Structure};
+use mesa_core::{Feature, Mask, Previews, Structure};
 use mesa_memory::dataset::{Episode, Question};
 use mesa_memory::{composed_tokens, feature_value, Evidence, Retrieval, RetrieveError, Store};
 use rayon::prelude::*;
@@ -168,15 +166,15 @@ fn measure_one(
         retrieve(Structure::Vector)?,
         retrieve(Structure::Raw)?,
     ]);
-    let previews = PreviewTable::full(
+    let previews = Previews::full(
         sections
             .0
             .each_ref()
             .map(|e| Feature::ALL.map(|f| feature_value(e, f))),
     );
-    let mut tokens = [0.0; MASKS];
+    let mut tokens = [0.0; Mask::SUBSETS];
     for (k, t) in tokens.iter_mut().enumerate() {
-        let mask = mask_at(k);
+        let mask = Mask::subset(k);
         *t = composed_tokens(sections.0.iter().filter(|e| mask.contains(e.structure))) as f64;
     }
     let (utility, labelled, source) = match options.utility {
@@ -211,20 +209,20 @@ fn measure_one(
             let judge = options.judge.ok_or(MeasureError::NoJudge)?;
             let Some(reference) = q.answer.as_deref() else {
                 return Ok((
-                    record(episode, q, previews, [0.0; MASKS], tokens, false),
+                    record(episode, q, previews, [0.0; Mask::SUBSETS], tokens, false),
                     LabelSource::None,
                 ));
             };
             // The texts first: a Retrieval is not shared across threads.
-            let texts: Vec<String> = (0..MASKS)
-                .map(|k| mesa_memory::compose(mask_at(k), sections.0.to_vec()).render())
+            let texts: Vec<String> = (0..Mask::SUBSETS)
+                .map(|k| mesa_memory::compose(Mask::subset(k), sections.0.to_vec()).render())
                 .collect();
             let scores = judge.client().map_concurrent(&texts, |text| {
                 judge
                     .score(&q.id, &q.question, reference, text)
                     .map_err(MeasureError::from)
             });
-            let mut u = [0.0; MASKS];
+            let mut u = [0.0; Mask::SUBSETS];
             for (k, s) in scores.into_iter().enumerate() {
                 u[k] = s?;
             }
@@ -238,10 +236,10 @@ fn measure_one(
 }
 
 /// The utility of every non-empty mask.
-fn per_mask(f: impl Fn(mesa_core::Mask) -> f64) -> [f64; MASKS] {
-    let mut out = [0.0; MASKS];
+fn per_mask(f: impl Fn(mesa_core::Mask) -> f64) -> [f64; Mask::SUBSETS] {
+    let mut out = [0.0; Mask::SUBSETS];
     for (k, u) in out.iter_mut().enumerate() {
-        *u = f(mask_at(k));
+        *u = f(Mask::subset(k));
     }
     out
 }
@@ -249,9 +247,9 @@ fn per_mask(f: impl Fn(mesa_core::Mask) -> f64) -> [f64; MASKS] {
 fn record(
     episode: &Episode,
     q: &Question,
-    previews: PreviewTable,
-    utility: [f64; MASKS],
-    tokens: [f64; MASKS],
+    previews: Previews,
+    utility: [f64; Mask::SUBSETS],
+    tokens: [f64; Mask::SUBSETS],
     labelled: bool,
 ) -> SweepRecord {
     SweepRecord {

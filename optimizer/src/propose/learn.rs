@@ -9,7 +9,7 @@ use super::spec::{
 };
 use crate::eval::problem::argmax;
 use crate::eval::Problem;
-use crate::sweep::{mask_at, mask_index, MASKS};
+
 use mesa_core::{Feature, Mask, Structure};
 use std::collections::{BTreeMap, HashMap};
 
@@ -62,8 +62,8 @@ pub struct Fit<'a> {
 /// Per train position: the objective of each mask after the budget, and
 /// the mask index the budget turns each mask into.
 struct Rows {
-    eff: Vec<[f64; MASKS]>,
-    post: Vec<[u8; MASKS]>,
+    eff: Vec<[f64; Mask::SUBSETS]>,
+    post: Vec<[u8; Mask::SUBSETS]>,
 }
 
 impl<'a> Fit<'a> {
@@ -72,11 +72,11 @@ impl<'a> Fit<'a> {
         let mut post = Vec::with_capacity(self.idx.len());
         for &i in self.idx {
             let q = &self.problem.questions[i];
-            let mut e = [0.0; MASKS];
-            let mut p = [0u8; MASKS];
-            for k in 0..MASKS {
-                let m = apply_budget(mask_at(k), budget, &self.table.feats[i].previews);
-                let k2 = mask_index(m).unwrap_or(k);
+            let mut e = [0.0; Mask::SUBSETS];
+            let mut p = [0u8; Mask::SUBSETS];
+            for k in 0..Mask::SUBSETS {
+                let m = apply_budget(Mask::subset(k), budget, &self.table.feats[i].previews);
+                let k2 = Mask::subset_index(m).unwrap_or(k);
                 e[k] = q.objective[k2] - self.rate * q.tokens[k2];
                 p[k] = k2 as u8;
             }
@@ -94,7 +94,7 @@ impl<'a> Fit<'a> {
             .iter()
             .map(|&i| {
                 let (m, stop) = sim.run(self.table, i);
-                (mask_index(m).unwrap_or(MASKS - 1), stop)
+                (Mask::subset_index(m).unwrap_or(Mask::SUBSETS - 1), stop)
             })
             .unzip()
     }
@@ -175,7 +175,7 @@ impl<'a> Fit<'a> {
                 if used[ci] {
                     continue;
                 }
-                let mut sum = [0.0; MASKS];
+                let mut sum = [0.0; Mask::SUBSETS];
                 let mut old = 0.0;
                 let mut support = 0;
                 for (p, &on) in h.iter().enumerate() {
@@ -204,7 +204,7 @@ impl<'a> Fit<'a> {
             notes.push(format!(
                 "{name}: {} -> select {} (+{gain:.3} on {support} train questions)",
                 pool[ci].describe(),
-                mask_at(m)
+                Mask::subset(m)
             ));
             spec.rules.insert(
                 at,
@@ -212,7 +212,7 @@ impl<'a> Fit<'a> {
                     name,
                     cond: Some(pool[ci].clone()),
                     action: Act::Select,
-                    mask: mask_at(m),
+                    mask: Mask::subset(m),
                 },
             );
             if insert == Insert::AfterSelects {
@@ -233,9 +233,9 @@ impl<'a> Fit<'a> {
     pub fn refit_masks(&self, base: &PolicySpec) -> (PolicySpec, Vec<String>) {
         let rows = self.rows(base.budget);
         let (_, stops) = self.outcomes(base);
-        let mut sums: BTreeMap<Option<usize>, [f64; MASKS]> = BTreeMap::new();
+        let mut sums: BTreeMap<Option<usize>, [f64; Mask::SUBSETS]> = BTreeMap::new();
         for (p, stop) in stops.iter().enumerate() {
-            let s = sums.entry(*stop).or_insert([0.0; MASKS]);
+            let s = sums.entry(*stop).or_insert([0.0; Mask::SUBSETS]);
             for (a, v) in s.iter_mut().zip(rows.eff[p].iter()) {
                 *a += v;
             }
@@ -243,7 +243,7 @@ impl<'a> Fit<'a> {
         let mut spec = base.clone();
         let mut notes = Vec::new();
         for (stop, sum) in sums {
-            let m = mask_at(argmax(&sum));
+            let m = Mask::subset(argmax(&sum));
             match stop {
                 Some(r) if spec.rules[r].mask != m => {
                     notes.push(format!(
@@ -302,7 +302,7 @@ impl<'a> Fit<'a> {
             {
                 continue;
             }
-            let mut sum = [0.0; MASKS];
+            let mut sum = [0.0; Mask::SUBSETS];
             let mut old = 0.0;
             for &p in ps {
                 for (s, v) in sum.iter_mut().zip(rows.eff[p].iter()) {

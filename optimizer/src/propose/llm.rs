@@ -26,20 +26,23 @@ pub const LANGUAGE_REFERENCE: &str = include_str!("../../../docs/LANGUAGE.md");
 pub struct LlmOptions {
     /// The endpoint, model, timeouts and retries.
     pub config: Config,
-    /// Sampling temperature.
+    /// Sampling temperature. Default [`LlmOptions::DEFAULT_TEMPERATURE`] (0.7).
     pub temperature: f32,
-    /// Most tokens in a reply.
+    /// Most tokens in a reply. Default 2,000.
     pub max_tokens: u32,
     /// The language reference (defaults to the embedded docs/LANGUAGE.md).
     pub language_reference: String,
 }
 
 impl LlmOptions {
-    /// Options for `config` with temperature 0.7 and 2,000 reply tokens.
+    /// The proposer's default sampling temperature.
+    pub const DEFAULT_TEMPERATURE: f32 = 0.7;
+
+    /// Options for `config` with the defaults each field names.
     pub fn new(config: Config) -> LlmOptions {
         LlmOptions {
             config,
-            temperature: 0.7,
+            temperature: LlmOptions::DEFAULT_TEMPERATURE,
             max_tokens: 2000,
             language_reference: LANGUAGE_REFERENCE.to_string(),
         }

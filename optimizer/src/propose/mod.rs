@@ -11,7 +11,7 @@ use crate::archive::ArchiveEntry;
 use crate::directions::Direction;
 use crate::eval::engine::{CandidateFailure, Diag};
 use crate::eval::{InputsSeen, Problem, SplitData};
-use crate::sweep::{mask_at, mask_index, MASKS};
+
 use mesa_core::Mask;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -97,11 +97,13 @@ pub fn error_groups(
     /// Domain, visible question type, chosen mask bits.
     type Key = (String, Option<String>, u8);
     /// Count, regret, objective sums per mask, examples, chosen objective.
-    type Acc = (usize, f64, [f64; MASKS], Vec<String>, f64);
+    type Acc = (usize, f64, [f64; Mask::SUBSETS], Vec<String>, f64);
     let mut groups: HashMap<Key, Acc> = HashMap::new();
     for (&i, &m) in idx.iter().zip(masks) {
         let q = &problem.questions[i];
-        let Some(k) = mask_index(m) else { continue };
+        let Some(k) = Mask::subset_index(m) else {
+            continue;
+        };
         let best = problem.oracle(i);
         let regret = q.objective[best] - q.objective[k];
         if regret <= 1e-12 {
@@ -110,7 +112,7 @@ pub fn error_groups(
         let key = (q.domain.clone(), q.input.qtype.clone(), m.bits());
         let g = groups
             .entry(key)
-            .or_insert_with(|| (0, 0.0, [0.0; MASKS], Vec::new(), 0.0));
+            .or_insert_with(|| (0, 0.0, [0.0; Mask::SUBSETS], Vec::new(), 0.0));
         g.0 += 1;
         g.1 += regret;
         for (s, v) in g.2.iter_mut().zip(q.objective.iter()) {
@@ -130,7 +132,7 @@ pub fn error_groups(
                     domain,
                     qtype,
                     chosen: Mask::from_bits(bits),
-                    better: mask_at(b),
+                    better: Mask::subset(b),
                     count,
                     regret,
                     fixable: sums[b] - chosen_sum,

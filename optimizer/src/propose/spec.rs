@@ -9,7 +9,6 @@
 //! for; a test checks that.
 
 use crate::eval::Problem;
-use crate::sweep::mask_index;
 use mesa_core::{Feature, Input, Mask, Structure};
 use mesa_grammar::ast::{
     ActionKind, BinaryOp, Expr, ExprKind, File, HeaderKind, Ident, MetaField, Statement,
@@ -743,7 +742,7 @@ pub fn total_objective(
     idx.iter()
         .map(|&i| {
             let (m, _) = sim.run(table, i);
-            mask_index(m).map_or(0.0, |k| problem.questions[i].objective[k])
+            Mask::subset_index(m).map_or(0.0, |k| problem.questions[i].objective[k])
         })
         .sum()
 }

@@ -35,7 +35,7 @@
 
 pub mod synthetic;
 
-use mesa_core::{Feature, Mask, Structure};
+use mesa_core::{Feature, Mask, Previews, Structure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -46,19 +46,6 @@ use std::path::{Path, PathBuf};
 pub const SWEEP_FORMAT: &str = "mesa-sweep";
 /// The sweep format version this build reads and writes.
 pub const SWEEP_VERSION: u32 = 1;
-/// Non-empty subsets of five structures.
-pub const MASKS: usize = 31;
-
-/// The mask at index `k` of a record's arrays (`k` in `0..31`).
-pub fn mask_at(k: usize) -> Mask {
-    Mask::from_bits((k + 1) as u8)
-}
-
-/// The index of a non-empty mask in a record's arrays.
-pub fn mask_index(mask: Mask) -> Option<usize> {
-    (!mask.is_empty()).then(|| usize::from(mask.bits()) - 1)
-}
-
 /// How the utilities were computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -125,36 +112,6 @@ impl SweepHeader {
     }
 }
 
-/// The previews of one question: `[tokens, top, hits]` per structure, or
-/// `None` where the producer did not compute them.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PreviewTable(pub [Option<[f64; 3]>; 5]);
-
-impl PreviewTable {
-    /// All five structures with these values.
-    pub fn full(values: [[f64; 3]; 5]) -> PreviewTable {
-        PreviewTable(values.map(Some))
-    }
-
-    /// The value of `preview.K.feature`, if present.
-    pub fn get(&self, s: Structure, f: Feature) -> Option<f64> {
-        self.0[s.index()].map(|v| v[f as usize])
-    }
-
-    /// The previews as a policy input (absent ones are 0, as in the language).
-    pub fn to_previews(&self) -> mesa_core::Previews {
-        let mut p = mesa_core::Previews::default();
-        for s in Structure::ALL {
-            if let Some(v) = self.0[s.index()] {
-                for f in Feature::ALL {
-                    p.set(s, f, v[f as usize]);
-                }
-            }
-        }
-        p
-    }
-}
-
 /// One question of a sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepRecord {
@@ -174,11 +131,11 @@ pub struct SweepRecord {
     /// answer); evaluation uses labelled questions only.
     pub labelled: bool,
     /// Previews per structure.
-    pub previews: PreviewTable,
+    pub previews: Previews,
     /// Utility of each non-empty mask (index `k` = bits `k + 1`).
-    pub utility: [f64; MASKS],
+    pub utility: [f64; Mask::SUBSETS],
     /// Evidence tokens of each non-empty mask.
-    pub tokens: [f64; MASKS],
+    pub tokens: [f64; Mask::SUBSETS],
 }
 
 impl SweepRecord {
@@ -186,7 +143,7 @@ impl SweepRecord {
     pub fn to_json(&self) -> Value {
         let mut previews = Map::new();
         for s in Structure::ALL {
-            if let Some(v) = self.previews.0[s.index()] {
+            if let Some(v) = self.previews.of(s) {
                 previews.insert(s.letter().to_string(), serde_json::json!(v));
             }
         }
@@ -221,7 +178,7 @@ impl SweepRecord {
             }
         }
         for s in Structure::ALL {
-            if let Some(v) = self.previews.0[s.index()] {
+            if let Some(v) = self.previews.of(s) {
                 for f in Feature::ALL {
                     let x = v[f as usize];
                     if !x.is_finite() {
@@ -574,7 +531,7 @@ impl Sweep {
         let mut all = [true; 5];
         for r in &self.records {
             for (i, a) in all.iter_mut().enumerate() {
-                *a &= r.previews.0[i].is_some();
+                *a &= r.previews.of(Structure::ALL[i]).is_some();
             }
         }
         all
@@ -734,7 +691,7 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
         .get("labelled")?
         .as_bool()
         .ok_or_else(|| malformed(path, line, Some("labelled"), "expected true or false"))?;
-    let mut previews = PreviewTable::default();
+    let mut previews = Previews::default();
     match f.get("previews")? {
         Value::Object(m) => {
             for (key, v) in m {
@@ -756,7 +713,7 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
                         "tokens (item 0) is negative",
                     ));
                 }
-                if previews.0[s.index()].is_some() {
+                if previews.of(s).is_some() {
                     return Err(malformed(
                         path,
                         line,
@@ -764,7 +721,7 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
                         format!("structure {} given twice", s.letter()),
                     ));
                 }
-                previews.0[s.index()] = Some(vals);
+                previews.set_all(s, vals);
             }
         }
         other => {
@@ -776,8 +733,8 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
             ))
         }
     }
-    let utility: [f64; MASKS] = f.numbers("utility", f.get("utility")?)?;
-    let tokens: [f64; MASKS] = f.numbers("tokens", f.get("tokens")?)?;
+    let utility: [f64; Mask::SUBSETS] = f.numbers("utility", f.get("utility")?)?;
+    let tokens: [f64; Mask::SUBSETS] = f.numbers("tokens", f.get("tokens")?)?;
     if let Some(k) = tokens.iter().position(|t| *t < 0.0) {
         return Err(malformed(
             path,

@@ -5,8 +5,9 @@
 //! adds nothing but tokens and distraction). A fixed subset therefore
 //! leaves utility on the table that rules over cues and previews can win.
 
-use super::{mask_at, PreviewTable, SweepRecord, MASKS};
+use super::SweepRecord;
 use crate::rng::Rng;
+use mesa_core::{Mask, Previews};
 
 /// The six AMA-Bench domains.
 pub const DOMAINS: [&str; 6] = [
@@ -189,10 +190,10 @@ fn question(config: &SyntheticConfig, rng: &mut Rng, e: usize, q: usize, d: usiz
         };
         previews[k] = [tokens, top, hits];
     }
-    let mut utility = [0.0; MASKS];
-    let mut tokens = [0.0; MASKS];
+    let mut utility = [0.0; Mask::SUBSETS];
+    let mut tokens = [0.0; Mask::SUBSETS];
     for (i, (u, c)) in utility.iter_mut().zip(tokens.iter_mut()).enumerate() {
-        let m = mask_at(i);
+        let m = Mask::subset(i);
         let mut miss = 1.0;
         let mut distract = 0.0;
         for s in m.iter() {
@@ -213,7 +214,7 @@ fn question(config: &SyntheticConfig, rng: &mut Rng, e: usize, q: usize, d: usiz
         task: TASKS[d].to_string(),
         query,
         labelled: rng.unit() < config.labelled_share,
-        previews: PreviewTable::full(previews),
+        previews: Previews::full(previews),
         utility,
         tokens,
     }

@@ -44,12 +44,12 @@ fn round_trip_and_mask_indices() {
     let records = small();
     let text = write_text(&records);
     assert_eq!(read_text(&text).unwrap(), records);
-    assert_eq!(mask_at(0), Mask::from_bits(1));
-    assert_eq!(mask_at(30), Mask::ALL);
-    for k in 0..MASKS {
-        assert_eq!(mask_index(mask_at(k)), Some(k));
+    assert_eq!(Mask::subset(0), Mask::from_bits(1));
+    assert_eq!(Mask::subset(30), Mask::ALL);
+    for k in 0..Mask::SUBSETS {
+        assert_eq!(Mask::subset_index(Mask::subset(k)), Some(k));
     }
-    assert_eq!(mask_index(Mask::EMPTY), None);
+    assert_eq!(Mask::subset_index(Mask::EMPTY), None);
     // Deterministic generator.
     assert_eq!(small(), small());
 }
@@ -149,11 +149,13 @@ fn writer_rejects_non_finite() {
 fn previews_may_be_partial() {
     let mut records = small();
     for r in &mut records {
-        r.previews.0[4] = None;
+        r.previews.remove(mesa_core::Structure::Raw);
     }
     let text = write_text(&records);
     let back = read_text(&text).unwrap();
-    assert!(back.iter().all(|r| r.previews.0[4].is_none()));
+    assert!(back
+        .iter()
+        .all(|r| r.previews.of(mesa_core::Structure::Raw).is_none()));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
     std::fs::write(&path, text).unwrap();

@@ -21,7 +21,7 @@ impl Gen<'_> {
     pub(super) fn slot(&self, s: Structure, f: Feature) -> Option<u64> {
         self.slots
             .iter()
-            .position(|x| *x == Some((s, f)))
+            .position(|x| *x == mesa_core::PreviewKey::new(s, f))
             .map(|i| i as u64)
     }
 

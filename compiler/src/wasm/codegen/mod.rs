@@ -307,7 +307,7 @@ pub fn compile_with(
     let gen = Gen {
         program,
         layout: &layout,
-        slots: program.features.preview_slots(),
+        slots: program.features.previews.clone(),
         meta_consts,
         metadata_at: end,
         metadata_len: json.len() as u32,
@@ -318,7 +318,7 @@ pub fn compile_with(
 struct Gen<'a> {
     program: &'a Program,
     layout: &'a Layout,
-    slots: Vec<Option<(Structure, Feature)>>,
+    slots: Vec<mesa_core::PreviewKey>,
     meta_consts: Vec<(String, u64)>,
     metadata_at: u64,
     metadata_len: u32,

@@ -1,10 +1,10 @@
 //! The query path over a real store: previews computed from evidence, both
 //! engines agreeing on them, and evidence composed with provenance.
 
-use mesa_compiler::check;
 use mesa_core::{Engine, Mask, Structure};
 use mesa_memory::{BuildOptions, Config, Source, Store};
-use mesa_runtime::{AnyEngine, Chooser, EngineKind, QueryEngine, QueryError, Question, Runtime};
+use mesa_query::{Chooser, QueryEngine, QueryError, Question};
+use mesa_runtime::{AnyEngine, EngineKind, Runtime, Staged};
 use std::path::PathBuf;
 
 const ACTIONS: [&str; 4] = ["left", "right", "up", "down"];
@@ -69,8 +69,9 @@ default {S, V, R}
 "#;
 
 fn engine(kind: EngineKind) -> AnyEngine {
-    let program = check(POLICY).program.expect("policy checks");
-    AnyEngine::from_program(&Runtime::new().expect("runtime"), program, POLICY, kind)
+    Staged::check(POLICY)
+        .expect("policy checks")
+        .engine(&Runtime::new().expect("runtime"), kind)
         .expect("engine")
 }
 
@@ -144,10 +145,10 @@ fn both_engines_agree_on_previews_from_a_real_store() {
 fn a_policy_reading_no_previews_retrieves_only_what_it_selects() {
     let (store, dir) = store("no-previews");
     let src = "policy \"p\"\nrule r when query has words [\"error\"] -> select {T}\ndefault {S}\n";
-    let program = check(src).program.expect("checks");
-    let engine =
-        AnyEngine::from_program(&Runtime::new().expect("rt"), program, src, EngineKind::Wasm)
-            .expect("engine");
+    let engine = Staged::check(src)
+        .expect("checks")
+        .engine(&Runtime::new().expect("rt"), EngineKind::Wasm)
+        .expect("engine");
     assert!(engine.previews().is_empty());
     let mut q = QueryEngine::new(&store, Chooser::Policy(Box::new(engine)));
     let a = q

@@ -1,16 +1,10 @@
-//! The path of one question at query time: the store gives the episode's
-//! five structures, the policy's metadata says which previews to compute,
-//! the engine selects, and the selected structures' evidence is composed.
-//!
-//! ```text
-//! question ─► Retrieval ─previews the policy reads─► Input ─► Engine ─► mask
-//!                 │                                                      │
-//!                 └──────────── evidence (each structure once) ◄─────────┘ ─► Composition
-//! ```
+//! [`QueryEngine`]: previews, select, retrieve, compose; and the JSON form
+//! of an [`Answer`].
 
-use crate::{AnyEngine, RuntimeError};
-use mesa_core::{Engine, Feature, Input, Mask, Previews, Selection, Structure};
+use mesa_core::{Engine, Input, Mask, PreviewKey, Selection};
 use mesa_memory::{Composition, RetrieveError, Store};
+use mesa_runtime::{AnyEngine, SelectError};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// Why a question could not be answered.
@@ -30,7 +24,7 @@ pub enum QueryError {
     Retrieve(#[from] RetrieveError),
     /// The policy failed to select.
     #[error("the policy failed: {0}")]
-    Select(#[from] RuntimeError),
+    Select(#[from] SelectError),
 }
 
 fn hint(close: &Option<String>) -> String {
@@ -80,6 +74,19 @@ impl Timings {
     pub fn total(&self) -> Duration {
         self.prepare + self.previews + self.select + self.retrieve + self.compose
     }
+
+    /// Each stage and the total in whole microseconds, as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        let us = |d: Duration| (d.as_secs_f64() * 1e6).round();
+        json!({
+            "prepare": us(self.prepare),
+            "previews": us(self.previews),
+            "select": us(self.select),
+            "retrieve": us(self.retrieve),
+            "compose": us(self.compose),
+            "total": us(self.total()),
+        })
+    }
 }
 
 /// What one question got.
@@ -91,11 +98,52 @@ pub struct Answer {
     /// The deciding rule's name.
     pub rule_name: Option<String>,
     /// The previews computed for the policy (only the ones it reads).
-    pub previews: Vec<(Structure, Feature, f64)>,
+    pub previews: Vec<(PreviewKey, f64)>,
     /// The selected structures' evidence, in the order S, T, G, V, R.
     pub composition: Composition,
     /// Where the time went.
     pub timings: Timings,
+}
+
+impl Answer {
+    /// The answer as `mesa query --format json` prints it: episode,
+    /// question, mask, bits, rule, previews, tokens, evidence (structure,
+    /// steps, score, tokens, and the text when `with_text`) and timings in
+    /// microseconds.
+    pub fn to_json(&self, q: &Question<'_>, with_text: bool) -> serde_json::Value {
+        let previews: serde_json::Map<String, serde_json::Value> = self
+            .previews
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let items: Vec<serde_json::Value> = self
+            .composition
+            .items()
+            .map(|i| {
+                let mut v = json!({
+                    "structure": i.structure,
+                    "steps": i.steps,
+                    "score": i.score,
+                    "tokens": i.tokens,
+                });
+                if with_text {
+                    v["text"] = json!(i.text);
+                }
+                v
+            })
+            .collect();
+        json!({
+            "episode": q.episode,
+            "question": q.text,
+            "mask": self.selection.mask,
+            "bits": self.selection.mask.bits(),
+            "rule": self.rule_name,
+            "previews": previews,
+            "tokens": self.composition.tokens,
+            "evidence": items,
+            "micros": self.timings.to_json(),
+        })
+    }
 }
 
 /// Answers questions against an opened store with one chooser.
@@ -103,7 +151,7 @@ pub struct QueryEngine<'s> {
     store: &'s Store,
     chooser: Chooser,
     /// The previews the policy reads, read once from its metadata.
-    wanted: Vec<(Structure, Feature)>,
+    wanted: Vec<PreviewKey>,
 }
 
 impl<'s> QueryEngine<'s> {
@@ -121,7 +169,7 @@ impl<'s> QueryEngine<'s> {
     }
 
     /// The previews the policy reads.
-    pub fn wanted_previews(&self) -> &[(Structure, Feature)] {
+    pub fn wanted_previews(&self) -> &[PreviewKey] {
         &self.wanted
     }
 
@@ -184,16 +232,12 @@ impl<'s> QueryEngine<'s> {
             previews: self
                 .wanted
                 .iter()
-                .map(|&(s, f)| (s, f, previews_value(&previews, s, f)))
+                .map(|&k| (k, previews.value(k)))
                 .collect(),
             composition,
             timings,
         })
     }
-}
-
-fn previews_value(p: &Previews, s: Structure, f: Feature) -> f64 {
-    p.get(s, f)
 }
 
 /// The episode id closest to `id`, for "did you mean".

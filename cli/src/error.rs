@@ -1,0 +1,110 @@
+//! The binary's one error type. Library errors convert into it with `?`
+//! and keep their kind; `main` prints `error: {e}` and exits with
+//! [`CliError::exit_code`].
+
+use mesa_optimizer::{EvalError, OptimizeError, SweepError};
+use mesa_query::QueryError;
+use mesa_runtime::{LoadError, PolicyError, SelectError};
+
+/// An error that stops a command, printed as `error: ...`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// A file could not be read or written.
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        /// `read`, `write`, ...
+        action: &'static str,
+        /// The file.
+        path: String,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The command line itself is wrong (a missing or malformed flag): exit 2,
+    /// as clap does for its own usage errors.
+    #[error("{0}")]
+    Usage(String),
+    /// A policy file has errors; its diagnostics were printed.
+    #[error("`{path}` has {errors} error(s); run `mesa check {path}` for details")]
+    Diagnosed {
+        /// The file.
+        path: String,
+        /// How many errors.
+        errors: usize,
+    },
+    /// A policy could not be made into an engine.
+    #[error("`{path}`: {source}")]
+    Policy {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: PolicyError,
+    },
+    /// The sandbox could not be set up.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A policy failed on an input.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// A store could not be built or opened.
+    #[error(transparent)]
+    Store(#[from] mesa_memory::StoreError),
+    /// A model-backed builder could not be set up.
+    #[error(transparent)]
+    Setup(#[from] mesa_memory::SetupError),
+    /// A dataset could not be read.
+    #[error(transparent)]
+    Dataset(#[from] mesa_memory::DatasetError),
+    /// A question could not be answered.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// The LLM client could not be configured.
+    #[error("LLM endpoint: {0}")]
+    Llm(#[from] mesa_llm::Error),
+    /// Measuring a sweep failed.
+    #[error(transparent)]
+    Measure(#[from] mesa_optimizer::MeasureError),
+    /// The judge could not be set up.
+    #[error(transparent)]
+    Judge(#[from] mesa_optimizer::JudgeError),
+    /// A sweep could not be read.
+    #[error(transparent)]
+    Sweep(#[from] SweepError),
+    /// Evaluation failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// The search failed.
+    #[error(transparent)]
+    Optimize(#[from] OptimizeError),
+    /// JSON output could not be written.
+    #[error("cannot write JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A standard module does not exist.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+impl CliError {
+    /// The process exit code for this error: 2 for usage errors, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(
+        action: &'static str,
+        path: impl std::fmt::Display,
+    ) -> impl FnOnce(std::io::Error) -> CliError {
+        let path = path.to_string();
+        move |source| CliError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}
