@@ -88,12 +88,12 @@ impl Input {
 }
 
 /// Why an input could not be read.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum InputError {
     /// The line is not a JSON object of the expected shape.
     #[error("invalid JSON input: {0}")]
-    Json(String),
+    Json(#[source] std::sync::Arc<serde_json::Error>),
     /// A preview names an unknown structure.
     #[error("unknown structure `{0}` in a preview (structures are S, T, G, V, R)")]
     UnknownStructure(String),
@@ -226,7 +226,7 @@ impl<'de> Deserialize<'de> for PreviewObject {
 /// Returns the `id` (echoed in output).
 pub fn parse_json_line(line: &str) -> Result<(Option<serde_json::Value>, Input), InputError> {
     let line = line.strip_prefix('\u{FEFF}').unwrap_or(line);
-    let parsed: Line = serde_json::from_str(line).map_err(|e| InputError::Json(e.to_string()))?;
+    let parsed: Line = serde_json::from_str(line).map_err(|e| InputError::Json(e.into()))?;
     Ok((
         parsed.id,
         Input {
@@ -252,11 +252,11 @@ mod tests {
         assert_eq!(input.previews.get(Structure::Vector, Feature::Top), 0.5);
         assert!(matches!(
             parse_json_line(r#"{"query": "", "preview": {"R": {"tokens": 1}, "raw": {"top": 1}}}"#),
-            Err(InputError::Json(e)) if e.contains("given twice")
+            Err(InputError::Json(e)) if e.to_string().contains("given twice")
         ));
         assert!(matches!(
             parse_json_line(r#"{"query": "", "preview": {"R": {"tokens": 1, "tokens": 2}}}"#),
-            Err(InputError::Json(e)) if e.contains("given twice")
+            Err(InputError::Json(e)) if e.to_string().contains("given twice")
         ));
         assert!(parse_json_line("\u{FEFF}{\"query\": \"a\"}").is_ok());
         assert!(matches!(
@@ -265,11 +265,11 @@ mod tests {
         ));
         assert!(matches!(
             parse_json_line(r#"{"query": "", "preview": {"X": {}}}"#),
-            Err(InputError::Json(e)) if e.contains("unknown structure `X`")
+            Err(InputError::Json(e)) if e.to_string().contains("unknown structure `X`")
         ));
         assert!(matches!(
             parse_json_line(r#"{"query": "", "preview": {"S": {"tok": 1}}}"#),
-            Err(InputError::Json(e)) if e.contains("unknown preview feature `tok`")
+            Err(InputError::Json(e)) if e.to_string().contains("unknown preview feature `tok`")
         ));
     }
 

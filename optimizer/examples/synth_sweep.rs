@@ -6,9 +6,8 @@
 //! mesa optimize --sweep sweep.jsonl --out run/
 //! ```
 
-use mesa_optimizer::sweep::synthetic::{generate, SyntheticConfig};
-use mesa_optimizer::sweep::write_sweep;
-use mesa_optimizer::UtilityKind;
+use mesa_optimizer::synthetic::{generate, SyntheticConfig};
+use mesa_optimizer::{write_sweep, UtilityKind};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -138,6 +138,7 @@ impl Direction {
     }
 
     /// Reads a name.
+    #[cfg(test)]
     pub fn from_name(s: &str) -> Option<Direction> {
         Direction::ALL.into_iter().find(|d| d.name() == s)
     }

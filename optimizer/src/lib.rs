@@ -2,19 +2,27 @@
 //! prior-guided UCB search over selector policies, the offline and LLM
 //! proposers, the run archive and reports.
 //!
-//! - [`sweep`]: the sweep file format (reader, writer, synthetic generator).
-//! - [`split`]: episode-level 2:2:6 train/val/test splits per seed.
-//! - [`eval`]: J, C and the objective of a policy run as compiled Wasm in
-//!   the sandbox; `mesa eval`.
-//! - [`baselines`]: single structures, all five, random, best fixed on val,
-//!   per-domain on train, the oracle.
-//! - [`ucb`], [`directions`]: the bandit over prior directions.
-//! - [`propose`]: the offline proposer (rules fitted on train, written
-//!   through the syntax tree and the formatter) and the LLM proposer.
-//! - [`archive`], [`search`], [`report`], [`svg`]: `mesa optimize`.
+//! Inside (private modules; the flat re-exports below are the surface):
 //!
-//! The flat re-exports below are the surface a front end uses; the modules
-//! hold the parts for tests and tools.
+//! - `sweep`: the sweep file format (reader, writer, synthetic generator);
+//!   `measure`: producing a sweep from a store (evidence recall, answer
+//!   coverage, the LLM judge with its cache).
+//! - `split`: episode-level 2:2:6 train/val/test splits per seed.
+//! - `eval`: J, C and the objective of a policy run as compiled Wasm in
+//!   the sandbox; `mesa eval`.
+//! - `baselines`: single structures, all five, random, best fixed on val,
+//!   per-domain on train, the oracle.
+//! - `ucb`, `directions`: the bandit over prior directions.
+//! - `propose`: the offline proposer (rules fitted on train, written
+//!   through the syntax tree and the formatter) and the LLM proposer.
+//! - `archive`, `search`, `report`, `svg`: `mesa optimize`.
+//!
+//! ```text
+//! sweep.jsonl ──Sweep::read──► Problem ──splits──► train / val / test
+//!                                  │
+//!        proposer ──source──► compile_policy (Staged: check, module, instance) ──select──► Metrics ──► archive
+//!                                  └── UCB over directions picks the next; the best val objective is tested once
+//! ```
 //!
 //! ```no_run
 //! use mesa_optimizer::{optimize, OptimizeOptions};
@@ -29,21 +37,24 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod archive;
-pub mod baselines;
-pub mod directions;
-pub mod eval;
-pub mod measure;
-pub mod propose;
-pub mod report;
-pub mod rng;
-pub mod search;
-pub mod split;
-pub mod svg;
-pub mod sweep;
-pub mod ucb;
+mod archive;
+mod baselines;
+mod directions;
+mod eval;
+mod measure;
+mod propose;
+mod report;
+mod rng;
+mod search;
+mod split;
+mod svg;
+mod sweep;
+mod ucb;
 
-pub use eval::{evaluate_policy, EvalError, EvalOptions, EvalReport, PolicyFile};
+pub use archive::{read_entries, ArchiveEntry, ArchiveError, ARCHIVE_FILE};
+pub use eval::engine::{CandidateFailure, Diag, Stage, StageTimings};
+pub use eval::run::selections;
+pub use eval::{evaluate_policy, EvalError, EvalOptions, EvalReport, PolicyFile, Problem};
 pub use measure::judge::{Judge, JudgeError};
 pub use measure::{measure, MeasureError, MeasureOptions, MeasureReport};
 pub use propose::LlmOptions;
@@ -51,5 +62,13 @@ pub use report::{eval_markdown, OptimizeReport};
 pub use search::{optimize, OptimizeError, OptimizeOptions, ProposerConfig, RunSummary};
 pub use split::Split;
 pub use sweep::{
-    Sweep, SweepError, SweepHeader, SweepReader, SweepRecord, SweepWriter, UtilityKind,
+    synthetic, write_sweep, Sweep, SweepError, SweepHeader, SweepReader, SweepRecord, SweepWriter,
+    UtilityKind,
 };
+
+/// What the integration tests check beyond the facade: the search's
+/// simulator of a policy spec over a sweep.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::propose::spec::{total_objective, FeatTable, Simulator};
+}

@@ -2,12 +2,11 @@
 //! engines' agreement, and clear errors for bad input.
 
 use mesa_core::{Mask, Previews};
-use mesa_optimizer::eval::engine::Stage;
-use mesa_optimizer::eval::run::selections;
-use mesa_optimizer::eval::{evaluate_policy, EvalError, EvalOptions, PolicyFile, Problem};
-use mesa_optimizer::split::Split;
-use mesa_optimizer::sweep::synthetic::{generate, SyntheticConfig};
-use mesa_optimizer::sweep::{write_sweep, Sweep, SweepRecord, UtilityKind};
+use mesa_optimizer::synthetic::{generate, SyntheticConfig};
+use mesa_optimizer::{
+    evaluate_policy, selections, write_sweep, EvalError, EvalOptions, PolicyFile, Problem, Split,
+    Stage, Sweep, SweepRecord, UtilityKind,
+};
 use mesa_runtime::EngineKind;
 use std::path::Path;
 
@@ -130,7 +129,7 @@ fn hand_computed_numbers() {
     assert!(close(y.j, 0.6) && close(y.c, 3000.0));
     assert!(r.policy.breakdown.domain.contains_key("alpha"));
     // Markdown and JSON.
-    let md = mesa_optimizer::report::eval_markdown(&r);
+    let md = mesa_optimizer::eval_markdown(&r);
     assert!(
         md.contains("| **by-type** | 0.5000 ± 0.0000 | 0.7000 ± 0.0000 | 2000 ± 0 |"),
         "{md}"

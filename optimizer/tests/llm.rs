@@ -4,9 +4,10 @@
 
 mod support;
 
-use mesa_optimizer::archive::{read_entries, ARCHIVE_FILE};
-use mesa_optimizer::propose::LlmOptions;
-use mesa_optimizer::search::{optimize, OptimizeError, OptimizeOptions, ProposerConfig};
+use mesa_optimizer::{
+    optimize, read_entries, LlmOptions, OptimizeError, OptimizeOptions, ProposerConfig,
+    ARCHIVE_FILE,
+};
 use mesa_testkit::{chat_reply as chat, Reply, Server};
 use std::time::Duration;
 use support::{start, synthetic_sweep};

@@ -4,14 +4,11 @@
 
 mod support;
 
-use mesa_optimizer::archive::{read_entries, ArchiveEntry, ARCHIVE_FILE};
-use mesa_optimizer::eval::run::selections;
-use mesa_optimizer::eval::PolicyFile;
-use mesa_optimizer::eval::Problem;
-use mesa_optimizer::propose::spec::{total_objective, FeatTable, Simulator};
-use mesa_optimizer::search::{optimize, OptimizeError, OptimizeOptions};
-use mesa_optimizer::split::Split;
-use mesa_optimizer::sweep::Sweep;
+use mesa_optimizer::testing::{total_objective, FeatTable, Simulator};
+use mesa_optimizer::{
+    optimize, read_entries, selections, ArchiveEntry, OptimizeError, OptimizeOptions, PolicyFile,
+    Problem, Split, Sweep, ARCHIVE_FILE,
+};
 use mesa_runtime::EngineKind;
 use support::synthetic_sweep;
 

@@ -4,9 +4,7 @@
 use crate::error::CliError;
 use mesa_memory::dataset::LoadOptions;
 use mesa_memory::{PluginOptions, Store};
-use mesa_optimizer::measure::judge::Judge;
-use mesa_optimizer::measure::{measure, MeasureOptions, MeasureReport};
-use mesa_optimizer::sweep::UtilityKind;
+use mesa_optimizer::{measure, Judge, MeasureOptions, MeasureReport, UtilityKind};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -212,14 +212,15 @@ pub enum DatasetError {
         offset: usize,
     },
     /// The line is not JSON (truncated, or not JSON at all).
-    #[error("{file}:{line}: not valid JSON: {message}")]
+    #[error("{file}:{line}: not valid JSON: {source}")]
     Json {
         /// The file.
         file: String,
         /// The line.
         line: usize,
-        /// The parser's message.
-        message: String,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
     },
     /// The line is JSON but in neither known layout.
     #[error("{file}:{line}: unknown layout: expected an AMA-Bench episode (with `episode_id` and `trajectory`) or a generic one (with `id` and `steps`); see docs/DATA.md")]
@@ -584,10 +585,10 @@ pub fn parse_episode(
     file: &str,
     line: usize,
 ) -> Result<(Episode, Format, [usize; 2]), DatasetError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| DatasetError::Json {
+    let value: Value = serde_json::from_str(text).map_err(|source| DatasetError::Json {
         file: file.to_string(),
         line,
-        message: e.to_string(),
+        source,
     })?;
     let obj = value
         .as_object()

@@ -103,27 +103,33 @@ impl MiniLmEmbedder {
                 });
             }
         }
-        let model_error = |path: &Path, message: String| SetupError::Model {
-            path: path.to_path_buf(),
-            message,
-        };
+        fn model_error<'p>(
+            path: &'p Path,
+            what: &'static str,
+        ) -> impl FnOnce(Box<dyn std::error::Error + Send + Sync>) -> SetupError + 'p {
+            move |source| SetupError::Model {
+                path: path.to_path_buf(),
+                what,
+                source,
+            }
+        }
 
         let config_text = std::fs::read_to_string(&config_path)
-            .map_err(|e| model_error(&config_path, e.to_string()))?;
+            .map_err(|e| model_error(&config_path, "reading")(e.into()))?;
         let config: BertConfig = serde_json::from_str(&config_text)
-            .map_err(|e| model_error(&config_path, format!("not a BERT config: {e}")))?;
+            .map_err(|e| model_error(&config_path, "not a BERT config")(e.into()))?;
         if config.hidden_size != MINILM_DIM {
-            return Err(model_error(
-                &config_path,
-                format!(
-                    "hidden_size is {}, all-MiniLM-L6-v2 has {MINILM_DIM}",
-                    config.hidden_size
-                ),
+            let found = format!(
+                "hidden_size is {}, all-MiniLM-L6-v2 has {MINILM_DIM}",
+                config.hidden_size
+            );
+            return Err(model_error(&config_path, "not all-MiniLM-L6-v2")(
+                found.into(),
             ));
         }
 
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
-            .map_err(|e| model_error(&tokenizer_path, format!("not a tokenizer: {e}")))?;
+            .map_err(model_error(&tokenizer_path, "not a tokenizer"))?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MINILM_MAX_TOKENS,
@@ -131,18 +137,18 @@ impl MiniLmEmbedder {
                 stride: 0,
                 direction: TruncationDirection::Right,
             }))
-            .map_err(|e| model_error(&tokenizer_path, format!("truncation: {e}")))?;
+            .map_err(model_error(&tokenizer_path, "truncation"))?;
         // Batches are padded here, to the longest text of each batch.
         tokenizer.with_padding(None);
         let pad_id = u32::try_from(config.pad_token_id).unwrap_or(0);
 
         let device = Device::Cpu;
-        let weights =
-            std::fs::read(&weights_path).map_err(|e| model_error(&weights_path, e.to_string()))?;
+        let weights = std::fs::read(&weights_path)
+            .map_err(|e| model_error(&weights_path, "reading")(e.into()))?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| model_error(&weights_path, format!("not safetensors: {e}")))?;
+            .map_err(|e| model_error(&weights_path, "not safetensors")(e.into()))?;
         let model = BertModel::load(vb, &config)
-            .map_err(|e| model_error(&weights_path, format!("not a BERT model: {e}")))?;
+            .map_err(|e| model_error(&weights_path, "not a BERT model")(e.into()))?;
         Ok(MiniLmEmbedder {
             model,
             tokenizer,

@@ -99,12 +99,15 @@ pub enum SetupError {
         script: &'static str,
     },
     /// A model file exists but could not be read or used.
-    #[error("the MiniLM model file {}: {message}", path.display())]
+    #[error("the MiniLM model file {}: {what}: {source}", path.display())]
     Model {
         /// The file.
         path: PathBuf,
-        /// What went wrong.
-        message: String,
+        /// What was being done with it.
+        what: &'static str,
+        /// Why it failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The LLM client could not be configured, or the endpoint failed
     /// during setup (e.g. the embedder's dimension probe).
@@ -460,9 +463,10 @@ impl Extractors {
 /// A plugin's failure from an LLM call, naming what it was doing.
 #[cfg(feature = "llm")]
 fn llm_failure(plugin: String, what: &str, e: &mesa_llm::Error) -> PluginError {
-    PluginError::Failed {
+    PluginError::Llm {
         plugin,
-        message: format!("{what}: {e}"),
+        what: what.to_string(),
+        source: Box::new(e.clone()),
     }
 }
 

@@ -206,7 +206,7 @@ mod tests {
         });
         let e = OpenAiEmbedder::connect(mesa_llm::Client::new(server.config()).unwrap()).unwrap();
         let err = e.embed(&["a"]).unwrap_err();
-        assert!(matches!(err, PluginError::Failed { .. }), "{err}");
+        assert!(matches!(err, PluginError::Llm { .. }), "{err}");
         assert!(err.to_string().contains("HTTP 500"), "{err}");
 
         // A probe that fails is a setup error.

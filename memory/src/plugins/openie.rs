@@ -397,7 +397,7 @@ mod tests {
         let x = LlmExtractor::new(server.client()).on_malformed(OnMalformed::Fallback);
         let e = sql_episode();
         let err = x.extract(&e, &e.steps[0]).unwrap_err();
-        assert!(matches!(err, PluginError::Failed { .. }), "{err}");
+        assert!(matches!(err, PluginError::Llm { .. }), "{err}");
         let m = err.to_string();
         assert!(
             m.contains("step 0") && m.contains("HTTP 500") && m.contains("model crashed"),

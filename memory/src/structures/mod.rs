@@ -48,6 +48,18 @@ pub enum PluginError {
         /// What went wrong.
         message: String,
     },
+    /// The plugin's call to the LLM endpoint failed.
+    #[cfg(feature = "llm")]
+    #[error("{plugin}: {what}: {source}")]
+    Llm {
+        /// The plugin's name.
+        plugin: String,
+        /// What it was doing (`summarizing steps 0-11`, ...).
+        what: String,
+        /// The client's error.
+        #[source]
+        source: Box<mesa_llm::Error>,
+    },
     /// The plugin returned something of the wrong shape.
     #[error("{plugin}: {message}")]
     BadOutput {

@@ -10,10 +10,10 @@ pub mod metrics;
 pub mod problem;
 pub mod run;
 
-pub use engine::{compile_policy, CandidateFailure, CompiledPolicy, Stage, StageTimings};
+pub use engine::CandidateFailure;
 pub use metrics::{Breakdown, Metrics, MetricsAgg, Stat};
-pub use problem::{InputsSeen, Problem, Question, SplitData};
-pub use run::{evaluate_policy, EvalOptions, EvalReport, PolicyEval, PolicyFile};
+pub use problem::{InputsSeen, Problem, SplitData};
+pub use run::{evaluate_policy, EvalOptions, EvalReport, PolicyFile};
 
 /// Why an evaluation could not run.
 #[derive(Debug, thiserror::Error)]

@@ -4,8 +4,7 @@
 //! scored by native simulation of the policy (see [`super::spec`]).
 
 use super::spec::{
-    apply_budget, holds_vec, words_of, Act, Cmp, Cond, Feat, FeatTable, PolicySpec, RuleSpec,
-    Simulator,
+    apply_budget, holds_vec, Act, Cmp, Cond, Feat, FeatTable, PolicySpec, RuleSpec, Simulator,
 };
 use crate::eval::problem::argmax;
 use crate::eval::Problem;
@@ -119,27 +118,6 @@ impl<'a> Fit<'a> {
     fn objective(&self, pos: usize, k: usize) -> f64 {
         let q = &self.problem.questions[self.idx[pos]];
         q.objective[k] - self.rate * q.tokens[k]
-    }
-
-    /// `query has std.X` / `query matches std.X` for every standard cue set
-    /// that matches at least `min_support` and at most all but
-    /// `min_support` of the train queries.
-    pub fn std_conds(&self, min_support: usize) -> Vec<Cond> {
-        let mut out = Vec::new();
-        for (j, (name, pattern)) in self.table.std_sets.iter().enumerate() {
-            let n = self
-                .idx
-                .iter()
-                .filter(|&&i| self.table.feats[i].std & (1u64 << j) != 0)
-                .count();
-            if n >= min_support.max(1) && n + min_support.max(1) <= self.idx.len() {
-                out.push(Cond::Std {
-                    name: name.clone(),
-                    pattern: *pattern,
-                });
-            }
-        }
-        out
     }
 
     /// Greedy decision-list learning: repeatedly adds the `select` rule
@@ -661,9 +639,4 @@ fn round_sig(x: f64, digits: i32) -> f64 {
     let mag = x.abs().log10().floor() as i32;
     let scale = 10f64.powi(digits - 1 - mag);
     (x * scale).round() / scale
-}
-
-/// Words of a query, for the LLM prompt's examples and tests.
-pub fn query_words(text: &str) -> Vec<String> {
-    words_of(text)
 }

@@ -28,11 +28,6 @@ impl OfflineProposer {
         }
     }
 
-    /// The proposer's feature table (for tests that simulate policies).
-    pub fn table(&self) -> &FeatTable {
-        &self.table
-    }
-
     fn params(ctx: &ProposeContext<'_>) -> Params {
         if ctx.mode != Mode::Explore {
             return Params::default();

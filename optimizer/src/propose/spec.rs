@@ -645,11 +645,6 @@ fn holds(c: &Compiled, f: &QFeat) -> bool {
     }
 }
 
-/// Whether `cond` holds for question `i` of the table.
-pub fn cond_holds(cond: &Cond, table: &FeatTable, i: usize) -> bool {
-    holds(&compile(cond, table), &table.feats[i])
-}
-
 /// Whether `cond` holds, for each question of `idx`.
 pub fn holds_vec(cond: &Cond, table: &FeatTable, idx: &[usize]) -> Vec<bool> {
     let c = compile(cond, table);

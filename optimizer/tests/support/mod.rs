@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use mesa_optimizer::sweep::synthetic::{generate, SyntheticConfig};
-use mesa_optimizer::sweep::{write_sweep, UtilityKind};
+use mesa_optimizer::synthetic::{generate, SyntheticConfig};
+use mesa_optimizer::{write_sweep, UtilityKind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
