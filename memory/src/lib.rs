@@ -18,6 +18,7 @@
 pub mod compose;
 pub mod config;
 pub mod dataset;
+pub mod live;
 pub mod plugins;
 pub mod preview;
 pub mod store;
@@ -30,6 +31,7 @@ pub use config::Config;
 pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };
+pub use live::{EpisodeInfo, Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
 pub use plugins::{
     BuilderKind, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError, Summarizers,
 };
@@ -37,7 +39,7 @@ pub use preview::{feature_value, Retrieval};
 pub use store::{BuildOptions, Progress, Source, Store, StoreError};
 pub use structures::{
     BuildError, Embedder, EpisodeMemory, Evidence, EvidenceItem, MemoryStructure, PluginError,
-    Plugins, Query, RetrieveError, Summarizer, TripleExtractor,
+    Plugins, Query, RetrieveError, StepParts, Summarizer, TripleExtractor,
 };
 pub use tokens::count_tokens;
 

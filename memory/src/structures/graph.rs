@@ -288,11 +288,21 @@ impl Graph {
         extractor: &dyn TripleExtractor,
         config: &Config,
     ) -> Result<Graph, PluginError> {
+        let triples = episode
+            .steps
+            .iter()
+            .map(|step| extractor.extract(episode, step))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Graph::from_triples(episode, &triples, config))
+    }
+
+    /// Indexes relations extracted earlier, one list per step of
+    /// `episode` in order (the live store keeps each step's list).
+    pub fn from_triples(episode: &Episode, triples: &[Vec<Triple>], config: &Config) -> Graph {
         let mut graph = RelationGraph::default();
         let mut by_name: HashMap<String, NodeIndex> = HashMap::new();
         let mut seen = HashSet::new();
-        for step in &episode.steps {
-            let triples = extractor.extract(episode, step)?;
+        for (step, triples) in episode.steps.iter().zip(triples) {
             let mut kept = 0;
             for tr in triples {
                 if kept >= config.graph_edges_per_step {
@@ -324,7 +334,7 @@ impl Graph {
             }
         }
         let last = episode.steps.last().map_or(0, |s| s.index);
-        Ok(Graph::index(graph, last, config))
+        Graph::index(graph, last, config)
     }
 
     /// Indexes a stored graph; fails if an edge ends at a vacant node.

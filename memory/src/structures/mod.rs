@@ -377,6 +377,47 @@ impl std::fmt::Debug for EpisodeMemory {
     }
 }
 
+/// What the builders derive from one step alone: its evidence text's
+/// tokens, its normalized embedding and its relations. This is the
+/// model-backed cost of a step, paid once when the step is written; the
+/// live store keeps it beside the step, and
+/// [`EpisodeMemory::from_parts`] assembles the five structures from it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct StepParts {
+    /// Tokens of the step's evidence text (cl100k_base).
+    pub tokens: u32,
+    /// The step's embedding, normalized.
+    pub vector: Vec<f32>,
+    /// The step's relations, as extracted.
+    pub triples: Vec<Triple>,
+}
+
+impl StepParts {
+    /// The parts of `steps` (steps of `episode`): embeddings in batches of
+    /// 64, relations one step at a time.
+    pub fn derive(
+        episode: &Episode,
+        steps: &[Step],
+        config: &Config,
+        plugins: &Plugins,
+    ) -> Result<Vec<StepParts>, PluginError> {
+        let texts = StepTexts::build(steps, config.evidence_text_bytes);
+        let vectors = vector::embed_all(&texts, plugins.embedder.as_ref())?;
+        let dim = plugins.embedder.dim();
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                Ok(StepParts {
+                    tokens: texts.tokens[i],
+                    vector: vectors[i * dim..(i + 1) * dim].to_vec(),
+                    triples: plugins.extractor.extract(episode, step)?,
+                })
+            })
+            .collect()
+    }
+}
+
 impl EpisodeMemory {
     /// Builds the five structures over an episode. The BM25 index is kept in
     /// memory, or written to `raw_dir` if given (an empty directory).
@@ -386,17 +427,73 @@ impl EpisodeMemory {
         plugins: &Plugins,
         raw_dir: Option<&Path>,
     ) -> Result<EpisodeMemory, BuildError> {
-        let steps = Arc::new(StepTexts::build(&episode.steps, config.evidence_text_bytes));
+        let parts =
+            StepParts::derive(&episode, &episode.steps, config, plugins).map_err(|source| {
+                BuildError::Plugin {
+                    episode: episode.id.clone(),
+                    source,
+                }
+            })?;
+        EpisodeMemory::from_parts(episode, &parts, config, plugins, raw_dir)
+    }
+
+    /// Assembles the five structures from each step's [`StepParts`] (one
+    /// per step, in order): no embedding or extraction runs, only the
+    /// summarizer (S is rewritten over the whole episode) and the indexes.
+    /// A store built step by step answers exactly like one built in one
+    /// batch, since both go through here with the same parts.
+    pub fn from_parts(
+        episode: Arc<Episode>,
+        parts: &[StepParts],
+        config: &Config,
+        plugins: &Plugins,
+        raw_dir: Option<&Path>,
+    ) -> Result<EpisodeMemory, BuildError> {
         let plugin = |source| BuildError::Plugin {
             episode: episode.id.clone(),
             source,
         };
+        if parts.len() != episode.steps.len() {
+            return Err(plugin(PluginError::BadOutput {
+                plugin: "step parts".into(),
+                message: format!("{} parts for {} steps", parts.len(), episode.steps.len()),
+            }));
+        }
+        let tokens = parts.iter().map(|p| p.tokens).collect();
+        let steps = StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
+            .map(Arc::new)
+            .ok_or_else(|| {
+                plugin(PluginError::BadOutput {
+                    plugin: "step parts".into(),
+                    message: "one token count per step expected".into(),
+                })
+            })?;
         let summary =
             Summary::build(&episode, plugins.summarizer.as_ref(), config).map_err(plugin)?;
         let temporal = Temporal::new(&episode, steps.clone(), config);
-        let graph = Graph::build(&episode, plugins.extractor.as_ref(), config).map_err(plugin)?;
-        let vector =
-            Vector::build(steps.clone(), plugins.embedder.clone(), config).map_err(plugin)?;
+        let triples: Vec<Vec<Triple>> = parts.iter().map(|p| p.triples.clone()).collect();
+        let graph = Graph::from_triples(&episode, &triples, config);
+        let dim = plugins.embedder.dim();
+        let mut data = Vec::with_capacity(parts.len() * dim);
+        for p in parts {
+            if p.vector.len() != dim {
+                return Err(plugin(PluginError::BadOutput {
+                    plugin: plugins.embedder.name(),
+                    message: format!(
+                        "a stored vector has {} dimensions, not {dim}",
+                        p.vector.len()
+                    ),
+                }));
+            }
+            data.extend_from_slice(&p.vector);
+        }
+        let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
+            .ok_or_else(|| {
+                plugin(PluginError::BadOutput {
+                    plugin: plugins.embedder.name(),
+                    message: "one vector per step expected".into(),
+                })
+            })?;
         let raw = Raw::build(steps, config, raw_dir).map_err(|source| BuildError::Index {
             episode: episode.id.clone(),
             source,

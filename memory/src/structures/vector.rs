@@ -119,6 +119,22 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
+/// Every step's text embedded (in batches of 64) and normalized, one
+/// `dim`-float row per step.
+pub fn embed_all(steps: &StepTexts, embedder: &dyn Embedder) -> Result<Vec<f32>, PluginError> {
+    let mut data = Vec::with_capacity(steps.len() * embedder.dim());
+    for chunk in steps.texts.chunks(64) {
+        let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        let vs = embedder.embed(&texts)?;
+        check(embedder, &vs, texts.len())?;
+        for mut v in vs {
+            normalize(&mut v);
+            data.extend_from_slice(&v);
+        }
+    }
+    Ok(data)
+}
+
 fn check(embedder: &dyn Embedder, got: &[Vec<f32>], want: usize) -> Result<(), PluginError> {
     let bad = |message: String| PluginError::BadOutput {
         plugin: embedder.name(),
@@ -174,17 +190,7 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Result<Vector, PluginError> {
-        let dim = embedder.dim();
-        let mut data = Vec::with_capacity(steps.len() * dim);
-        for chunk in steps.texts.chunks(64) {
-            let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            let vs = embedder.embed(&texts)?;
-            check(embedder.as_ref(), &vs, texts.len())?;
-            for mut v in vs {
-                normalize(&mut v);
-                data.extend_from_slice(&v);
-            }
-        }
+        let data = embed_all(&steps, embedder.as_ref())?;
         Ok(Vector::from_parts(steps, data, embedder, config))
     }
 

@@ -1,0 +1,288 @@
+//! The tenant's database: one SQLite file in WAL mode with
+//! `synchronous = FULL` (a commit that returned is on disk) and
+//! `secure_delete = ON` (freed pages are zeroed), and the rows it keeps.
+//!
+//! ```text
+//! meta(key, value)                      format, version, embedder, config
+//! episodes(id, task, domain, outcome, meta, created)
+//! steps(episode, idx, action, observation, timestamp, tokens, vector, triples)
+//! ```
+//!
+//! A step's row holds what the model-backed builders derived from it
+//! ([`crate::StepParts`]), so a step is embedded and extracted once, when it
+//! is written, and forgetting the row forgets those too.
+
+use super::LiveError;
+use crate::dataset::Step;
+use crate::structures::{StepParts, Triple};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The format marker and version in `meta`.
+pub const FORMAT: &str = "mesa-live-memory";
+/// The layout version this build reads and writes.
+pub const VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS episodes (
+    id TEXT PRIMARY KEY,
+    task TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    outcome TEXT,
+    meta TEXT NOT NULL,
+    created TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS steps (
+    episode TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    action TEXT NOT NULL,
+    observation TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    triples TEXT NOT NULL,
+    PRIMARY KEY (episode, idx)
+) STRICT, WITHOUT ROWID;
+";
+
+/// An episode's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeRow {
+    /// The id.
+    pub id: String,
+    /// The task.
+    pub task: String,
+    /// The domain.
+    pub domain: String,
+    /// How it ended, if known.
+    pub outcome: Option<String>,
+    /// Other metadata.
+    pub meta: BTreeMap<String, String>,
+    /// When it was created (RFC 3339).
+    pub created: String,
+}
+
+/// Opens (creating if new) the database at `path` and checks its format.
+pub fn open(path: &Path) -> Result<Connection, LiveError> {
+    let shown = path.display().to_string();
+    let db = |source| LiveError::Db {
+        path: shown.clone(),
+        source,
+    };
+    let conn = Connection::open(path).map_err(db)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(db)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(db)?;
+    conn.pragma_update(None, "secure_delete", "ON")
+        .map_err(db)?;
+    conn.pragma_update(None, "foreign_keys", "ON").map_err(db)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(db)?;
+    conn.execute_batch(SCHEMA).map_err(db)?;
+    let format: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(db)?;
+    match format.as_deref() {
+        None => {
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('format', ?1), ('version', ?2)",
+                params![FORMAT, VERSION.to_string()],
+            )
+            .map_err(db)?;
+        }
+        Some(FORMAT) => {
+            let version: String = conn
+                .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+                    r.get(0)
+                })
+                .map_err(db)?;
+            let found = version.parse::<i64>().unwrap_or(0);
+            if found != VERSION {
+                return Err(LiveError::Version {
+                    path: shown,
+                    found,
+                    expected: VERSION,
+                });
+            }
+        }
+        Some(other) => {
+            return Err(LiveError::NotAMemory {
+                dir: shown,
+                reason: format!("its format marker is `{other}`"),
+            })
+        }
+    }
+    Ok(conn)
+}
+
+/// Reads a `meta` value.
+pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()
+}
+
+/// Writes a `meta` value.
+pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+        params![key, value],
+    )
+    .map(|_| ())
+}
+
+/// One episode's row, if it exists.
+pub fn episode(conn: &Connection, id: &str) -> rusqlite::Result<Option<EpisodeRow>> {
+    conn.query_row(
+        "SELECT id, task, domain, outcome, meta, created FROM episodes WHERE id = ?1",
+        [id],
+        episode_row,
+    )
+    .optional()
+}
+
+/// Every episode, by id.
+pub fn episodes(conn: &Connection) -> rusqlite::Result<Vec<(EpisodeRow, usize)>> {
+    let mut stmt = conn.prepare(
+        "SELECT e.id, e.task, e.domain, e.outcome, e.meta, e.created,
+                (SELECT count(*) FROM steps s WHERE s.episode = e.id)
+         FROM episodes e ORDER BY e.id",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((episode_row(r)?, r.get::<_, i64>(6)? as usize)))?;
+    rows.collect()
+}
+
+fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EpisodeRow> {
+    let meta: String = r.get(4)?;
+    Ok(EpisodeRow {
+        id: r.get(0)?,
+        task: r.get(1)?,
+        domain: r.get(2)?,
+        outcome: r.get(3)?,
+        meta: serde_json::from_str(&meta).unwrap_or_default(),
+        created: r.get(5)?,
+    })
+}
+
+/// Inserts an episode.
+pub fn insert_episode(conn: &Connection, e: &EpisodeRow) -> rusqlite::Result<()> {
+    let meta = serde_json::to_string(&e.meta).unwrap_or_else(|_| "{}".into());
+    conn.execute(
+        "INSERT INTO episodes (id, task, domain, outcome, meta, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![e.id, e.task, e.domain, e.outcome, meta, e.created],
+    )
+    .map(|_| ())
+}
+
+/// The next step index of an episode (one past its last step, or 0).
+pub fn next_index(conn: &Connection, episode: &str) -> rusqlite::Result<usize> {
+    let last: Option<i64> = conn.query_row(
+        "SELECT max(idx) FROM steps WHERE episode = ?1",
+        [episode],
+        |r| r.get(0),
+    )?;
+    Ok(last.map_or(0, |l| l as usize + 1))
+}
+
+/// Inserts or replaces a step with its parts.
+pub fn put_step(
+    conn: &Connection,
+    episode: &str,
+    step: &Step,
+    parts: &StepParts,
+) -> rusqlite::Result<()> {
+    let triples = serde_json::to_string(&parts.triples).unwrap_or_else(|_| "[]".into());
+    let vector: Vec<u8> = parts.vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+    conn.execute(
+        "INSERT OR REPLACE INTO steps (episode, idx, action, observation, timestamp, tokens, vector, triples)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            episode,
+            step.index as i64,
+            step.action,
+            step.observation,
+            step.timestamp.as_deref().unwrap_or(""),
+            i64::from(parts.tokens),
+            vector,
+            triples
+        ],
+    )
+    .map(|_| ())
+}
+
+/// An episode's steps and their parts, in index order (`None` rows are
+/// damaged and named by index).
+pub fn steps(
+    conn: &Connection,
+    episode: &str,
+) -> rusqlite::Result<Vec<(Step, Result<StepParts, String>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT idx, action, observation, timestamp, tokens, vector, triples
+         FROM steps WHERE episode = ?1 ORDER BY idx",
+    )?;
+    let rows = stmt.query_map([episode], |r| {
+        let index = r.get::<_, i64>(0)? as usize;
+        let timestamp: String = r.get(3)?;
+        let step = Step {
+            index,
+            action: r.get(1)?,
+            observation: r.get(2)?,
+            timestamp: (!timestamp.is_empty()).then_some(timestamp),
+        };
+        let tokens: i64 = r.get(4)?;
+        let vector: Vec<u8> = r.get(5)?;
+        let triples: String = r.get(6)?;
+        let parts = parts(index, tokens, &vector, &triples);
+        Ok((step, parts))
+    })?;
+    rows.collect()
+}
+
+fn parts(index: usize, tokens: i64, vector: &[u8], triples: &str) -> Result<StepParts, String> {
+    if !vector.len().is_multiple_of(4) {
+        return Err(format!("step {index}: the vector is not whole floats"));
+    }
+    let vector = vector
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let triples: Vec<Triple> = serde_json::from_str(triples)
+        .map_err(|e| format!("step {index}: the relations are not JSON: {e}"))?;
+    Ok(StepParts {
+        tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
+        vector,
+        triples,
+    })
+}
+
+/// Deletes the steps with `first <= idx <= last`; returns how many.
+pub fn delete_steps(
+    conn: &Connection,
+    episode: &str,
+    first: usize,
+    last: usize,
+) -> rusqlite::Result<usize> {
+    conn.execute(
+        "DELETE FROM steps WHERE episode = ?1 AND idx >= ?2 AND idx <= ?3",
+        params![episode, first as i64, last as i64],
+    )
+}
+
+/// Deletes an episode and its steps.
+pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usize> {
+    conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
+    conn.execute("DELETE FROM episodes WHERE id = ?1", [episode])
+}
+
+/// Rewrites the file without free pages and empties the write-ahead log,
+/// so no byte of a deleted row is left in either.
+pub fn compact(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("VACUUM;")?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! Why a live-memory call failed. Every variant names what it was about
+//! (tenant, episode, step, file) and says what to do; none loses a write
+//! that was acknowledged before it.
+
+use crate::structures::{BuildError, PluginError};
+
+/// Why a live-memory call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LiveError {
+    /// A file or directory could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database refused an operation (a full disk, a damaged file).
+    #[error("{path}: the database failed: {source}")]
+    Db {
+        /// The database file.
+        path: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The directory exists and is not a live memory.
+    #[error("{dir}: not a MESA live memory ({reason}); give an empty or new directory")]
+    NotAMemory {
+        /// The directory.
+        dir: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The directory is a finished store written by `mesa build`.
+    #[error("{dir}: this is a store written by `mesa build`, not a live memory; import its dataset into a tenant with `mesa build DATA --into {dir}-live --tenant NAME`")]
+    BuiltStore {
+        /// The directory.
+        dir: String,
+    },
+    /// Another version of MESA wrote the directory.
+    #[error("{path}: live memory format version {found}; this build reads version {expected}")]
+    Version {
+        /// The file.
+        path: String,
+        /// Its version.
+        found: i64,
+        /// The version this build reads.
+        expected: i64,
+    },
+    /// A tenant name that could name another directory.
+    #[error("tenant name `{name}` is not allowed: use 1 to 64 letters, digits, `-` or `_`")]
+    BadTenant {
+        /// The name given.
+        name: String,
+    },
+    /// The tenant does not exist (only from calls that do not create it).
+    #[error("there is no tenant `{name}`")]
+    UnknownTenant {
+        /// The name.
+        name: String,
+    },
+    /// Another process (or handle) writes this tenant.
+    #[error("tenant `{tenant}` is open for writing elsewhere ({path} is locked); close the other writer, or read it with a read-only handle")]
+    Locked {
+        /// The tenant.
+        tenant: String,
+        /// The lock file.
+        path: String,
+    },
+    /// No episode with this id in the tenant.
+    #[error("tenant `{tenant}` has no episode `{id}`; create it first (or list the episodes)")]
+    UnknownEpisode {
+        /// The tenant.
+        tenant: String,
+        /// The id.
+        id: String,
+    },
+    /// The episode exists already.
+    #[error("tenant `{tenant}` has an episode `{id}` already; append to it, or forget it first")]
+    EpisodeExists {
+        /// The tenant.
+        tenant: String,
+        /// The id.
+        id: String,
+    },
+    /// No step with this index in the episode.
+    #[error("episode `{episode}` has no step {index}{}", last_step(*.last))]
+    UnknownStep {
+        /// The episode.
+        episode: String,
+        /// The index asked for.
+        index: usize,
+        /// The episode's last step, if it has any.
+        last: Option<usize>,
+    },
+    /// A field is empty or missing.
+    #[error("{what} is empty; give it some text")]
+    Empty {
+        /// `the episode id`, `step 3's action`, ...
+        what: String,
+    },
+    /// A text is longer than a step may be.
+    #[error("{what} has {bytes} bytes; the limit is {limit} bytes (cut it, or keep large outputs elsewhere and store a reference)")]
+    TooLarge {
+        /// What was too large.
+        what: String,
+        /// Its size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A timestamp is not RFC 3339.
+    #[error(
+        "step timestamp `{given}` is not an RFC 3339 time such as 2026-03-01T10:00:00Z: {source}"
+    )]
+    BadTimestamp {
+        /// The text given.
+        given: String,
+        /// The parser's reason.
+        #[source]
+        source: jiff::Error,
+    },
+    /// The memory's embedder is not the one given.
+    #[error("the memory's vectors were made by `{stored}`, but the embedder given is `{given}`; open it with the embedder that wrote it")]
+    EmbedderMismatch {
+        /// The recorded embedder.
+        stored: String,
+        /// The one given.
+        given: String,
+    },
+    /// A model-backed builder failed on a new step; nothing was written.
+    #[error("episode `{episode}`: {source}; nothing was written")]
+    Plugin {
+        /// The episode.
+        episode: String,
+        /// The builder's error.
+        #[source]
+        source: PluginError,
+    },
+    /// The structures could not be assembled.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A stored row is damaged.
+    #[error("{path}: damaged row: {message}")]
+    Corrupt {
+        /// The database file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn last_step(last: Option<usize>) -> String {
+    match last {
+        Some(l) => format!(" (its steps end at {l})"),
+        None => " (it has no steps)".into(),
+    }
+}

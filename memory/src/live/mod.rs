@@ -1,0 +1,650 @@
+//! Memory an agent writes while it works: tenants, episodes, appends,
+//! forgets and corrections, durable in SQLite and queryable at once.
+//!
+//! ```text
+//! ROOT/
+//!   mesa-live.json                 marker: format and version
+//!   tenants/NAME/memory.sqlite     the tenant's episodes and steps (WAL mode)
+//!   tenants/NAME/writer.lock       held by the one handle that writes NAME
+//!
+//! append(step) ──derive StepParts (embed, extract: the new step only)──► one transaction ──► ack
+//!                                                                          │ the episode's snapshot is dropped
+//! query ──snapshot(episode)──► EpisodeMemory::from_parts(stored parts) ───┘ (built once per version, shared)
+//! ```
+//!
+//! Every call names its tenant by holding its [`Tenant`]; a tenant is its own
+//! directory and database, so nothing one tenant wrote is read, ranked or
+//! counted for another. An append or forget that returned is committed
+//! (`synchronous = FULL`); a crash leaves every acknowledged step and no
+//! partial one. A query reads a snapshot of the episode built from one
+//! read, before an append or after it, never half; it never holds the
+//! database while it retrieves, so a long query does not block writes.
+//!
+//! What an append and a forget cost, per structure (docs/ARCHITECTURE.md):
+//! the new step's embedding (V) and relations (G) are computed once, at
+//! the append; the next question about the episode assembles the five
+//! structures from the stored parts: T, V's index, G's graph and indexes,
+//! S (rewritten over the episode) and R's windows and BM25 index are
+//! rebuilt in memory, a cost linear in the episode's length with no model
+//! call. A forget deletes rows (with `secure_delete`, their pages are
+//! zeroed); [`Tenant::compact`] rewrites the file and empties the log, after
+//! which no file of the tenant holds a byte of a forgotten step.
+
+mod db;
+mod error;
+
+pub use error::LiveError;
+
+use crate::config::Config;
+use crate::dataset::{Episode, Step};
+use crate::structures::{EpisodeMemory, Plugins, StepParts};
+use db::EpisodeRow;
+use rusqlite::Connection;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+/// The marker file at a live memory's root.
+pub const MARKER: &str = "mesa-live.json";
+/// The largest action or observation a step may have, in bytes.
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// A directory of tenants.
+#[derive(Debug, Clone)]
+pub struct LiveMemory {
+    root: PathBuf,
+}
+
+impl LiveMemory {
+    /// Opens the live memory at `root`, creating it if the directory is
+    /// new or empty.
+    pub fn open(root: &Path) -> Result<LiveMemory, LiveError> {
+        let shown = root.display().to_string();
+        let io = |source| LiveError::Io {
+            path: shown.clone(),
+            source,
+        };
+        let marker = root.join(MARKER);
+        if root.join("manifest.json").is_file() {
+            return Err(LiveError::BuiltStore { dir: shown });
+        }
+        if !marker.is_file() {
+            if root.exists() && std::fs::read_dir(root).map_err(io)?.next().is_some() {
+                return Err(LiveError::NotAMemory {
+                    dir: shown,
+                    reason: format!("it is not empty and has no {MARKER}"),
+                });
+            }
+            std::fs::create_dir_all(root.join("tenants")).map_err(io)?;
+            let text = serde_json::json!({"format": db::FORMAT, "version": db::VERSION});
+            write_synced(&marker, text.to_string().as_bytes())?;
+        }
+        let text = std::fs::read_to_string(&marker).map_err(io)?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|_| LiveError::NotAMemory {
+                dir: shown.clone(),
+                reason: format!("{MARKER} is not JSON"),
+            })?;
+        if value.get("format").and_then(|f| f.as_str()) != Some(db::FORMAT) {
+            return Err(LiveError::NotAMemory {
+                dir: shown,
+                reason: format!("{MARKER} lacks the format marker"),
+            });
+        }
+        let found = value.get("version").and_then(|v| v.as_i64()).unwrap_or(0);
+        if found != db::VERSION {
+            return Err(LiveError::Version {
+                path: marker.display().to_string(),
+                found,
+                expected: db::VERSION,
+            });
+        }
+        Ok(LiveMemory {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The tenants that exist.
+    pub fn tenants(&self) -> Result<Vec<String>, LiveError> {
+        let dir = self.root.join("tenants");
+        let io = |source| LiveError::Io {
+            path: dir.display().to_string(),
+            source,
+        };
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(io)? {
+            let name = entry
+                .map_err(io)?
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            if valid_tenant(&name) {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Opens tenant `name` for reading and writing, creating it if new,
+    /// with the built-in builders. Only one handle writes a tenant at a
+    /// time; another gets [`LiveError::Locked`].
+    pub fn tenant(&self, name: &str) -> Result<Tenant, LiveError> {
+        self.tenant_with(name, Config::default(), Plugins::default())
+    }
+
+    /// [`LiveMemory::tenant`] with these parameters and builders. The
+    /// embedder must be the one the tenant was written with.
+    pub fn tenant_with(
+        &self,
+        name: &str,
+        config: Config,
+        plugins: Plugins,
+    ) -> Result<Tenant, LiveError> {
+        if !valid_tenant(name) {
+            return Err(LiveError::BadTenant { name: name.into() });
+        }
+        let dir = self.root.join("tenants").join(name);
+        std::fs::create_dir_all(&dir).map_err(|source| LiveError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let lock_path = dir.join("writer.lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| LiveError::Io {
+                path: lock_path.display().to_string(),
+                source,
+            })?;
+        if lock.try_lock().is_err() {
+            return Err(LiveError::Locked {
+                tenant: name.into(),
+                path: lock_path.display().to_string(),
+            });
+        }
+        let path = dir.join("memory.sqlite");
+        let conn = db::open(&path)?;
+        let tenant = Tenant {
+            name: name.to_string(),
+            dir,
+            path,
+            conn: Mutex::new(conn),
+            writer: Mutex::new(()),
+            config,
+            plugins,
+            snapshots: RwLock::new(HashMap::new()),
+            _lock: lock,
+        };
+        tenant.check_embedder()?;
+        Ok(tenant)
+    }
+}
+
+/// Whether a tenant name is safe as a directory name.
+pub fn valid_tenant(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), LiveError> {
+    let io = |source| LiveError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = File::create(&tmp).map_err(io)?;
+        std::io::Write::write_all(&mut f, bytes).map_err(io)?;
+        f.sync_all().map_err(io)?;
+    }
+    std::fs::rename(&tmp, path).map_err(io)?;
+    if let Some(parent) = path.parent() {
+        File::open(parent).and_then(|d| d.sync_all()).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// A new episode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewEpisode {
+    /// Unique within the tenant.
+    pub id: String,
+    /// The task the agent was given.
+    pub task: String,
+    /// The domain (free text; policies may test it).
+    pub domain: String,
+    /// How it ended, if known.
+    pub outcome: Option<String>,
+    /// Other metadata.
+    pub meta: BTreeMap<String, String>,
+}
+
+/// A step to append; the index is assigned.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewStep {
+    /// What the agent did.
+    pub action: String,
+    /// What it saw.
+    pub observation: String,
+    /// When (RFC 3339); the time of the append when absent.
+    pub timestamp: Option<String>,
+}
+
+/// An episode as listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeInfo {
+    /// The id.
+    pub id: String,
+    /// The task.
+    pub task: String,
+    /// The domain.
+    pub domain: String,
+    /// How many steps it has.
+    pub steps: usize,
+    /// When it was created.
+    pub created: String,
+}
+
+/// Which steps to forget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forget {
+    /// One step.
+    Step(usize),
+    /// The steps `first..=last` that exist (at least one must).
+    Range(usize, usize),
+    /// The whole episode.
+    Episode,
+}
+
+/// One tenant, open for writing. Share it between threads (`Arc<Tenant>`):
+/// writes are serialized, queries read snapshots.
+pub struct Tenant {
+    name: String,
+    dir: PathBuf,
+    path: PathBuf,
+    conn: Mutex<Connection>,
+    /// Held by a write for its whole length (index assignment, the model
+    /// calls, the transaction); reads take only `conn`, briefly.
+    writer: Mutex<()>,
+    config: Config,
+    plugins: Plugins,
+    /// Built episodes, dropped when the episode changes.
+    snapshots: RwLock<HashMap<String, Arc<EpisodeMemory>>>,
+    _lock: File,
+}
+
+impl std::fmt::Debug for Tenant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tenant")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tenant {
+    /// The tenant's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tenant's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The structures' parameters.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn db_error(&self) -> impl Fn(rusqlite::Error) -> LiveError + '_ {
+        move |source| LiveError::Db {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A poisoned lock means a thread panicked mid-call; SQLite rolled
+        // its transaction back, so the connection is still consistent.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn forget_snapshot(&self, episode: &str) {
+        let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+        s.remove(episode);
+    }
+
+    /// The embedder is recorded on first use and must match afterwards.
+    fn check_embedder(&self) -> Result<(), LiveError> {
+        let conn = self.conn();
+        let given = self.plugins.embedder.name();
+        match db::meta(&conn, "embedder").map_err(self.db_error())? {
+            None => db::set_meta(&conn, "embedder", &given).map_err(self.db_error()),
+            Some(stored) if stored == given => Ok(()),
+            Some(stored) => Err(LiveError::EmbedderMismatch { stored, given }),
+        }
+    }
+
+    /// Creates an episode.
+    pub fn create_episode(&self, e: &NewEpisode) -> Result<(), LiveError> {
+        let _write = self.write_lock();
+        if e.id.trim().is_empty() {
+            return Err(LiveError::Empty {
+                what: "the episode id".into(),
+            });
+        }
+        for (what, text) in [("the task", &e.task), ("the domain", &e.domain)] {
+            if text.len() > MAX_TEXT_BYTES {
+                return Err(LiveError::TooLarge {
+                    what: what.into(),
+                    bytes: text.len(),
+                    limit: MAX_TEXT_BYTES,
+                });
+            }
+        }
+        let conn = self.conn();
+        if db::episode(&conn, &e.id)
+            .map_err(self.db_error())?
+            .is_some()
+        {
+            return Err(LiveError::EpisodeExists {
+                tenant: self.name.clone(),
+                id: e.id.clone(),
+            });
+        }
+        db::insert_episode(
+            &conn,
+            &EpisodeRow {
+                id: e.id.clone(),
+                task: e.task.clone(),
+                domain: e.domain.clone(),
+                outcome: e.outcome.clone(),
+                meta: e.meta.clone(),
+                created: now(),
+            },
+        )
+        .map_err(self.db_error())?;
+        drop(conn);
+        self.forget_snapshot(&e.id);
+        Ok(())
+    }
+
+    /// The episodes, by id.
+    pub fn episodes(&self) -> Result<Vec<EpisodeInfo>, LiveError> {
+        let conn = self.conn();
+        let rows = db::episodes(&conn).map_err(self.db_error())?;
+        Ok(rows
+            .into_iter()
+            .map(|(e, steps)| EpisodeInfo {
+                id: e.id,
+                task: e.task,
+                domain: e.domain,
+                steps,
+                created: e.created,
+            })
+            .collect())
+    }
+
+    /// Appends one step; returns its index.
+    pub fn append(&self, episode: &str, step: NewStep) -> Result<usize, LiveError> {
+        Ok(self.append_batch(episode, vec![step])?[0])
+    }
+
+    /// Appends steps in order, in one transaction (all or none); returns
+    /// their indices. The new steps are embedded and extracted before
+    /// anything is written.
+    pub fn append_batch(
+        &self,
+        episode: &str,
+        steps: Vec<NewStep>,
+    ) -> Result<Vec<usize>, LiveError> {
+        for (i, s) in steps.iter().enumerate() {
+            validate_step(i, s)?;
+        }
+        let stamp = now();
+        let _write = self.write_lock();
+        let (row, first) = {
+            let conn = self.conn();
+            let row = self.episode_row(&conn, episode)?;
+            (
+                row,
+                db::next_index(&conn, episode).map_err(self.db_error())?,
+            )
+        };
+        let steps: Vec<Step> = steps
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| Step {
+                index: first + i,
+                action: s.action,
+                observation: s.observation,
+                timestamp: Some(s.timestamp.unwrap_or_else(|| stamp.clone())),
+            })
+            .collect();
+        let parts = self.derive(&row, &steps)?;
+        let conn = self.conn();
+        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
+        for (step, parts) in steps.iter().zip(&parts) {
+            db::put_step(&tx, episode, step, parts).map_err(self.db_error())?;
+        }
+        tx.commit().map_err(self.db_error())?;
+        drop(conn);
+        self.forget_snapshot(episode);
+        Ok(steps.iter().map(|s| s.index).collect())
+    }
+
+    /// Replaces a step's action and observation (and timestamp, if given).
+    pub fn correct(&self, episode: &str, index: usize, step: NewStep) -> Result<(), LiveError> {
+        validate_step(0, &step)?;
+        let _write = self.write_lock();
+        let (row, old) = {
+            let conn = self.conn();
+            let row = self.episode_row(&conn, episode)?;
+            (row, db::steps(&conn, episode).map_err(self.db_error())?)
+        };
+        let Some((old, _)) = old.iter().find(|(s, _)| s.index == index) else {
+            return Err(self.unknown_step(&self.conn(), episode, index));
+        };
+        let new = Step {
+            index,
+            action: step.action,
+            observation: step.observation,
+            timestamp: step.timestamp.or_else(|| old.timestamp.clone()),
+        };
+        let parts = self.derive(&row, std::slice::from_ref(&new))?;
+        let conn = self.conn();
+        db::put_step(&conn, episode, &new, &parts[0]).map_err(self.db_error())?;
+        drop(conn);
+        self.forget_snapshot(episode);
+        Ok(())
+    }
+
+    /// Forgets steps or the whole episode; returns how many steps went.
+    /// After it returns no query returns them; after [`Tenant::compact`] no
+    /// file holds them.
+    pub fn forget(&self, episode: &str, what: Forget) -> Result<usize, LiveError> {
+        let _write = self.write_lock();
+        let conn = self.conn();
+        self.episode_row(&conn, episode)?;
+        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
+        let gone = match what {
+            Forget::Episode => {
+                let n = db::steps(&tx, episode).map_err(self.db_error())?.len();
+                db::delete_episode(&tx, episode).map_err(self.db_error())?;
+                n
+            }
+            Forget::Step(i) | Forget::Range(i, _) => {
+                let last = match what {
+                    Forget::Range(_, l) => l,
+                    _ => i,
+                };
+                let n = db::delete_steps(&tx, episode, i, last).map_err(self.db_error())?;
+                if n == 0 {
+                    return Err(self.unknown_step(&tx, episode, i));
+                }
+                n
+            }
+        };
+        tx.commit().map_err(self.db_error())?;
+        drop(conn);
+        self.forget_snapshot(episode);
+        Ok(gone)
+    }
+
+    /// Rewrites the database without free pages and empties its log: after
+    /// it, no file of the tenant holds a byte of anything forgotten.
+    pub fn compact(&self) -> Result<(), LiveError> {
+        let _write = self.write_lock();
+        db::compact(&self.conn()).map_err(self.db_error())
+    }
+
+    /// An episode's steps, in order.
+    pub fn steps(&self, episode: &str) -> Result<Vec<Step>, LiveError> {
+        let conn = self.conn();
+        self.episode_row(&conn, episode)?;
+        let rows = db::steps(&conn, episode).map_err(self.db_error())?;
+        Ok(rows.into_iter().map(|(s, _)| s).collect())
+    }
+
+    /// The episode with its steps (and no questions).
+    pub fn episode(&self, episode: &str) -> Result<Episode, LiveError> {
+        Ok(self.load(episode)?.0)
+    }
+
+    /// The five structures over the episode as it is now: built from the
+    /// stored parts on the first question after a change, then shared.
+    pub fn memory(&self, episode: &str) -> Result<Arc<EpisodeMemory>, LiveError> {
+        if let Some(m) = self
+            .snapshots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(episode)
+        {
+            return Ok(m.clone());
+        }
+        let (ep, parts) = self.load(episode)?;
+        let built = Arc::new(EpisodeMemory::from_parts(
+            Arc::new(ep),
+            &parts,
+            &self.config,
+            &self.plugins,
+            None,
+        )?);
+        let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+        Ok(s.entry(episode.to_string()).or_insert(built).clone())
+    }
+
+    /// The episode and its parts, from one read.
+    fn load(&self, episode: &str) -> Result<(Episode, Vec<StepParts>), LiveError> {
+        let conn = self.conn();
+        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
+        let row = self.episode_row(&tx, episode)?;
+        let rows = db::steps(&tx, episode).map_err(self.db_error())?;
+        drop(tx);
+        drop(conn);
+        let mut steps = Vec::with_capacity(rows.len());
+        let mut parts = Vec::with_capacity(rows.len());
+        for (step, p) in rows {
+            steps.push(step);
+            parts.push(p.map_err(|message| LiveError::Corrupt {
+                path: self.path.display().to_string(),
+                message,
+            })?);
+        }
+        Ok((episode_of(row, steps), parts))
+    }
+
+    fn episode_row(&self, conn: &Connection, episode: &str) -> Result<EpisodeRow, LiveError> {
+        db::episode(conn, episode)
+            .map_err(self.db_error())?
+            .ok_or_else(|| LiveError::UnknownEpisode {
+                tenant: self.name.clone(),
+                id: episode.to_string(),
+            })
+    }
+
+    fn unknown_step(&self, conn: &Connection, episode: &str, index: usize) -> LiveError {
+        let last = db::next_index(conn, episode)
+            .ok()
+            .and_then(|n| n.checked_sub(1));
+        LiveError::UnknownStep {
+            episode: episode.to_string(),
+            index,
+            last,
+        }
+    }
+
+    fn derive(&self, row: &EpisodeRow, steps: &[Step]) -> Result<Vec<StepParts>, LiveError> {
+        let episode = episode_of(row.clone(), Vec::new());
+        StepParts::derive(&episode, steps, &self.config, &self.plugins).map_err(|source| {
+            LiveError::Plugin {
+                episode: row.id.clone(),
+                source,
+            }
+        })
+    }
+}
+
+fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
+    Episode {
+        id: row.id,
+        task: row.task,
+        domain: row.domain,
+        outcome: row.outcome,
+        meta: row.meta,
+        steps,
+        questions: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn validate_step(i: usize, s: &NewStep) -> Result<(), LiveError> {
+    if s.action.trim().is_empty() {
+        return Err(LiveError::Empty {
+            what: format!("step {}'s action (of the batch, from 0)", i),
+        });
+    }
+    for (what, text) in [("action", &s.action), ("observation", &s.observation)] {
+        if text.len() > MAX_TEXT_BYTES {
+            return Err(LiveError::TooLarge {
+                what: format!("step {i}'s {what} (of the batch, from 0)"),
+                bytes: text.len(),
+                limit: MAX_TEXT_BYTES,
+            });
+        }
+    }
+    if let Some(t) = &s.timestamp {
+        t.parse::<jiff::Timestamp>()
+            .map_err(|source| LiveError::BadTimestamp {
+                given: t.clone(),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
+/// The current time, RFC 3339 in UTC to the millisecond.
+fn now() -> String {
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Millisecond)
+        .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,406 @@
+//! The live store's guarantees: streamed = batch, forget means gone,
+//! tenants are partitions, writes are atomic and readers see whole
+//! versions, bad input is refused with nothing lost.
+
+use super::*;
+use crate::dataset::LoadOptions;
+use crate::Retrieval;
+use mesa_core::{Mask, Structure};
+
+fn memory() -> (tempfile::TempDir, LiveMemory) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    (dir, m)
+}
+
+fn new_episode(id: &str) -> NewEpisode {
+    NewEpisode {
+        id: id.into(),
+        task: "Fix the failing date test".into(),
+        domain: "SOFTWARE".into(),
+        ..NewEpisode::default()
+    }
+}
+
+fn step(action: &str, observation: &str) -> NewStep {
+    NewStep {
+        action: action.into(),
+        observation: observation.into(),
+        timestamp: None,
+    }
+}
+
+/// Everything a question gets from all five structures.
+fn answers(m: &EpisodeMemory, questions: &[String]) -> Vec<crate::Composition> {
+    questions
+        .iter()
+        .map(|q| Retrieval::new(m, q).compose(Mask::ALL).expect("retrieves"))
+        .collect()
+}
+
+/// A store built by appending an episode's steps one at a time answers
+/// every question exactly as one built in one batch from the same steps:
+/// same evidence, order, scores and tokens (offline builders, built-in
+/// embedder; no AMA-Bench episode passes the HNSW threshold, so V is exact).
+#[test]
+fn streamed_equals_batch_on_ama_bench_episodes() {
+    let Some(path) = crate::testing::ama_path() else {
+        eprintln!("SKIPPED: AMA-Bench not found");
+        return;
+    };
+    let loaded = crate::load(&path, &LoadOptions::default()).expect("loads");
+    let (_dir, m) = memory();
+    let t = m.tenant("bench").expect("tenant");
+    // Episodes of several domains and lengths.
+    let picked: Vec<&Episode> = loaded.episodes.iter().step_by(23).take(9).collect();
+    assert!(picked.len() >= 5);
+    for e in picked {
+        t.create_episode(&NewEpisode {
+            id: e.id.clone(),
+            task: e.task.clone(),
+            domain: e.domain.clone(),
+            outcome: e.outcome.clone(),
+            meta: e.meta.clone(),
+        })
+        .expect("create");
+        for s in &e.steps {
+            t.append(
+                &e.id,
+                NewStep {
+                    action: s.action.clone(),
+                    observation: s.observation.clone(),
+                    timestamp: Some("2026-03-01T10:00:00Z".into()),
+                },
+            )
+            .expect("append");
+        }
+        let streamed = t.memory(&e.id).expect("memory");
+        // The batch build over exactly the stored steps.
+        let stored = t.episode(&e.id).expect("episode");
+        assert_eq!(stored.steps.len(), e.steps.len());
+        let batch = EpisodeMemory::build(
+            Arc::new(stored),
+            &Config::default(),
+            &Plugins::default(),
+            None,
+        )
+        .expect("batch");
+        let mut questions: Vec<String> = e.questions.iter().map(|q| q.question.clone()).collect();
+        questions.push("What happened at step 3?".into());
+        questions.push("Why did the last action fail?".into());
+        let (a, b) = (answers(&streamed, &questions), answers(&batch, &questions));
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(x, y, "episode {} question {i}: {}", e.id, questions[i]);
+        }
+    }
+}
+
+#[test]
+fn indices_are_assigned_and_timestamps_kept_or_given() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    assert_eq!(t.append("e", step("ls", "a.py")).unwrap(), 0);
+    let got = t
+        .append_batch(
+            "e",
+            vec![
+                step("cat a.py", "def f(): ..."),
+                NewStep {
+                    timestamp: Some("2026-03-01T10:00:00Z".into()),
+                    ..step("pytest", "1 failed")
+                },
+            ],
+        )
+        .unwrap();
+    assert_eq!(got, vec![1, 2]);
+    let steps = t.steps("e").unwrap();
+    assert_eq!(steps.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(steps[2].timestamp.as_deref(), Some("2026-03-01T10:00:00Z"));
+    let given = steps[0].timestamp.as_deref().expect("the append's time");
+    assert!(given.parse::<jiff::Timestamp>().is_ok(), "{given}");
+    let list = t.episodes().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!((list[0].id.as_str(), list[0].steps), ("e", 3));
+}
+
+#[test]
+fn forgotten_text_is_in_no_file_after_compaction() {
+    let (dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    const MARKER: &str = "zq-SECRET-7f3a9c-marker";
+    for i in 0..40 {
+        t.append("e", step(&format!("step {i}"), "ordinary output"))
+            .unwrap();
+    }
+    t.append("e", step("read the key", &format!("the key is {MARKER}")))
+        .unwrap();
+    t.append("e", step("more", "after")).unwrap();
+    let q = format!("What was {MARKER}?");
+    let before = Retrieval::new(&t.memory("e").unwrap(), &q)
+        .compose(Mask::ALL)
+        .unwrap();
+    assert!(before.render().contains(MARKER));
+    assert_eq!(t.forget("e", Forget::Step(40)).unwrap(), 1);
+    // Gone from every structure at once.
+    let m2 = t.memory("e").unwrap();
+    for s in Structure::ALL {
+        let ev = Retrieval::new(&m2, &q).compose(Mask::single(s)).unwrap();
+        assert!(!ev.render().contains(MARKER), "{s:?}");
+        assert!(ev.items().all(|i| !i.steps.contains(&40)), "{s:?}");
+    }
+    // While the tenant is open its write-ahead log still holds the page
+    // the step was first written to.
+    let mut found = Vec::new();
+    scan(dir.path(), MARKER.as_bytes(), &mut found);
+    assert!(
+        !found.is_empty(),
+        "expected the log to hold the marker before compaction"
+    );
+    t.compact().unwrap();
+    let mut found = Vec::new();
+    scan(dir.path(), MARKER.as_bytes(), &mut found);
+    assert!(found.is_empty(), "the marker is still in {found:?}");
+    drop(t);
+    scan(dir.path(), MARKER.as_bytes(), &mut found);
+    assert!(found.is_empty(), "the marker is in {found:?} after closing");
+}
+
+fn scan(dir: &Path, needle: &[u8], found: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            scan(&p, needle, found);
+        } else {
+            let bytes = std::fs::read(&p).unwrap();
+            if bytes.windows(needle.len()).any(|w| w == needle) {
+                found.push(p);
+            }
+        }
+    }
+}
+
+#[test]
+fn forget_ranges_and_episodes() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    for i in 0..10 {
+        t.append("e", step(&format!("a{i}"), "o")).unwrap();
+    }
+    assert_eq!(t.forget("e", Forget::Range(3, 5)).unwrap(), 3);
+    let idx: Vec<usize> = t.steps("e").unwrap().iter().map(|s| s.index).collect();
+    assert_eq!(idx, [0, 1, 2, 6, 7, 8, 9]);
+    // The next index never reuses a forgotten one below the last.
+    assert_eq!(t.append("e", step("next", "o")).unwrap(), 10);
+    let err = t.forget("e", Forget::Step(4)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LiveError::UnknownStep {
+                index: 4,
+                last: Some(10),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(t.forget("e", Forget::Episode).unwrap(), 8);
+    assert!(matches!(
+        t.steps("e"),
+        Err(LiveError::UnknownEpisode { .. })
+    ));
+    assert!(t.episodes().unwrap().is_empty());
+}
+
+#[test]
+fn a_correction_replaces_the_text_in_every_structure() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    t.append("e", step("open config.yaml", "port: 8080"))
+        .unwrap();
+    t.append("e", step("restart server", "listening")).unwrap();
+    t.correct("e", 0, step("open config.yaml", "port: 9091"))
+        .unwrap();
+    let mem = t.memory("e").unwrap();
+    let text = Retrieval::new(&mem, "Which port is configured?")
+        .compose(Mask::ALL)
+        .unwrap()
+        .render();
+    assert!(text.contains("9091") && !text.contains("8080"), "{text}");
+    assert!(matches!(
+        t.correct("e", 7, step("x", "y")),
+        Err(LiveError::UnknownStep {
+            index: 7,
+            last: Some(1),
+            ..
+        })
+    ));
+}
+
+#[test]
+fn tenants_are_partitions() {
+    let (_dir, m) = memory();
+    let a = m.tenant("alice").unwrap();
+    let b = m.tenant("bob").unwrap();
+    for t in [&a, &b] {
+        t.create_episode(&new_episode("shared-id")).unwrap();
+    }
+    a.append(
+        "shared-id",
+        step(
+            "alice reads her inbox",
+            "from: carol, subject: tax-refund-ALICE",
+        ),
+    )
+    .unwrap();
+    b.append(
+        "shared-id",
+        step("bob opens the wiki", "page: onboarding-BOB"),
+    )
+    .unwrap();
+    let ask = |t: &Tenant| {
+        Retrieval::new(
+            &t.memory("shared-id").unwrap(),
+            "What did the agent read? tax refund onboarding",
+        )
+        .compose(Mask::ALL)
+        .unwrap()
+        .render()
+    };
+    let (ta, tb) = (ask(&a), ask(&b));
+    assert!(ta.contains("ALICE") && !ta.contains("BOB"), "{ta}");
+    assert!(tb.contains("BOB") && !tb.contains("ALICE"), "{tb}");
+    assert_eq!(a.episodes().unwrap()[0].steps, 1);
+    a.forget("shared-id", Forget::Episode).unwrap();
+    assert_eq!(b.episodes().unwrap().len(), 1);
+    assert_eq!(m.tenants().unwrap(), ["alice", "bob"]);
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_lost() {
+    let (dir, m) = memory();
+    for bad in ["..", "a/b", "", "a.b", "x".repeat(65).as_str(), "tenant\0"] {
+        assert!(
+            matches!(m.tenant(bad), Err(LiveError::BadTenant { .. })),
+            "{bad:?}"
+        );
+    }
+    let t = m.tenant("a").unwrap();
+    assert!(matches!(
+        t.append("nope", step("a", "b")),
+        Err(LiveError::UnknownEpisode { .. })
+    ));
+    t.create_episode(&new_episode("e")).unwrap();
+    assert!(matches!(
+        t.create_episode(&new_episode("e")),
+        Err(LiveError::EpisodeExists { .. })
+    ));
+    t.append("e", step("first", "kept")).unwrap();
+    assert!(matches!(
+        t.append("e", step("  ", "x")),
+        Err(LiveError::Empty { .. })
+    ));
+    let huge = "x".repeat(4 << 20);
+    let err = t.append("e", step("dump", &huge)).unwrap_err();
+    assert!(
+        matches!(err, LiveError::TooLarge { bytes, .. } if bytes == 4 << 20),
+        "{err}"
+    );
+    // A batch with one bad step writes none of it.
+    let err = t
+        .append_batch("e", vec![step("ok", "ok"), step("", "bad")])
+        .unwrap_err();
+    assert!(matches!(err, LiveError::Empty { .. }), "{err}");
+    let err = t
+        .append(
+            "e",
+            NewStep {
+                timestamp: Some("yesterday-ish".into()),
+                ..step("a", "b")
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(err, LiveError::BadTimestamp { .. }), "{err}");
+    assert!(matches!(
+        t.forget("e", Forget::Step(9)),
+        Err(LiveError::UnknownStep { .. })
+    ));
+    assert_eq!(t.steps("e").unwrap().len(), 1);
+    // A second writer of the same tenant is refused while the first lives.
+    assert!(matches!(m.tenant("a"), Err(LiveError::Locked { .. })));
+    drop(t);
+    let t = m.tenant("a").expect("the lock went with the handle");
+    assert_eq!(t.steps("e").unwrap()[0].observation, "kept");
+    // A directory that is not a live memory.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "x").unwrap();
+    assert!(matches!(
+        LiveMemory::open(&other),
+        Err(LiveError::NotAMemory { .. })
+    ));
+    let built = dir.path().join("built");
+    std::fs::create_dir_all(&built).unwrap();
+    std::fs::write(built.join("manifest.json"), "{}").unwrap();
+    let err = LiveMemory::open(&built).unwrap_err();
+    assert!(matches!(err, LiveError::BuiltStore { .. }), "{err}");
+    assert!(err.to_string().contains("mesa build"), "{err}");
+    // Another version.
+    std::fs::write(
+        m.root().join(MARKER),
+        r#"{"format": "mesa-live-memory", "version": 99}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        LiveMemory::open(m.root()),
+        Err(LiveError::Version { found: 99, .. })
+    ));
+}
+
+/// Readers querying while a writer appends see whole versions: every
+/// snapshot's steps are 0..n with nothing missing, and n only grows.
+#[test]
+fn readers_never_see_half_an_append() {
+    let (_dir, m) = memory();
+    let t = Arc::new(m.tenant("a").unwrap());
+    t.create_episode(&new_episode("e")).unwrap();
+    t.append("e", step("start", "ok")).unwrap();
+    let writer = {
+        let t = t.clone();
+        std::thread::spawn(move || {
+            for i in 0..60 {
+                let batch = (0..3).map(|j| step(&format!("a{i}-{j}"), "o")).collect();
+                t.append_batch("e", batch).unwrap();
+            }
+        })
+    };
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let t = t.clone();
+            std::thread::spawn(move || {
+                let mut last = 0;
+                for _ in 0..40 {
+                    let mem = t.memory("e").unwrap();
+                    let idx: Vec<usize> = mem.episode.steps.iter().map(|s| s.index).collect();
+                    let n = idx.len();
+                    assert_eq!(idx, (0..n).collect::<Vec<_>>());
+                    assert_eq!((n - 1) % 3, 0, "a batch of 3 is all or nothing: {n}");
+                    assert!(n >= last);
+                    last = n;
+                    let c = Retrieval::new(&mem, "What happened at step 2?")
+                        .compose(Mask::ALL)
+                        .unwrap();
+                    assert!(c.items().all(|i| i.steps.iter().all(|s| *s < n)));
+                }
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for r in readers {
+        r.join().unwrap();
+    }
+    assert_eq!(t.steps("e").unwrap().len(), 181);
+}
