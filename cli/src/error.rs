@@ -57,6 +57,9 @@ pub enum CliError {
     /// A dataset could not be read.
     #[error(transparent)]
     Dataset(#[from] mesa_memory::DatasetError),
+    /// A live-memory call failed.
+    #[error(transparent)]
+    Live(#[from] mesa_memory::LiveError),
     /// A question could not be answered.
     #[error(transparent)]
     Query(#[from] QueryError),

@@ -39,6 +39,16 @@ enum Command {
     Build(cmd::build::Args),
     /// Select, retrieve and compose evidence for a question (or a question file) from a store.
     Query(cmd::query::Args),
+    /// Append steps (JSONL on stdin) to an episode of a live memory's tenant.
+    Append(cmd::live::AppendArgs),
+    /// Forget a step, a range of steps or an episode of a live memory.
+    Forget(cmd::live::ForgetArgs),
+    /// Replace a step's text in a live memory.
+    Correct(cmd::live::CorrectArgs),
+    /// Rewrite a tenant's files so that nothing forgotten remains in them.
+    Compact(cmd::live::CompactArgs),
+    /// List a live memory tenant's episodes.
+    Episodes(cmd::live::EpisodesArgs),
     /// The end-to-end job: build the store over AMA-Bench, sweep, optimize offline, print the report.
     Pipeline(cmd::pipeline::Args),
     /// Measure every question: previews, and each of the 31 subsets' utility and tokens.
@@ -61,6 +71,11 @@ fn main() -> ExitCode {
         Command::Std(a) => cmd::std_cmd::run(a),
         Command::Build(a) => cmd::build::run(a),
         Command::Query(a) => cmd::query::run(a),
+        Command::Append(a) => cmd::live::append(a),
+        Command::Forget(a) => cmd::live::forget(a),
+        Command::Correct(a) => cmd::live::correct(a),
+        Command::Compact(a) => cmd::live::compact(a),
+        Command::Episodes(a) => cmd::live::episodes(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Pipeline(a) => cmd::pipeline::run(a),
         Command::Eval(a) => cmd::optimize::eval(a),

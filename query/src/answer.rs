@@ -2,9 +2,10 @@
 //! of an [`Answer`].
 
 use mesa_core::{Engine, Input, Mask, PreviewKey, Selection};
-use mesa_memory::{Composition, RetrieveError, Store};
+use mesa_memory::{Composition, EpisodeMemory, LiveError, RetrieveError, Store, Tenant};
 use mesa_runtime::{AnyEngine, SelectError};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Why a question could not be answered.
@@ -25,6 +26,9 @@ pub enum QueryError {
     /// The policy failed to select.
     #[error("the policy failed: {0}")]
     Select(#[from] SelectError),
+    /// The live memory could not give the episode.
+    #[error(transparent)]
+    Live(#[from] LiveError),
 }
 
 fn hint(close: &Option<String>) -> String {
@@ -103,9 +107,20 @@ pub struct Answer {
     pub composition: Composition,
     /// Where the time went.
     pub timings: Timings,
+    /// When each step of the evidence happened, for the steps whose
+    /// trajectory says.
+    pub times: BTreeMap<usize, String>,
 }
 
 impl Answer {
+    /// The timestamps of these steps, in order (`None` where unknown).
+    pub fn times_of(&self, steps: &[usize]) -> Vec<Option<&str>> {
+        steps
+            .iter()
+            .map(|s| self.times.get(s).map(String::as_str))
+            .collect()
+    }
+
     /// The answer as `mesa query --format json` prints it: episode,
     /// question, mask, bits, rule, previews, tokens, evidence (structure,
     /// steps, score, tokens, and the text when `with_text`) and timings in
@@ -126,6 +141,9 @@ impl Answer {
                     "score": i.score,
                     "tokens": i.tokens,
                 });
+                if !self.times.is_empty() {
+                    v["timestamps"] = json!(self.times_of(&i.steps));
+                }
                 if with_text {
                     v["text"] = json!(i.text);
                 }
@@ -146,26 +164,23 @@ impl Answer {
     }
 }
 
-/// Answers questions against an opened store with one chooser.
-pub struct QueryEngine<'s> {
-    store: &'s Store,
+/// Answers questions about episodes with one chooser: the part of the
+/// question path that does not care where the episode came from (a built
+/// store or a live tenant).
+pub struct Asker {
     chooser: Chooser,
     /// The previews the policy reads, read once from its metadata.
     wanted: Vec<PreviewKey>,
 }
 
-impl<'s> QueryEngine<'s> {
-    /// A query engine over `store`.
-    pub fn new(store: &'s Store, chooser: Chooser) -> QueryEngine<'s> {
+impl Asker {
+    /// An asker choosing with `chooser`.
+    pub fn new(chooser: Chooser) -> Asker {
         let wanted = match &chooser {
             Chooser::Policy(engine) => engine.previews(),
             Chooser::Fixed(_) => Vec::new(),
         };
-        QueryEngine {
-            store,
-            chooser,
-            wanted,
-        }
+        Asker { chooser, wanted }
     }
 
     /// The previews the policy reads.
@@ -173,18 +188,29 @@ impl<'s> QueryEngine<'s> {
         &self.wanted
     }
 
-    /// Answers one question: previews, select, retrieve, compose.
-    pub fn answer(&mut self, q: &Question<'_>) -> Result<Answer, QueryError> {
-        let memory = self
-            .store
-            .episode(q.episode)
-            .ok_or_else(|| QueryError::UnknownEpisode {
-                id: q.episode.to_string(),
-                close: closest_id(self.store, q.episode),
-            })?;
+    /// Answers a question about a live tenant's episode, as it is now.
+    pub fn ask_tenant(
+        &mut self,
+        tenant: &Tenant,
+        text: &str,
+        episode: &str,
+        qtype: Option<&str>,
+    ) -> Result<Answer, QueryError> {
+        let memory = tenant.memory(episode)?;
+        self.ask(&memory, text, qtype)
+    }
+
+    /// Answers one question about `memory`: previews, select, retrieve,
+    /// compose.
+    pub fn ask(
+        &mut self,
+        memory: &EpisodeMemory,
+        text: &str,
+        qtype: Option<&str>,
+    ) -> Result<Answer, QueryError> {
         let mut timings = Timings::default();
         let t = Instant::now();
-        let retrieval = mesa_memory::Retrieval::new(memory, q.text);
+        let retrieval = mesa_memory::Retrieval::new(memory, text);
         timings.prepare = t.elapsed();
 
         let t = Instant::now();
@@ -203,10 +229,10 @@ impl<'s> QueryEngine<'s> {
             Chooser::Policy(engine) => {
                 let episode = &memory.episode;
                 let input = Input {
-                    query: q.text.to_string(),
+                    query: text.to_string(),
                     task: Some(episode.task.clone()),
                     domain: Some(episode.domain.clone()),
-                    qtype: q.qtype.map(str::to_string),
+                    qtype: qtype.map(str::to_string),
                     previews,
                 };
                 let selection = engine.select(&input)?;
@@ -226,6 +252,15 @@ impl<'s> QueryEngine<'s> {
         let composition = retrieval.compose(selection.mask)?;
         timings.compose = t.elapsed();
 
+        let times = composition
+            .steps()
+            .into_iter()
+            .filter_map(|i| {
+                let pos = memory.episode.position(i)?;
+                let time = memory.episode.steps[pos].timestamp.clone()?;
+                Some((i, time))
+            })
+            .collect();
         Ok(Answer {
             selection,
             rule_name,
@@ -236,7 +271,41 @@ impl<'s> QueryEngine<'s> {
                 .collect(),
             composition,
             timings,
+            times,
         })
+    }
+}
+
+/// Answers questions against an opened store with one chooser.
+pub struct QueryEngine<'s> {
+    store: &'s Store,
+    asker: Asker,
+}
+
+impl<'s> QueryEngine<'s> {
+    /// A query engine over `store`.
+    pub fn new(store: &'s Store, chooser: Chooser) -> QueryEngine<'s> {
+        QueryEngine {
+            store,
+            asker: Asker::new(chooser),
+        }
+    }
+
+    /// The previews the policy reads.
+    pub fn wanted_previews(&self) -> &[PreviewKey] {
+        self.asker.wanted_previews()
+    }
+
+    /// Answers one question: previews, select, retrieve, compose.
+    pub fn answer(&mut self, q: &Question<'_>) -> Result<Answer, QueryError> {
+        let memory = self
+            .store
+            .episode(q.episode)
+            .ok_or_else(|| QueryError::UnknownEpisode {
+                id: q.episode.to_string(),
+                close: closest_id(self.store, q.episode),
+            })?;
+        self.asker.ask(memory, q.text, q.qtype)
     }
 }
 

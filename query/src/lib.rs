@@ -20,4 +20,4 @@
 
 mod answer;
 
-pub use answer::{Answer, Chooser, QueryEngine, QueryError, Question, Timings};
+pub use answer::{Answer, Asker, Chooser, QueryEngine, QueryError, Question, Timings};

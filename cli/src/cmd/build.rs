@@ -13,8 +13,15 @@ pub struct Args {
     /// The dataset: AMA-Bench's JSONL or MESA's trajectory JSONL (docs/DATA.md).
     data: PathBuf,
     /// The store directory to write (replaced atomically if it exists).
-    #[arg(long, short)]
-    output: PathBuf,
+    #[arg(long, short, required_unless_present = "into", conflicts_with = "into")]
+    output: Option<PathBuf>,
+    /// Instead of a store, add the dataset's episodes to this live memory
+    /// directory (with --tenant); its questions are not kept.
+    #[arg(long, requires = "tenant")]
+    into: Option<PathBuf>,
+    /// The live memory's tenant (with --into).
+    #[arg(long)]
+    tenant: Option<String>,
     /// How the vector index embeds steps: `builtin` (deterministic, no
     /// weights), `minilm` (all-MiniLM-L6-v2 in candle; files from
     /// scripts/fetch-minilm.sh) or `openai` (an OpenAI-compatible embeddings
@@ -45,7 +52,9 @@ impl Args {
     pub fn new(data: PathBuf, output: PathBuf, embedder: EmbedderKind) -> Args {
         Args {
             data,
-            output,
+            output: Some(output),
+            into: None,
+            tenant: None,
             embedder,
             minilm_dir: None,
             summarizer: BuilderKind::Builtin,
@@ -67,6 +76,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         args.summarizer,
         args.extractor,
     )?;
+    if let (Some(root), Some(tenant)) = (&args.into, &args.tenant) {
+        return import(&args, root, tenant, load, plugins);
+    }
+    let Some(output) = args.output.clone() else {
+        return Err(CliError::Usage(
+            "give the store to write with -o STORE".into(),
+        ));
+    };
     let bar = crate::progress::bar(args.quiet, "building {pos}/{len} episodes");
     let progress = |p: &Progress| {
         bar.set_length(p.total as u64);
@@ -77,7 +94,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let store = Store::build(
         Source::Path(args.data.clone(), load),
         &config,
-        &args.output,
+        &output,
         BuildOptions {
             plugins,
             progress: Some(&progress),
@@ -89,7 +106,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let c = &m.counts;
     eprintln!(
         "built `{}` in {:.1} s: {} episodes, {} steps, {} questions, {} windows, {} relations (embedder {})",
-        args.output.display(),
+        output.display(),
         started.elapsed().as_secs_f64(),
         c.episodes,
         c.steps,
@@ -112,5 +129,53 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             );
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mesa build DATA --into ROOT --tenant T`: every episode created in the
+/// tenant and its steps appended in one batch (timestamps kept; a step
+/// without one gets the time of the import).
+fn import(
+    args: &Args,
+    root: &std::path::Path,
+    tenant: &str,
+    load: LoadOptions,
+    plugins: mesa_memory::Plugins,
+) -> Result<ExitCode, CliError> {
+    let tenant =
+        mesa_memory::LiveMemory::open(root)?.tenant_with(tenant, Config::default(), plugins)?;
+    let loaded = mesa_memory::load(&args.data, &load)?;
+    let bar = crate::progress::bar(args.quiet, "importing {pos}/{len} episodes");
+    bar.set_length(loaded.episodes.len() as u64);
+    let started = std::time::Instant::now();
+    let mut steps = 0usize;
+    for e in &loaded.episodes {
+        tenant.create_episode(&mesa_memory::NewEpisode {
+            id: e.id.clone(),
+            task: e.task.clone(),
+            domain: e.domain.clone(),
+            outcome: e.outcome.clone(),
+            meta: e.meta.clone(),
+        })?;
+        let batch = e
+            .steps
+            .iter()
+            .map(|s| mesa_memory::NewStep {
+                action: s.action.clone(),
+                observation: s.observation.clone(),
+                timestamp: s.timestamp.clone(),
+            })
+            .collect();
+        steps += tenant.append_batch(&e.id, batch)?.len();
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    eprintln!(
+        "imported {} episodes, {steps} steps into tenant `{}` of `{}` in {:.1} s",
+        loaded.episodes.len(),
+        tenant.name(),
+        root.display(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod compile;
 pub mod fmt;
 pub mod inspect;
+pub mod live;
 pub mod optimize;
 pub mod pipeline;
 pub mod query;

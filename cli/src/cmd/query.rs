@@ -5,8 +5,8 @@ use crate::backend::{load, EngineKind};
 use crate::error::CliError;
 use crate::source::read;
 use mesa_core::Mask;
-use mesa_memory::{PluginOptions, Store};
-use mesa_query::{Answer, Chooser, QueryEngine, Question, Timings};
+use mesa_memory::{Episode, PluginOptions, Store};
+use mesa_query::{Answer, Asker, Chooser, QueryEngine, Question, Timings};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -55,9 +55,15 @@ pub struct Args {
     /// (default: MESA_MINILM_DIR, else models/all-MiniLM-L6-v2).
     #[arg(long)]
     minilm_dir: Option<PathBuf>,
+    /// STORE is a live memory directory (`mesa append`); ask this tenant.
+    #[arg(long)]
+    tenant: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    if args.tenant.is_some() {
+        return run_live(&args);
+    }
     let options = PluginOptions::with_minilm_dir(args.minilm_dir.clone());
     let store = Store::open_recorded(&args.store, &options)?;
     if args.list {
@@ -67,7 +73,71 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     let many = args.questions.is_some() || args.all;
-    let chooser = match (&args.policy, &args.structures) {
+    let mut engine = QueryEngine::new(&store, chooser(&args, many)?);
+    if many {
+        return run_many(&store, &mut engine, &args);
+    }
+    let (episode, question) = single(&args)?;
+    let q = Question {
+        episode,
+        text: question,
+        qtype: args.qtype.as_deref(),
+    };
+    let answer = engine.answer(&q)?;
+    print(
+        &args,
+        store.episode(q.episode).map(|m| &*m.episode),
+        &q,
+        &answer,
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mesa query ROOT --tenant T --episode ID "question"`: a live memory.
+fn run_live(args: &Args) -> Result<ExitCode, CliError> {
+    let target = crate::cmd::live::Target {
+        root: args.store.clone(),
+        tenant: args.tenant.clone().unwrap_or_default(),
+    };
+    if args.questions.is_some() || args.all || args.list {
+        return Err(CliError::Usage(
+            "with --tenant, ask one question (--episode ID \"...\"); `mesa episodes ROOT --tenant T` lists the episodes".into(),
+        ));
+    }
+    let tenant = target.open()?;
+    let mut asker = Asker::new(chooser(args, false)?);
+    let (episode, question) = single(args)?;
+    let q = Question {
+        episode,
+        text: question,
+        qtype: args.qtype.as_deref(),
+    };
+    let memory = tenant.memory(episode)?;
+    let answer = asker.ask(&memory, question, q.qtype)?;
+    print(args, Some(&memory.episode), &q, &answer);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn single(args: &Args) -> Result<(&str, &str), CliError> {
+    match (&args.episode, &args.question) {
+        (Some(e), Some(q)) => Ok((e, q)),
+        _ => Err(CliError::Usage(
+            "give --episode ID and the question, or a question file with --questions, or --all"
+                .into(),
+        )),
+    }
+}
+
+fn print(args: &Args, episode: Option<&Episode>, q: &Question<'_>, answer: &Answer) {
+    match args.format {
+        Format::Json => println!("{}", answer.to_json(q, true)),
+        Format::Human => print_human(episode, q, answer),
+    }
+}
+
+/// The policy or the fixed structures the flags name.
+fn chooser(args: &Args, many: bool) -> Result<Chooser, CliError> {
+    Ok(match (&args.policy, &args.structures) {
         (Some(p), _) => {
             let queries = if many { u64::MAX } else { 1 };
             Chooser::Policy(Box::new(load(p, args.engine, queries)?))
@@ -80,33 +150,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             "give a policy with --policy P.mesa, or the structures to read with --structures S,T"
                 .into(),
         )),
-    };
-    let mut engine = QueryEngine::new(&store, chooser);
-    if many {
-        return run_many(&store, &mut engine, &args);
-    }
-    let (Some(episode), Some(question)) = (&args.episode, &args.question) else {
-        return Err(CliError::Usage(
-            "give --episode ID and the question, or a question file with --questions, or --all"
-                .into(),
-        ));
-    };
-    let q = Question {
-        episode,
-        text: question,
-        qtype: args.qtype.as_deref(),
-    };
-    let answer = engine.answer(&q)?;
-    match args.format {
-        Format::Json => println!("{}", answer.to_json(&q, true)),
-        Format::Human => print_human(&store, &q, &answer),
-    }
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
-fn print_human(store: &Store, q: &Question<'_>, a: &Answer) {
-    if let Some(m) = store.episode(q.episode) {
-        let e = &m.episode;
+fn print_human(episode: Option<&Episode>, q: &Question<'_>, a: &Answer) {
+    if let Some(e) = episode {
         println!("episode {} ({}, {} steps)", e.id, e.domain, e.steps.len());
     }
     println!("question: {}", q.text);
@@ -138,8 +186,14 @@ fn print_human(store: &Store, q: &Question<'_>, a: &Answer) {
             println!("  (nothing retrieved)");
         }
         for item in &section.items {
+            let times: Vec<&str> = a.times_of(&item.steps).into_iter().flatten().collect();
+            let when = match (times.first(), times.last()) {
+                (Some(f), Some(l)) if f == l => format!(" · {f}"),
+                (Some(f), Some(l)) => format!(" · {f} to {l}"),
+                _ => String::new(),
+            };
             println!(
-                "[{}] steps {} · score {:.3} · {} tokens",
+                "[{}] steps {}{when} · score {:.3} · {} tokens",
                 item.structure.letter(),
                 step_list(&item.steps),
                 item.score,

@@ -1,0 +1,236 @@
+//! The live memory's writes: `mesa append`, `mesa forget`, `mesa correct`,
+//! `mesa compact`, and `mesa episodes`. Each names its memory directory and
+//! tenant; the library ([`mesa_memory::LiveMemory`]) does the work.
+
+use crate::error::CliError;
+use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
+use serde_json::json;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The memory directory and tenant every live command names.
+#[derive(clap::Args, Clone)]
+pub struct Target {
+    /// The live memory directory (created if new).
+    pub root: PathBuf,
+    /// The tenant: 1 to 64 letters, digits, `-` or `_`.
+    #[arg(long, short)]
+    pub tenant: String,
+}
+
+impl Target {
+    /// Opens the tenant for writing.
+    pub fn open(&self) -> Result<Tenant, CliError> {
+        Ok(LiveMemory::open(&self.root)?.tenant(&self.tenant)?)
+    }
+}
+
+/// `mesa append ROOT --tenant T --episode ID`: steps as JSONL on stdin.
+#[derive(clap::Args)]
+pub struct AppendArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The episode to append to.
+    #[arg(long, short)]
+    episode: String,
+    /// Create the episode first if it does not exist, with this task.
+    #[arg(long)]
+    task: Option<String>,
+    /// The new episode's domain (with --task).
+    #[arg(long, default_value = "")]
+    domain: String,
+}
+
+/// `mesa append`: one `{"action", "observation", "timestamp"?}` per line
+/// in, one acknowledgement line per step out, written once the step is on
+/// disk.
+pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
+    let tenant = args.target.open()?;
+    if let Some(task) = &args.task {
+        let exists = tenant.episodes()?.iter().any(|e| e.id == args.episode);
+        if !exists {
+            tenant.create_episode(&NewEpisode {
+                id: args.episode.clone(),
+                task: task.clone(),
+                domain: args.domain.clone(),
+                ..NewEpisode::default()
+            })?;
+        }
+    }
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut bad = 0usize;
+    for (n, line) in stdin.lock().lines().enumerate() {
+        let line = line.map_err(CliError::io("read", "standard input"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let ack = match parse_step(&line) {
+            Ok(step) => match tenant.append(&args.episode, step) {
+                Ok(index) => json!({"episode": args.episode, "index": index}),
+                Err(e) => {
+                    bad += 1;
+                    json!({"line": n + 1, "error": e.to_string()})
+                }
+            },
+            Err(message) => {
+                bad += 1;
+                json!({"line": n + 1, "error": message})
+            }
+        };
+        writeln!(out, "{ack}")
+            .and_then(|()| out.flush())
+            .map_err(CliError::io("write acknowledgements to", "standard output"))?;
+    }
+    if bad > 0 {
+        eprintln!("{bad} line(s) were not appended; their acknowledgements carry an \"error\"");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepLine {
+    action: String,
+    #[serde(default)]
+    observation: String,
+    #[serde(default)]
+    timestamp: Option<String>,
+}
+
+fn parse_step(line: &str) -> Result<NewStep, String> {
+    let s: StepLine = serde_json::from_str(line.trim_start_matches('\u{feff}')).map_err(|e| {
+        format!("{e} (expected {{\"action\": \"...\", \"observation\": \"...\", \"timestamp\": \"RFC 3339\"?}})")
+    })?;
+    Ok(NewStep {
+        action: s.action,
+        observation: s.observation,
+        timestamp: s.timestamp,
+    })
+}
+
+/// `mesa forget ROOT --tenant T --episode ID (--step N | --steps A-B | --all)`
+#[derive(clap::Args)]
+pub struct ForgetArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The episode.
+    #[arg(long, short)]
+    episode: String,
+    /// One step.
+    #[arg(long, conflicts_with_all = ["steps", "all"])]
+    step: Option<usize>,
+    /// A range of steps, `A-B` (both included).
+    #[arg(long, conflicts_with = "all")]
+    steps: Option<String>,
+    /// The whole episode.
+    #[arg(long)]
+    all: bool,
+    /// Compact afterwards, so no file holds a byte of what was forgotten.
+    #[arg(long)]
+    compact: bool,
+}
+
+pub fn forget(args: ForgetArgs) -> Result<ExitCode, CliError> {
+    let what = match (args.step, &args.steps, args.all) {
+        (Some(i), _, _) => Forget::Step(i),
+        (None, Some(r), _) => {
+            let (a, b) = r
+                .split_once('-')
+                .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)))
+                .filter(|(a, b): &(usize, usize)| a <= b)
+                .ok_or_else(|| {
+                    CliError::Usage(format!("--steps: `{r}` is not a range like 3-7"))
+                })?;
+            Forget::Range(a, b)
+        }
+        (None, None, true) => Forget::Episode,
+        (None, None, false) => {
+            return Err(CliError::Usage(
+                "say what to forget: --step N, --steps A-B or --all".into(),
+            ))
+        }
+    };
+    let tenant = args.target.open()?;
+    let n = tenant.forget(&args.episode, what)?;
+    if args.compact {
+        tenant.compact()?;
+    }
+    eprintln!(
+        "forgot {n} step(s) of `{}`{}",
+        args.episode,
+        if args.compact {
+            "; compacted"
+        } else {
+            "; `mesa compact` removes them from the files"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mesa correct ROOT --tenant T --episode ID --step N --action A --observation O`
+#[derive(clap::Args)]
+pub struct CorrectArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The episode.
+    #[arg(long, short)]
+    episode: String,
+    /// The step to replace.
+    #[arg(long)]
+    step: usize,
+    /// The new action.
+    #[arg(long)]
+    action: String,
+    /// The new observation.
+    #[arg(long, default_value = "")]
+    observation: String,
+    /// The new timestamp (RFC 3339); the old one is kept otherwise.
+    #[arg(long)]
+    timestamp: Option<String>,
+}
+
+pub fn correct(args: CorrectArgs) -> Result<ExitCode, CliError> {
+    let tenant = args.target.open()?;
+    tenant.correct(
+        &args.episode,
+        args.step,
+        NewStep {
+            action: args.action,
+            observation: args.observation,
+            timestamp: args.timestamp,
+        },
+    )?;
+    eprintln!("corrected step {} of `{}`", args.step, args.episode);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mesa compact ROOT --tenant T`
+#[derive(clap::Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    target: Target,
+}
+
+pub fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
+    args.target.open()?.compact()?;
+    eprintln!("compacted tenant `{}`", args.target.tenant);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mesa episodes ROOT --tenant T`
+#[derive(clap::Args)]
+pub struct EpisodesArgs {
+    #[command(flatten)]
+    target: Target,
+}
+
+pub fn episodes(args: EpisodesArgs) -> Result<ExitCode, CliError> {
+    for e in args.target.open()?.episodes()? {
+        println!("{}\t{} steps\t{}\t{}", e.id, e.steps, e.domain, e.created);
+    }
+    Ok(ExitCode::SUCCESS)
+}
