@@ -1,0 +1,165 @@
+//! Measures the live memory on AMA-Bench (docs/BENCHMARKS.md, "Live
+//! memory"): append latency into a long episode, append to queryable,
+//! a batch import of every episode against `Store::build`, query latency
+//! while a writer appends, and a forget plus compaction.
+//!
+//! ```text
+//! cargo run --release -p mesa-memory --example live_bench -- ../shared/data/ama-bench/open_end_qa_set.jsonl
+//! ```
+
+use mesa_core::Mask;
+use mesa_memory::dataset::LoadOptions;
+use mesa_memory::{
+    BuildOptions, Config, Forget, LiveMemory, NewEpisode, NewStep, Retrieval, Source, Store,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let data = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
+    let loaded = mesa_memory::load(std::path::Path::new(&data), &LoadOptions::default())?;
+    let all_steps: Vec<(String, String)> = loaded
+        .episodes
+        .iter()
+        .flat_map(|e| {
+            e.steps
+                .iter()
+                .map(|s| (s.action.clone(), s.observation.clone()))
+        })
+        .collect();
+    let dir = tempfile::tempdir()?;
+    let mem = LiveMemory::open(&dir.path().join("live"))?;
+    let t = Arc::new(mem.tenant("bench")?);
+
+    // 1. One step into a 1,000-step episode: append, then append + query.
+    t.create_episode(&NewEpisode {
+        id: "long".into(),
+        task: "a generic long episode of AMA-Bench steps".into(),
+        domain: "MIXED".into(),
+        ..NewEpisode::default()
+    })?;
+    let batch = |from: usize, n: usize| -> Vec<NewStep> {
+        (from..from + n)
+            .map(|i| {
+                let (a, o) = &all_steps[i % all_steps.len()];
+                NewStep {
+                    action: a.clone(),
+                    observation: o.clone(),
+                    timestamp: None,
+                }
+            })
+            .collect()
+    };
+    t.append_batch("long", batch(0, 1000))?;
+    let (mut append, mut queryable) = (Vec::new(), Vec::new());
+    for i in 0..100 {
+        let s = batch(1000 + i, 1).remove(0);
+        let t0 = Instant::now();
+        t.append("long", s)?;
+        append.push(ms(t0.elapsed()));
+        let m = t.memory("long")?;
+        let _ = Retrieval::new(&m, "What did the agent do at step 12?").compose(Mask::ALL)?;
+        queryable.push(ms(t0.elapsed()));
+    }
+    println!(
+        "append one step into a 1,000-step episode: p50 {:.3} ms, p99 {:.3} ms",
+        pct(&mut append, 0.5),
+        pct(&mut append, 0.99)
+    );
+    println!(
+        "append + first query (queryable): p50 {:.1} ms, p99 {:.1} ms",
+        pct(&mut queryable, 0.5),
+        pct(&mut queryable, 0.99)
+    );
+
+    // 2. Query latency while a writer appends (snapshot rebuilt per version).
+    let writer = {
+        let t = t.clone();
+        let steps = batch(2000, 200);
+        std::thread::spawn(move || -> Result<(), mesa_memory::LiveError> {
+            for s in steps {
+                t.append("long", s)?;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(())
+        })
+    };
+    let mut during = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < deadline {
+        let t0 = Instant::now();
+        let m = t.memory("long")?;
+        let _ = Retrieval::new(&m, "Why did the query fail after step 40?").compose(Mask::ALL)?;
+        during.push(ms(t0.elapsed()));
+    }
+    writer.join().map_err(|_| "writer panicked")??;
+    println!(
+        "query (all five) while a writer appends every 5 ms: {} queries, p50 {:.1} ms, p99 {:.1} ms",
+        during.len(),
+        pct(&mut during, 0.5),
+        pct(&mut during, 0.99)
+    );
+
+    // 3. Forget plus compaction.
+    let t0 = Instant::now();
+    t.forget("long", Forget::Range(100, 199))?;
+    let forget = t0.elapsed();
+    let t0 = Instant::now();
+    t.compact()?;
+    println!(
+        "forget 100 steps: {:.1} ms; compact the tenant ({} steps left): {:.1} ms",
+        ms(forget),
+        t.steps("long")?.len(),
+        ms(t0.elapsed())
+    );
+
+    // 4. Batch import of all of AMA-Bench against `Store::build`.
+    let imp = Arc::new(mem.tenant("import")?);
+    let t0 = Instant::now();
+    for e in &loaded.episodes {
+        imp.create_episode(&NewEpisode {
+            id: e.id.clone(),
+            task: e.task.clone(),
+            domain: e.domain.clone(),
+            ..NewEpisode::default()
+        })?;
+        let steps = e
+            .steps
+            .iter()
+            .map(|s| NewStep {
+                action: s.action.clone(),
+                observation: s.observation.clone(),
+                timestamp: s.timestamp.clone(),
+            })
+            .collect();
+        imp.append_batch(&e.id, steps)?;
+    }
+    let import = t0.elapsed();
+    let t0 = Instant::now();
+    let _store = Store::build(
+        Source::Path(data.clone().into(), LoadOptions::default()),
+        &Config::default(),
+        &dir.path().join("store"),
+        BuildOptions::default(),
+    )?;
+    let build = t0.elapsed();
+    println!(
+        "batch append of all {} episodes ({} steps): {:.1} s; Store::build of the same file: {:.1} s",
+        loaded.episodes.len(),
+        all_steps.len(),
+        import.as_secs_f64(),
+        build.as_secs_f64()
+    );
+    Ok(())
+}
