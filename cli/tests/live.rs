@@ -216,34 +216,28 @@ fn write_commands_round_trip_through_query() {
     assert_eq!(t["steps"], serde_json::json!([0]));
     assert_eq!(t["timestamps"], serde_json::json!(["2026-03-01T10:00:00Z"]));
     assert!(t["text"].as_str().unwrap().contains("month 13"));
-    let (ok, _, err) = run(&[
+    // `mesa CMD ROOT --tenant t --episode EPISODE ARGS...`
+    let on = |cmd: &str, episode: &str, rest: &[&str]| {
+        let mut args = vec![cmd, r, "--tenant", "t", "--episode", episode];
+        args.extend_from_slice(rest);
+        run(&args)
+    };
+    let (ok, _, err) = on(
         "correct",
-        r,
-        "--tenant",
-        "t",
-        "--episode",
         "e",
-        "--step",
-        "0",
-        "--action",
-        "execute_bash: pytest",
-        "--observation",
-        "all passed",
-    ]);
+        &[
+            "--step",
+            "0",
+            "--action",
+            "execute_bash: pytest",
+            "--observation",
+            "all passed",
+        ],
+    );
     assert!(ok, "{err}");
     let a = ask("What failed at step 0?");
     assert!(!a.to_string().contains("month 13"));
-    let (ok, _, err) = run(&[
-        "forget",
-        r,
-        "--tenant",
-        "t",
-        "--episode",
-        "e",
-        "--step",
-        "1",
-        "--compact",
-    ]);
+    let (ok, _, err) = on("forget", "e", &["--step", "1", "--compact"]);
     assert!(ok, "{err}");
     let a = ask("Which file was opened?");
     assert!(!a.to_string().contains("dates.py"), "{a}");
@@ -252,28 +246,9 @@ fn write_commands_round_trip_through_query() {
     // Errors: a bad tenant, an unknown episode, a step that does not exist.
     let (ok, _, err) = run(&["episodes", r, "--tenant", "../x"]);
     assert!(!ok && err.contains("not allowed"), "{err}");
-    let (ok, _, err) = run(&[
-        "query",
-        r,
-        "--tenant",
-        "t",
-        "--episode",
-        "nope",
-        "--structures",
-        "S",
-        "q",
-    ]);
+    let (ok, _, err) = on("query", "nope", &["--structures", "S", "q"]);
     assert!(!ok && err.contains("no episode `nope`"), "{err}");
-    let (ok, _, err) = run(&[
-        "forget",
-        r,
-        "--tenant",
-        "t",
-        "--episode",
-        "e",
-        "--step",
-        "9",
-    ]);
+    let (ok, _, err) = on("forget", "e", &["--step", "9"]);
     assert!(!ok && err.contains("no step 9"), "{err}");
     let (ok, _, err) = run(&["compact", r, "--tenant", "t"]);
     assert!(ok, "{err}");
