@@ -116,6 +116,15 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// A store file is not the JSON it should be.
+    #[error("{path}: damaged store file: {source}")]
+    Json {
+        /// The file.
+        path: String,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A stored BM25 index could not be opened.
     #[error("{path}: damaged BM25 index: {source}")]
     Index {
@@ -347,7 +356,10 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
     let bytes = std::fs::read(path).map_err(io(path))?;
-    serde_json::from_slice(&bytes).map_err(|e| corrupt(path, e))
+    serde_json::from_slice(&bytes).map_err(|source| StoreError::Json {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 fn sync_dir(path: &Path) -> Result<(), StoreError> {
