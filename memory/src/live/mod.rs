@@ -181,7 +181,7 @@ impl LiveMemory {
             writer: Mutex::new(()),
             config,
             plugins,
-            snapshots: RwLock::new(HashMap::new()),
+            snapshots: RwLock::new(Snapshots::default()),
             _lock: lock,
         };
         tenant.check_embedder()?;
@@ -280,8 +280,17 @@ pub struct Tenant {
     config: Config,
     plugins: Plugins,
     /// Built episodes, dropped when the episode changes.
-    snapshots: RwLock<HashMap<String, Arc<EpisodeMemory>>>,
+    snapshots: RwLock<Snapshots>,
     _lock: File,
+}
+
+/// The built episodes, and a count of each episode's changes: a snapshot
+/// is kept only if no change began while it was being built, so a build
+/// that raced a write never hides that write from later questions.
+#[derive(Default)]
+struct Snapshots {
+    built: HashMap<String, Arc<EpisodeMemory>>,
+    changes: HashMap<String, u64>,
 }
 
 impl std::fmt::Debug for Tenant {
@@ -325,9 +334,11 @@ impl Tenant {
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Called after every committed change to `episode`.
     fn forget_snapshot(&self, episode: &str) {
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
-        s.remove(episode);
+        s.built.remove(episode);
+        *s.changes.entry(episode.to_string()).or_default() += 1;
     }
 
     /// The embedder is recorded on first use and must match afterwards.
@@ -530,14 +541,13 @@ impl Tenant {
     /// The five structures over the episode as it is now: built from the
     /// stored parts on the first question after a change, then shared.
     pub fn memory(&self, episode: &str) -> Result<Arc<EpisodeMemory>, LiveError> {
-        if let Some(m) = self
-            .snapshots
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(episode)
-        {
-            return Ok(m.clone());
-        }
+        let changes = {
+            let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(m) = s.built.get(episode) {
+                return Ok(m.clone());
+            }
+            s.changes.get(episode).copied()
+        };
         let (ep, parts) = self.load(episode)?;
         let built = Arc::new(EpisodeMemory::from_parts(
             Arc::new(ep),
@@ -547,7 +557,10 @@ impl Tenant {
             None,
         )?);
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
-        Ok(s.entry(episode.to_string()).or_insert(built).clone())
+        if s.changes.get(episode).copied() == changes {
+            s.built.insert(episode.to_string(), built.clone());
+        }
+        Ok(built)
     }
 
     /// The episode and its parts, from one read.
