@@ -407,3 +407,55 @@ fn readers_never_see_half_an_append() {
     // question sees every acknowledged step.
     assert_eq!(t.memory("e").unwrap().episode.steps.len(), 181);
 }
+
+/// T answers "when" questions from the steps' timestamps, and evidence
+/// shows them.
+#[test]
+fn time_references_reach_the_steps_of_those_times() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    let days = [
+        ("2026-02-27T09:00:00Z", "install dependencies", "ok"),
+        (
+            "2026-02-28T10:00:00Z",
+            "run migrations",
+            "table users created",
+        ),
+        ("2026-02-28T16:00:00Z", "deploy staging", "healthy"),
+        ("2026-03-01T08:00:00Z", "rotate keys", "new key issued"),
+        ("2026-03-01T12:00:00Z", "deploy production", "healthy"),
+    ];
+    for (at, a, o) in days {
+        t.append(
+            "e",
+            NewStep {
+                timestamp: Some(at.into()),
+                ..step(a, o)
+            },
+        )
+        .unwrap();
+    }
+    let mem = t.memory("e").unwrap();
+    let steps_of = |q: &str| -> Vec<usize> {
+        let ev = Retrieval::new(&mem, q)
+            .compose(Mask::single(Structure::Temporal))
+            .unwrap();
+        ev.steps()
+    };
+    assert_eq!(steps_of("What did the agent do yesterday?"), [1, 2]);
+    assert_eq!(steps_of("What happened on 2026-02-27?"), [0]);
+    assert_eq!(steps_of("What ran in the last 5 hours?"), [3, 4]);
+    assert_eq!(
+        steps_of("What happened between Feb 27 and Feb 28?"),
+        [0, 1, 2]
+    );
+    let text = Retrieval::new(&mem, "What happened today?")
+        .compose(Mask::single(Structure::Temporal))
+        .unwrap()
+        .render();
+    assert!(
+        text.contains("[step 3 · 2026-03-01T08:00:00Z] action: rotate keys"),
+        "{text}"
+    );
+}

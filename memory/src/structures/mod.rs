@@ -18,6 +18,7 @@ pub mod raw;
 pub mod stepref;
 pub mod summary;
 pub mod temporal;
+pub mod timeref;
 pub mod vector;
 
 pub use graph::{Graph, RuleExtractor, Triple, TripleExtractor};
@@ -25,6 +26,7 @@ pub use raw::{windows, Raw, Window};
 pub use stepref::{StepRef, StepRefs};
 pub use summary::{ExtractiveSummarizer, Summarizer, Summary, SummaryLine};
 pub use temporal::Temporal;
+pub use timeref::{TimeRef, TimeRefs};
 pub use vector::{Embedder, HashEmbedder, Vector};
 
 use crate::config::Config;
@@ -114,6 +116,7 @@ pub struct Query {
     text: String,
     terms: Vec<u64>,
     refs: StepRefs,
+    times: TimeRefs,
     embedding: OnceLock<Result<Vec<f32>, PluginError>>,
 }
 
@@ -124,6 +127,7 @@ impl Query {
             text: text.to_string(),
             terms: term_hashes(text),
             refs: StepRefs::parse(text),
+            times: TimeRefs::parse(text),
             embedding: OnceLock::new(),
         }
     }
@@ -141,6 +145,11 @@ impl Query {
     /// The step references the question makes.
     pub fn refs(&self) -> &StepRefs {
         &self.refs
+    }
+
+    /// The time references the question makes.
+    pub fn times(&self) -> &TimeRefs {
+        &self.times
     }
 
     /// The question's embedding by `embedder`, computed once per query.
@@ -312,8 +321,12 @@ impl StepTexts {
 /// How a step is shown in evidence: `[step N] action: …\nobservation: …`,
 /// the action and the observation each cut at `max_bytes`.
 pub fn render_step(step: &Step, max_bytes: usize) -> String {
+    let at = match &step.timestamp {
+        Some(t) if !t.trim().is_empty() => format!(" · {}", t.trim()),
+        _ => String::new(),
+    };
     format!(
-        "[step {}] action: {}\nobservation: {}",
+        "[step {}{at}] action: {}\nobservation: {}",
         step.index,
         cut_marked(step.action.trim(), max_bytes),
         cut_marked(step.observation.trim(), max_bytes)

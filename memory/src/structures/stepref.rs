@@ -322,7 +322,7 @@ impl StepRefs {
 }
 
 /// `k` elements of `v` spread evenly, the first and last included.
-fn sample(v: &[usize], k: usize) -> Vec<usize> {
+pub(crate) fn sample(v: &[usize], k: usize) -> Vec<usize> {
     if v.len() <= k {
         return v.to_vec();
     }

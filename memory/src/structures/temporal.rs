@@ -1,11 +1,12 @@
 //! T: the turn-indexed store of (step, action, observation).
 //!
-//! Access: the steps the question names (see [`super::stepref`]), each with
-//! score 1; if it names none, the top-k turns by idf-weighted overlap of the
+//! Access: the steps the question names (see [`super::stepref`]) and the
+//! steps of the times it names (see [`super::timeref`]), each with score 1; if it names none, the top-k turns by idf-weighted overlap of the
 //! question's terms with each turn's key (its action and the first 300 bytes
 //! of its observation), score = that overlap in `[0, 1]`, only turns with a
 //! positive score. Items are in step order. `hits` = items.
 
+use super::timeref::parse_timestamp;
 use super::{Evidence, MemoryStructure, Query, RetrieveError, StepTexts};
 use crate::config::Config;
 use crate::dataset::Episode;
@@ -23,6 +24,8 @@ const KEY_ACTION_BYTES: usize = 300;
 pub struct Temporal {
     steps: Arc<StepTexts>,
     keys: Vec<Vec<u64>>,
+    /// Each step's timestamp, when readable.
+    times: Vec<Option<jiff::Timestamp>>,
     idf: Idf,
     window: usize,
     max_steps: usize,
@@ -47,9 +50,15 @@ impl Temporal {
             .map(|s| term_hashes(&turn_key(&s.action, &s.observation)))
             .collect();
         let idf = Idf::new(keys.iter().map(Vec::as_slice));
+        let times = episode
+            .steps
+            .iter()
+            .map(|s| s.timestamp.as_deref().and_then(parse_timestamp))
+            .collect();
         Temporal {
             steps,
             keys,
+            times,
             idf,
             window: config.temporal_window,
             max_steps: config.temporal_max_steps,
@@ -64,9 +73,19 @@ impl Temporal {
 
     /// The positions a question selects and their scores, in step order.
     pub fn select(&self, query: &Query) -> Vec<(usize, f64)> {
-        let named = query
+        let mut named = query
             .refs()
             .resolve(&self.steps.indices, self.window, self.max_steps);
+        if !query.times().is_empty() {
+            let timed = query.times().resolve(&self.times, self.window);
+            let extra: Vec<usize> = timed
+                .into_iter()
+                .filter(|p| named.binary_search(p).is_err())
+                .collect();
+            let room = self.max_steps.saturating_sub(named.len());
+            named.extend(super::stepref::sample(&extra, room));
+            named.sort_unstable();
+        }
         if !named.is_empty() {
             return named.into_iter().map(|p| (p, 1.0)).collect();
         }
