@@ -124,7 +124,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ms(t0.elapsed())
     );
 
-    // 4. Batch import of all of AMA-Bench against `Store::build`.
+    // 4. The first question after a change, against the episode's length.
+    for n in [1_000usize, 4_000, 15_244] {
+        let id = format!("len{n}");
+        t.create_episode(&NewEpisode {
+            id: id.clone(),
+            task: "a generic long episode of AMA-Bench steps".into(),
+            domain: "MIXED".into(),
+            ..NewEpisode::default()
+        })?;
+        t.append_batch(&id, batch(0, n))?;
+        let t0 = Instant::now();
+        let m = t.memory(&id)?;
+        let rebuild = t0.elapsed();
+        let mut q = Vec::new();
+        for k in 0..20 {
+            let t0 = Instant::now();
+            let question = format!("What did the agent do at step {}?", k * 37);
+            let _ = Retrieval::new(&m, &question).compose(Mask::ALL)?;
+            q.push(ms(t0.elapsed()));
+        }
+        println!(
+            "{n} steps: first question after a change (snapshot build) {:.0} ms; then all five p50 {:.1} ms, p99 {:.1} ms",
+            ms(rebuild),
+            pct(&mut q, 0.5),
+            pct(&mut q, 0.99)
+        );
+    }
+
+    // 5. Batch import of all of AMA-Bench against `Store::build`.
     let imp = Arc::new(mem.tenant("import")?);
     let t0 = Instant::now();
     for e in &loaded.episodes {
