@@ -252,4 +252,57 @@ fn write_commands_round_trip_through_query() {
     assert!(!ok && err.contains("no step 9"), "{err}");
     let (ok, _, err) = run(&["compact", r, "--tenant", "t"]);
     assert!(ok, "{err}");
+    let (ok, _, err) = run(&["episodes", r, "--tenant", "nobody"]);
+    assert!(!ok && err.contains("no tenant `nobody`"), "{err}");
+}
+
+/// `mesa query --tenant` reads beside a running `mesa append`.
+#[test]
+fn a_query_runs_while_an_append_is_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let r = root.to_str().unwrap();
+    let mut child = mesa()
+        .args([
+            "append",
+            r,
+            "--tenant",
+            "t",
+            "--episode",
+            "e",
+            "--task",
+            "t",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut acks = BufReader::new(child.stdout.take().unwrap());
+    writeln!(
+        stdin,
+        r#"{{"action": "grep TODO", "observation": "src/a.rs: TODO fix parser"}}"#
+    )
+    .unwrap();
+    let mut ack = String::new();
+    acks.read_line(&mut ack).unwrap();
+    assert!(ack.contains("\"index\":0"), "{ack}");
+    // The writer still holds the tenant; a reader answers anyway.
+    let (ok, out, err) = run(&[
+        "query",
+        r,
+        "--tenant",
+        "t",
+        "--episode",
+        "e",
+        "--structures",
+        "T",
+        "What was at step 0?",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("TODO fix parser"), "{out}");
+    let (ok, _, err) = run(&["forget", r, "--tenant", "t", "--episode", "e", "--all"]);
+    assert!(!ok && err.contains("open for writing elsewhere"), "{err}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

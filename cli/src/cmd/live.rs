@@ -24,6 +24,11 @@ impl Target {
     pub fn open(&self) -> Result<Tenant, CliError> {
         Ok(LiveMemory::open(&self.root)?.tenant(&self.tenant)?)
     }
+
+    /// Opens an existing tenant for reading, beside any writer.
+    pub fn open_reader(&self) -> Result<Tenant, CliError> {
+        Ok(LiveMemory::open(&self.root)?.reader(&self.tenant)?)
+    }
 }
 
 /// `mesa append ROOT --tenant T --episode ID`: steps as JSONL on stdin.
@@ -229,7 +234,7 @@ pub struct EpisodesArgs {
 }
 
 pub fn episodes(args: EpisodesArgs) -> Result<ExitCode, CliError> {
-    for e in args.target.open()?.episodes()? {
+    for e in args.target.open_reader()?.episodes()? {
         println!("{}\t{} steps\t{}\t{}", e.id, e.steps, e.domain, e.created);
     }
     Ok(ExitCode::SUCCESS)

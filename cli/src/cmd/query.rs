@@ -104,7 +104,7 @@ fn run_live(args: &Args) -> Result<ExitCode, CliError> {
             "with --tenant, ask one question (--episode ID \"...\"); `mesa episodes ROOT --tenant T` lists the episodes".into(),
         ));
     }
-    let tenant = target.open()?;
+    let tenant = target.open_reader()?;
     let mut asker = Asker::new(chooser(args, false)?);
     let (episode, question) = single(args)?;
     let q = Question {

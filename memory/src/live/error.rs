@@ -70,6 +70,12 @@ pub enum LiveError {
         /// The lock file.
         path: String,
     },
+    /// A write through a read-only handle.
+    #[error("tenant `{tenant}` is open for reading only here; write through its writer (`LiveMemory::tenant`, `mesa append`)")]
+    ReadOnly {
+        /// The tenant.
+        tenant: String,
+    },
     /// No episode with this id in the tenant.
     #[error("tenant `{tenant}` has no episode `{id}`; create it first (or list the episodes)")]
     UnknownEpisode {

@@ -182,7 +182,47 @@ impl LiveMemory {
             config,
             plugins,
             snapshots: RwLock::new(Snapshots::default()),
-            _lock: lock,
+            lock: Some(lock),
+        };
+        tenant.check_embedder()?;
+        Ok(tenant)
+    }
+}
+
+impl LiveMemory {
+    /// Opens an existing tenant for reading only, beside its writer (another
+    /// handle or process may be appending): questions see every change the
+    /// writer has committed; writes return [`LiveError::ReadOnly`].
+    pub fn reader(&self, name: &str) -> Result<Tenant, LiveError> {
+        self.reader_with(name, Config::default(), Plugins::default())
+    }
+
+    /// [`LiveMemory::reader`] with these parameters and builders.
+    pub fn reader_with(
+        &self,
+        name: &str,
+        config: Config,
+        plugins: Plugins,
+    ) -> Result<Tenant, LiveError> {
+        if !valid_tenant(name) {
+            return Err(LiveError::BadTenant { name: name.into() });
+        }
+        let dir = self.root.join("tenants").join(name);
+        let path = dir.join("memory.sqlite");
+        if !path.is_file() {
+            return Err(LiveError::UnknownTenant { name: name.into() });
+        }
+        let conn = db::open(&path)?;
+        let tenant = Tenant {
+            name: name.to_string(),
+            dir,
+            path,
+            conn: Mutex::new(conn),
+            writer: Mutex::new(()),
+            config,
+            plugins,
+            snapshots: RwLock::new(Snapshots::default()),
+            lock: None,
         };
         tenant.check_embedder()?;
         Ok(tenant)
@@ -281,7 +321,8 @@ pub struct Tenant {
     plugins: Plugins,
     /// Built episodes, dropped when the episode changes.
     snapshots: RwLock<Snapshots>,
-    _lock: File,
+    /// The writer lock; `None` for a reader.
+    lock: Option<File>,
 }
 
 /// The built episodes, and a count of each episode's changes: a snapshot
@@ -291,6 +332,11 @@ pub struct Tenant {
 struct Snapshots {
     built: HashMap<String, Arc<EpisodeMemory>>,
     changes: HashMap<String, u64>,
+    /// A reader's view of the database (`PRAGMA data_version`): when
+    /// another connection commits, every snapshot is dropped.
+    data_version: Option<i64>,
+    /// Counts those drops, for the race check.
+    epoch: u64,
 }
 
 impl std::fmt::Debug for Tenant {
@@ -330,8 +376,19 @@ impl Tenant {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn write_lock(&self) -> MutexGuard<'_, ()> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    /// Serializes writes; refused on a reader.
+    fn write_lock(&self) -> Result<MutexGuard<'_, ()>, LiveError> {
+        if self.lock.is_none() {
+            return Err(LiveError::ReadOnly {
+                tenant: self.name.clone(),
+            });
+        }
+        Ok(self.writer.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Whether this handle writes (else it only reads).
+    pub fn is_writer(&self) -> bool {
+        self.lock.is_some()
     }
 
     /// Called after every committed change to `episode`.
@@ -346,6 +403,7 @@ impl Tenant {
         let conn = self.conn();
         let given = self.plugins.embedder.name();
         match db::meta(&conn, "embedder").map_err(self.db_error())? {
+            None if self.lock.is_none() => Ok(()),
             None => db::set_meta(&conn, "embedder", &given).map_err(self.db_error()),
             Some(stored) if stored == given => Ok(()),
             Some(stored) => Err(LiveError::EmbedderMismatch { stored, given }),
@@ -354,7 +412,7 @@ impl Tenant {
 
     /// Creates an episode.
     pub fn create_episode(&self, e: &NewEpisode) -> Result<(), LiveError> {
-        let _write = self.write_lock();
+        let _write = self.write_lock()?;
         if e.id.trim().is_empty() {
             return Err(LiveError::Empty {
                 what: "the episode id".into(),
@@ -429,7 +487,7 @@ impl Tenant {
             validate_step(i, s)?;
         }
         let stamp = now();
-        let _write = self.write_lock();
+        let _write = self.write_lock()?;
         let (row, first) = {
             let conn = self.conn();
             let row = self.episode_row(&conn, episode)?;
@@ -463,7 +521,7 @@ impl Tenant {
     /// Replaces a step's action and observation (and timestamp, if given).
     pub fn correct(&self, episode: &str, index: usize, step: NewStep) -> Result<(), LiveError> {
         validate_step(0, &step)?;
-        let _write = self.write_lock();
+        let _write = self.write_lock()?;
         let (row, old) = {
             let conn = self.conn();
             let row = self.episode_row(&conn, episode)?;
@@ -490,7 +548,7 @@ impl Tenant {
     /// After it returns no query returns them; after [`Tenant::compact`] no
     /// file holds them.
     pub fn forget(&self, episode: &str, what: Forget) -> Result<usize, LiveError> {
-        let _write = self.write_lock();
+        let _write = self.write_lock()?;
         let conn = self.conn();
         self.episode_row(&conn, episode)?;
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
@@ -521,7 +579,7 @@ impl Tenant {
     /// Rewrites the database without free pages and empties its log: after
     /// it, no file of the tenant holds a byte of anything forgotten.
     pub fn compact(&self) -> Result<(), LiveError> {
-        let _write = self.write_lock();
+        let _write = self.write_lock()?;
         db::compact(&self.conn()).map_err(self.db_error())
     }
 
@@ -541,12 +599,15 @@ impl Tenant {
     /// The five structures over the episode as it is now: built from the
     /// stored parts on the first question after a change, then shared.
     pub fn memory(&self, episode: &str) -> Result<Arc<EpisodeMemory>, LiveError> {
+        if self.lock.is_none() {
+            self.see_other_writers()?;
+        }
         let changes = {
             let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
             if let Some(m) = s.built.get(episode) {
                 return Ok(m.clone());
             }
-            s.changes.get(episode).copied()
+            (s.changes.get(episode).copied(), s.epoch)
         };
         let (ep, parts) = self.load(episode)?;
         let built = Arc::new(EpisodeMemory::from_parts(
@@ -557,10 +618,25 @@ impl Tenant {
             None,
         )?);
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
-        if s.changes.get(episode).copied() == changes {
+        if (s.changes.get(episode).copied(), s.epoch) == changes {
             s.built.insert(episode.to_string(), built.clone());
         }
         Ok(built)
+    }
+
+    /// A reader drops its snapshots when another connection has committed.
+    fn see_other_writers(&self) -> Result<(), LiveError> {
+        let version: i64 = self
+            .conn()
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(self.db_error())?;
+        let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+        if s.data_version != Some(version) {
+            s.data_version = Some(version);
+            s.built.clear();
+            s.epoch += 1;
+        }
+        Ok(())
     }
 
     /// The episode and its parts, from one read.

@@ -459,3 +459,41 @@ fn time_references_reach_the_steps_of_those_times() {
         "{text}"
     );
 }
+
+/// A reader beside the writer sees each committed change and cannot write.
+#[test]
+fn a_reader_follows_the_writer_and_cannot_write() {
+    let (_dir, m) = memory();
+    assert!(matches!(
+        m.reader("a"),
+        Err(LiveError::UnknownTenant { .. })
+    ));
+    let w = m.tenant("a").unwrap();
+    w.create_episode(&new_episode("e")).unwrap();
+    w.append("e", step("first", "one")).unwrap();
+    // Another handle on the same directory, as another process would open it.
+    let r = LiveMemory::open(m.root()).unwrap().reader("a").unwrap();
+    assert!(!r.is_writer() && w.is_writer());
+    assert_eq!(r.memory("e").unwrap().episode.steps.len(), 1);
+    w.append("e", step("second", "two")).unwrap();
+    assert_eq!(r.memory("e").unwrap().episode.steps.len(), 2);
+    w.forget("e", Forget::Step(0)).unwrap();
+    let idx: Vec<usize> = r
+        .memory("e")
+        .unwrap()
+        .episode
+        .steps
+        .iter()
+        .map(|s| s.index)
+        .collect();
+    assert_eq!(idx, [1]);
+    for err in [
+        r.append("e", step("x", "y")).unwrap_err(),
+        r.forget("e", Forget::Episode).unwrap_err(),
+        r.create_episode(&new_episode("f")).unwrap_err(),
+        r.compact().unwrap_err(),
+    ] {
+        assert!(matches!(err, LiveError::ReadOnly { .. }), "{err}");
+    }
+    assert_eq!(w.steps("e").unwrap().len(), 1);
+}
