@@ -54,6 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(|i| {
                 let (a, o) = &all_steps[i % all_steps.len()];
                 NewStep {
+                    index: None,
                     action: a.clone(),
                     observation: o.clone(),
                     timestamp: None,
@@ -166,6 +167,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .steps
             .iter()
             .map(|s| NewStep {
+                index: Some(s.index),
                 action: s.action.clone(),
                 observation: s.observation.clone(),
                 timestamp: s.timestamp.clone(),

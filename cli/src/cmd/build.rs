@@ -133,8 +133,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// `mesa build DATA --into ROOT --tenant T`: every episode created in the
-/// tenant and its steps appended in one batch (timestamps kept; a step
-/// without one gets the time of the import).
+/// tenant and its steps appended in one batch (indices and timestamps kept;
+/// a step without a timestamp gets the time of the import).
 fn import(
     args: &Args,
     root: &std::path::Path,
@@ -161,6 +161,7 @@ fn import(
             .steps
             .iter()
             .map(|s| mesa_memory::NewStep {
+                index: Some(s.index),
                 action: s.action.clone(),
                 observation: s.observation.clone(),
                 timestamp: s.timestamp.clone(),

@@ -47,7 +47,7 @@ pub struct AppendArgs {
     domain: String,
 }
 
-/// `mesa append`: one `{"action", "observation", "timestamp"?}` per line
+/// `mesa append`: one `{"action", "observation", "timestamp"?, "index"?}` per line
 /// in, one acknowledgement line per step out, written once the step is on
 /// disk.
 pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
@@ -99,6 +99,8 @@ pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StepLine {
+    #[serde(default)]
+    index: Option<usize>,
     action: String,
     #[serde(default)]
     observation: String,
@@ -111,6 +113,7 @@ fn parse_step(line: &str) -> Result<NewStep, String> {
         format!("{e} (expected {{\"action\": \"...\", \"observation\": \"...\", \"timestamp\": \"RFC 3339\"?}})")
     })?;
     Ok(NewStep {
+        index: s.index,
         action: s.action,
         observation: s.observation,
         timestamp: s.timestamp,
@@ -204,6 +207,7 @@ pub fn correct(args: CorrectArgs) -> Result<ExitCode, CliError> {
         &args.episode,
         args.step,
         NewStep {
+            index: None,
             action: args.action,
             observation: args.observation,
             timestamp: args.timestamp,

@@ -102,6 +102,18 @@ pub enum LiveError {
         /// The episode's last step, if it has any.
         last: Option<usize>,
     },
+    /// An explicit step index at or below one the episode has.
+    #[error("step {at} of the batch (from 0) asks for index {index} in episode `{episode}`, but indices must increase and the next free one is {next}")]
+    IndexTaken {
+        /// The episode.
+        episode: String,
+        /// The index asked for.
+        index: usize,
+        /// The lowest index it may have.
+        next: usize,
+        /// Its position in the batch.
+        at: usize,
+    },
     /// A field is empty or missing.
     #[error("{what} is empty; give it some text")]
     Empty {

@@ -270,9 +270,13 @@ pub struct NewEpisode {
     pub meta: BTreeMap<String, String>,
 }
 
-/// A step to append; the index is assigned.
+/// A step to append; the index is assigned unless given.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewStep {
+    /// The step's index, as the agent's log numbers it (an import keeps the
+    /// dataset's numbers); above every index the episode has. `None`: one
+    /// past the last.
+    pub index: Option<usize>,
     /// What the agent did.
     pub action: String,
     /// What it saw.
@@ -496,16 +500,30 @@ impl Tenant {
                 db::next_index(&conn, episode).map_err(self.db_error())?,
             )
         };
-        let steps: Vec<Step> = steps
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| Step {
-                index: first + i,
+        let mut next = first;
+        let mut numbered = Vec::with_capacity(steps.len());
+        for (i, s) in steps.into_iter().enumerate() {
+            let index = match s.index {
+                Some(x) if x < next => {
+                    return Err(LiveError::IndexTaken {
+                        episode: episode.to_string(),
+                        index: x,
+                        next,
+                        at: i,
+                    })
+                }
+                Some(x) => x,
+                None => next,
+            };
+            next = index.saturating_add(1);
+            numbered.push(Step {
+                index,
                 action: s.action,
                 observation: s.observation,
                 timestamp: Some(s.timestamp.unwrap_or_else(|| stamp.clone())),
-            })
-            .collect();
+            });
+        }
+        let steps = numbered;
         let parts = self.derive(&row, &steps)?;
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;

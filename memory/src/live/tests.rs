@@ -24,6 +24,7 @@ fn new_episode(id: &str) -> NewEpisode {
 
 fn step(action: &str, observation: &str) -> NewStep {
     NewStep {
+        index: None,
         action: action.into(),
         observation: observation.into(),
         timestamp: None,
@@ -67,6 +68,7 @@ fn streamed_equals_batch_on_ama_bench_episodes() {
             t.append(
                 &e.id,
                 NewStep {
+                    index: Some(s.index),
                     action: s.action.clone(),
                     observation: s.observation.clone(),
                     timestamp: Some("2026-03-01T10:00:00Z".into()),
@@ -179,6 +181,43 @@ fn scan(dir: &Path, needle: &[u8], found: &mut Vec<PathBuf>) {
             }
         }
     }
+}
+
+#[test]
+fn explicit_indices_keep_a_logs_numbering() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    let at = |index: Option<usize>| NewStep {
+        index,
+        ..step("act", "obs")
+    };
+    assert_eq!(
+        t.append_batch("e", vec![at(Some(3)), at(None), at(Some(10))])
+            .unwrap(),
+        [3, 4, 10]
+    );
+    assert_eq!(t.append("e", at(None)).unwrap(), 11);
+    let err = t
+        .append_batch("e", vec![at(None), at(Some(5))])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LiveError::IndexTaken {
+                index: 5,
+                next: 13,
+                at: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        t.steps("e").unwrap().len(),
+        4,
+        "the refused batch wrote nothing"
+    );
 }
 
 #[test]
