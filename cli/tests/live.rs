@@ -13,6 +13,25 @@ fn mesa() -> Command {
     c
 }
 
+/// `mesa append ROOT --tenant t --episode e --task TASK EXTRA...` with
+/// its standard input and output piped.
+fn spawn_append(root: &Path, task: &str, extra: &[&str]) -> std::process::Child {
+    mesa()
+        .args([
+            "append",
+            root.to_str().expect("utf-8 path"),
+            "--tenant",
+            "t",
+        ])
+        .args(["--episode", "e", "--task", task])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mesa append")
+}
+
 fn line(round: usize, i: usize) -> (String, String) {
     (
         format!("round {round} step {i}: run the tests"),
@@ -37,19 +56,7 @@ fn acknowledged_appends_survive_kill_9() {
         seed % n
     };
     for round in 0..30 {
-        let mut child = mesa()
-            .args([
-                "append",
-                root.to_str().expect("utf-8 path"),
-                "--tenant",
-                "t",
-            ])
-            .args(["--episode", "e", "--task", "kill test"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mesa append");
+        let mut child = spawn_append(&root, "kill test", &[]);
         let mut stdin = child.stdin.take().expect("stdin");
         let feeder = std::thread::spawn(move || {
             for i in 0..400 {
@@ -127,26 +134,7 @@ fn run(args: &[&str]) -> (bool, String, String) {
 }
 
 fn append(root: &Path, input: &str) -> (bool, String, String) {
-    let mut child = mesa()
-        .args([
-            "append",
-            root.to_str().unwrap(),
-            "--tenant",
-            "t",
-            "--episode",
-            "e",
-        ])
-        .args([
-            "--task",
-            "Fix the failing date test",
-            "--domain",
-            "SOFTWARE",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_append(root, "Fix the failing date test", &["--domain", "SOFTWARE"]);
     child
         .stdin
         .take()
@@ -262,21 +250,7 @@ fn a_query_runs_while_an_append_is_open() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("mem");
     let r = root.to_str().unwrap();
-    let mut child = mesa()
-        .args([
-            "append",
-            r,
-            "--tenant",
-            "t",
-            "--episode",
-            "e",
-            "--task",
-            "t",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_append(&root, "t", &[]);
     let mut stdin = child.stdin.take().unwrap();
     let mut acks = BufReader::new(child.stdout.take().unwrap());
     writeln!(

@@ -171,21 +171,7 @@ impl LiveMemory {
                 path: lock_path.display().to_string(),
             });
         }
-        let path = dir.join("memory.sqlite");
-        let conn = db::open(&path)?;
-        let tenant = Tenant {
-            name: name.to_string(),
-            dir,
-            path,
-            conn: Mutex::new(conn),
-            writer: Mutex::new(()),
-            config,
-            plugins,
-            snapshots: RwLock::new(Snapshots::default()),
-            lock: Some(lock),
-        };
-        tenant.check_embedder()?;
-        Ok(tenant)
+        Tenant::open(name, dir, config, plugins, Some(lock))
     }
 }
 
@@ -208,24 +194,10 @@ impl LiveMemory {
             return Err(LiveError::BadTenant { name: name.into() });
         }
         let dir = self.root.join("tenants").join(name);
-        let path = dir.join("memory.sqlite");
-        if !path.is_file() {
+        if !dir.join(DATABASE).is_file() {
             return Err(LiveError::UnknownTenant { name: name.into() });
         }
-        let conn = db::open(&path)?;
-        let tenant = Tenant {
-            name: name.to_string(),
-            dir,
-            path,
-            conn: Mutex::new(conn),
-            writer: Mutex::new(()),
-            config,
-            plugins,
-            snapshots: RwLock::new(Snapshots::default()),
-            lock: None,
-        };
-        tenant.check_embedder()?;
-        Ok(tenant)
+        Tenant::open(name, dir, config, plugins, None)
     }
 }
 
@@ -351,7 +323,35 @@ impl std::fmt::Debug for Tenant {
     }
 }
 
+/// The tenant's database file, in its directory.
+const DATABASE: &str = "memory.sqlite";
+
 impl Tenant {
+    /// Opens the database in `dir`; a writer holds `lock`.
+    fn open(
+        name: &str,
+        dir: PathBuf,
+        config: Config,
+        plugins: Plugins,
+        lock: Option<File>,
+    ) -> Result<Tenant, LiveError> {
+        let path = dir.join(DATABASE);
+        let conn = db::open(&path)?;
+        let tenant = Tenant {
+            name: name.to_string(),
+            dir,
+            path,
+            conn: Mutex::new(conn),
+            writer: Mutex::new(()),
+            config,
+            plugins,
+            snapshots: RwLock::new(Snapshots::default()),
+            lock,
+        };
+        tenant.check_embedder()?;
+        Ok(tenant)
+    }
+
     /// The tenant's name.
     pub fn name(&self) -> &str {
         &self.name
