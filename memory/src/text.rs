@@ -110,6 +110,14 @@ impl Idf {
         Idf { docs: n, df }
     }
 
+    /// Counts one more document (its distinct terms).
+    pub fn add(&mut self, doc: &[u64]) {
+        self.docs += 1;
+        for t in doc {
+            *self.df.entry(*t).or_insert(0) += 1;
+        }
+    }
+
     /// The idf of a term, `ln(1 + (N - df + 0.5) / (df + 0.5))` (BM25's), or
     /// 0 for a term that occurs in no document.
     pub fn idf(&self, term: u64) -> f64 {

@@ -8,8 +8,10 @@
 //!   tenants/NAME/writer.lock       held by the one handle that writes NAME
 //!
 //! append(step) ──derive StepParts (embed, extract: the new step only)──► one transaction ──► ack
-//!                                                                          │ the episode's snapshot is dropped
-//! query ──snapshot(episode)──► EpisodeMemory::from_parts(stored parts) ───┘ (built once per version, shared)
+//!                                                      │ kept beside the episode's snapshot
+//! query ──snapshot(episode)── extended by the appended steps (EpisodeMemory::extended)
+//!                          └─ or, after a forget, a correction or on a reader, assembled
+//!                             from the stored parts (EpisodeMemory::from_parts); then shared
 //! ```
 //!
 //! Every call names its tenant by holding its [`Tenant`]; a tenant is its own
@@ -21,11 +23,10 @@
 //! database while it retrieves, so a long query does not block writes.
 //!
 //! What an append and a forget cost, per structure (docs/ARCHITECTURE.md):
-//! the new step's embedding (V) and relations (G) are computed once, at
-//! the append; the next question about the episode assembles the five
-//! structures from the stored parts: T, V's index, G's graph and indexes,
-//! S (rewritten over the episode) and R's windows and BM25 index are
-//! rebuilt in memory, a cost linear in the episode's length with no model
+//! the new step's tokens, embedding (V) and relations (G) are computed
+//! once, at the append; the next question extends T, G and V at the new
+//! steps' cost and rebuilds S (rewritten over the episode) and R's windows
+//! and BM25 index in memory, linear in the episode's length, with no model
 //! call. A forget deletes rows (with `secure_delete`, their pages are
 //! zeroed); [`Tenant::compact`] rewrites the file and empties the log, after
 //! which no file of the tenant holds a byte of a forgotten step.
@@ -307,6 +308,9 @@ pub struct Tenant {
 #[derive(Default)]
 struct Snapshots {
     built: HashMap<String, Arc<EpisodeMemory>>,
+    /// Steps this handle appended to a built episode since it was built:
+    /// the next question extends that snapshot instead of rebuilding.
+    appended: HashMap<String, Vec<(Step, StepParts)>>,
     changes: HashMap<String, u64>,
     /// A reader's view of the database (`PRAGMA data_version`): when
     /// another connection commits, every snapshot is dropped.
@@ -399,7 +403,19 @@ impl Tenant {
     fn forget_snapshot(&self, episode: &str) {
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         s.built.remove(episode);
+        s.appended.remove(episode);
         *s.changes.entry(episode.to_string()).or_default() += 1;
+    }
+
+    /// Called after committed appends: a built snapshot is kept with the
+    /// new steps beside it, for [`EpisodeMemory::extended`].
+    fn note_appended(&self, episode: &str, steps: &[Step], parts: Vec<StepParts>) {
+        let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+        *s.changes.entry(episode.to_string()).or_default() += 1;
+        if s.built.contains_key(episode) {
+            let pending = s.appended.entry(episode.to_string()).or_default();
+            pending.extend(steps.iter().cloned().zip(parts));
+        }
     }
 
     /// The embedder is recorded on first use and must match afterwards.
@@ -532,7 +548,7 @@ impl Tenant {
         }
         tx.commit().map_err(self.db_error())?;
         drop(conn);
-        self.forget_snapshot(episode);
+        self.note_appended(episode, &steps, parts);
         Ok(steps.iter().map(|s| s.index).collect())
     }
 
@@ -620,24 +636,38 @@ impl Tenant {
         if self.lock.is_none() {
             self.see_other_writers()?;
         }
-        let changes = {
+        let (changes, base) = {
             let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(m) = s.built.get(episode) {
-                return Ok(m.clone());
+            let pending = s.appended.get(episode);
+            match (s.built.get(episode), pending) {
+                (Some(m), None) => return Ok(m.clone()),
+                (Some(m), Some(p)) => (
+                    (s.changes.get(episode).copied(), s.epoch),
+                    Some((m.clone(), p.clone())),
+                ),
+                (None, _) => ((s.changes.get(episode).copied(), s.epoch), None),
             }
-            (s.changes.get(episode).copied(), s.epoch)
         };
-        let (ep, parts) = self.load(episode)?;
-        let built = Arc::new(EpisodeMemory::from_parts(
-            Arc::new(ep),
-            &parts,
-            &self.config,
-            &self.plugins,
-            None,
-        )?);
+        let built = match base {
+            Some((m, pending)) => {
+                let (steps, parts): (Vec<Step>, Vec<StepParts>) = pending.into_iter().unzip();
+                Arc::new(m.extended(&steps, &parts, &self.config, &self.plugins)?)
+            }
+            None => {
+                let (ep, parts) = self.load(episode)?;
+                Arc::new(EpisodeMemory::from_parts(
+                    Arc::new(ep),
+                    &parts,
+                    &self.config,
+                    &self.plugins,
+                    None,
+                )?)
+            }
+        };
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         if (s.changes.get(episode).copied(), s.epoch) == changes {
             s.built.insert(episode.to_string(), built.clone());
+            s.appended.remove(episode);
         }
         Ok(built)
     }
@@ -652,6 +682,7 @@ impl Tenant {
         if s.data_version != Some(version) {
             s.data_version = Some(version);
             s.built.clear();
+            s.appended.clear();
             s.epoch += 1;
         }
         Ok(())

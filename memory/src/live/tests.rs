@@ -39,8 +39,10 @@ fn answers(m: &EpisodeMemory, questions: &[String]) -> Vec<crate::Composition> {
         .collect()
 }
 
-/// A store built by appending an episode's steps one at a time answers
-/// every question exactly as one built in one batch from the same steps:
+/// A store built by appending an episode's steps one at a time (and asked
+/// questions along the way, so its snapshots are extended step by step)
+/// answers every question exactly as one built in one batch from the same
+/// steps:
 /// same evidence, order, scores and tokens (offline builders, built-in
 /// embedder; no AMA-Bench episode passes the HNSW threshold, so V is exact).
 #[test]
@@ -64,7 +66,13 @@ fn streamed_equals_batch_on_ama_bench_episodes() {
             meta: e.meta.clone(),
         })
         .expect("create");
-        for s in &e.steps {
+        for (k, s) in e.steps.iter().enumerate() {
+            // Ask now and then, so that later snapshots are extensions of
+            // earlier ones (EpisodeMemory::extended) rather than rebuilds.
+            if k % 7 == 3 {
+                let m = t.memory(&e.id).expect("memory");
+                assert_eq!(m.episode.steps.len(), k);
+            }
             t.append(
                 &e.id,
                 NewStep {

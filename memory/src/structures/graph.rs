@@ -299,42 +299,77 @@ impl Graph {
     /// Indexes relations extracted earlier, one list per step of
     /// `episode` in order (the live store keeps each step's list).
     pub fn from_triples(episode: &Episode, triples: &[Vec<Triple>], config: &Config) -> Graph {
-        let mut graph = RelationGraph::default();
-        let mut by_name: HashMap<String, NodeIndex> = HashMap::new();
-        let mut seen = HashSet::new();
+        let mut g = Graph::index(RelationGraph::default(), 0, config);
         for (step, triples) in episode.steps.iter().zip(triples) {
-            let mut kept = 0;
-            for tr in triples {
-                if kept >= config.graph_edges_per_step {
-                    break;
-                }
-                let (s, r, o) = (tr.subject.trim(), tr.relation.trim(), tr.object.trim());
-                if s.is_empty() || r.is_empty() || o.is_empty() {
-                    continue;
-                }
-                let mut node = |name: &str| {
-                    let key = name.to_lowercase();
-                    *by_name
-                        .entry(key)
-                        .or_insert_with(|| graph.add_node(name.to_string()))
-                };
-                let (a, b) = (node(s), node(o));
-                if a == b || !seen.insert((a, b, r.to_string(), step.index)) {
-                    continue;
-                }
-                graph.add_edge(
-                    a,
-                    b,
-                    Relation {
-                        relation: r.to_string(),
-                        step: step.index,
-                    },
-                );
-                kept += 1;
-            }
+            g.add_step(step, triples, config);
         }
-        let last = episode.steps.last().map_or(0, |s| s.index);
-        Graph::index(graph, last, config)
+        g.last_step = episode.steps.last().map_or(0, |s| s.index);
+        g
+    }
+
+    /// This graph with later steps' relations added: the same graph and
+    /// indexes as [`Graph::from_triples`] over all the steps, at the cost
+    /// of the new steps (and a copy).
+    pub fn extended(&self, steps: &[Step], triples: &[Vec<Triple>], config: &Config) -> Graph {
+        let mut g = self.clone();
+        for (step, triples) in steps.iter().zip(triples) {
+            g.add_step(step, triples, config);
+        }
+        if let Some(last) = steps.last() {
+            g.last_step = last.index;
+        }
+        g
+    }
+
+    /// Adds one step's relations (at most `graph_edges_per_step`, each
+    /// once), indexing each new entity and relation as [`Graph::index`]
+    /// does.
+    fn add_step(&mut self, step: &Step, triples: &[Triple], config: &Config) {
+        let mut seen = HashSet::new();
+        let mut kept = 0;
+        for tr in triples {
+            if kept >= config.graph_edges_per_step {
+                break;
+            }
+            let (s, r, o) = (tr.subject.trim(), tr.relation.trim(), tr.object.trim());
+            if s.is_empty() || r.is_empty() || o.is_empty() {
+                continue;
+            }
+            let (a, b) = (self.entity(s), self.entity(o));
+            if a == b || !seen.insert((a, b, r)) {
+                continue;
+            }
+            let e = self.graph.add_edge(
+                a,
+                b,
+                Relation {
+                    relation: r.to_string(),
+                    step: step.index,
+                },
+            );
+            let terms = term_hashes(&format!("{} {} {}", self.graph[a], r, self.graph[b]));
+            self.idf.add(&terms);
+            self.edges.push((e, terms));
+            kept += 1;
+        }
+    }
+
+    /// The entity named `name` (case-insensitively), added and indexed if new.
+    fn entity(&mut self, name: &str) -> NodeIndex {
+        let key = name.to_lowercase();
+        if let Some(&n) = self.by_name.get(&key) {
+            return n;
+        }
+        let n = self.graph.add_node(name.to_string());
+        self.by_name.insert(key, n);
+        if name != AGENT {
+            let terms = term_hashes(name);
+            for t in &terms {
+                self.term_nodes.entry(*t).or_default().push(n);
+            }
+            self.node_terms.insert(n, terms);
+        }
+        n
     }
 
     /// Indexes a stored graph; fails if an edge ends at a vacant node.

@@ -296,6 +296,17 @@ impl StepTexts {
         Some(t)
     }
 
+    /// These steps and `new` after them (their tokens given).
+    pub fn extended(&self, new: &[Step], tokens: &[u32], max_bytes: usize) -> StepTexts {
+        let mut t = self.clone();
+        for (s, &n) in new.iter().zip(tokens) {
+            t.indices.push(s.index);
+            t.texts.push(render_step(s, max_bytes));
+            t.tokens.push(n);
+        }
+        t
+    }
+
     /// Number of steps.
     pub fn len(&self) -> usize {
         self.indices.len()
@@ -508,6 +519,81 @@ impl EpisodeMemory {
                 })
             })?;
         let raw = Raw::build(steps, config, raw_dir).map_err(|source| BuildError::Index {
+            episode: episode.id.clone(),
+            source,
+        })?;
+        Ok(EpisodeMemory {
+            episode,
+            summary,
+            temporal,
+            graph,
+            vector,
+            raw,
+        })
+    }
+
+    /// This episode with later steps appended (indices above its last),
+    /// given their parts: T, G and V are extended at the new steps' cost;
+    /// S and R are rebuilt over the whole episode. Answers exactly as
+    /// [`EpisodeMemory::from_parts`] over all the steps.
+    pub fn extended(
+        &self,
+        new: &[Step],
+        parts: &[StepParts],
+        config: &Config,
+        plugins: &Plugins,
+    ) -> Result<EpisodeMemory, BuildError> {
+        let plugin = |message: String| BuildError::Plugin {
+            episode: self.episode.id.clone(),
+            source: PluginError::BadOutput {
+                plugin: "step parts".into(),
+                message,
+            },
+        };
+        let last = self.episode.steps.last().map(|s| s.index);
+        let increasing = new
+            .iter()
+            .map(|s| Some(s.index))
+            .try_fold(last, |prev, i| (prev < i || prev.is_none()).then_some(i));
+        if parts.len() != new.len() || increasing.is_none() {
+            return Err(plugin(format!(
+                "{} parts for {} new steps, whose indices must increase past {last:?}",
+                parts.len(),
+                new.len()
+            )));
+        }
+        let mut episode = Episode::clone(&self.episode);
+        episode.steps.extend_from_slice(new);
+        let episode = Arc::new(episode);
+        let tokens: Vec<u32> = parts.iter().map(|p| p.tokens).collect();
+        let steps = Arc::new(self.temporal.steps().extended(
+            new,
+            &tokens,
+            config.evidence_text_bytes,
+        ));
+        let summary =
+            Summary::build(&episode, plugins.summarizer.as_ref(), config).map_err(|source| {
+                BuildError::Plugin {
+                    episode: episode.id.clone(),
+                    source,
+                }
+            })?;
+        let temporal = self.temporal.extended(new, steps.clone());
+        let triples: Vec<Vec<Triple>> = parts.iter().map(|p| p.triples.clone()).collect();
+        let graph = self.graph.extended(new, &triples, config);
+        let mut data = self.vector.data().to_vec();
+        for p in parts {
+            if p.vector.len() != plugins.embedder.dim() {
+                return Err(plugin(format!(
+                    "a stored vector has {} dimensions",
+                    p.vector.len()
+                )));
+            }
+            data.extend_from_slice(&p.vector);
+        }
+        let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
+            .ok_or_else(|| plugin("one vector per step expected".into()))?;
+        let raw = Raw::build(steps, config, None).map_err(|source| BuildError::Index {
             episode: episode.id.clone(),
             source,
         })?;

@@ -66,8 +66,28 @@ impl Temporal {
         }
     }
 
+    /// This store with later steps added (`steps` renders every step, the
+    /// new ones last): the same as [`Temporal::new`] over all of them.
+    pub fn extended(&self, new: &[crate::dataset::Step], steps: Arc<StepTexts>) -> Temporal {
+        let mut t = self.clone();
+        for s in new {
+            let key = term_hashes(&turn_key(&s.action, &s.observation));
+            t.idf.add(&key);
+            t.keys.push(key);
+            t.times
+                .push(s.timestamp.as_deref().and_then(parse_timestamp));
+        }
+        t.steps = steps;
+        t
+    }
+
     /// The rendered steps.
     pub fn steps(&self) -> &StepTexts {
+        &self.steps
+    }
+
+    /// The shared rendered steps.
+    pub fn steps_arc(&self) -> &Arc<StepTexts> {
         &self.steps
     }
 
