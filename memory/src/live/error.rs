@@ -26,6 +26,16 @@ pub enum LiveError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The disk (or the database's size limit) is full; the write was
+    /// rolled back.
+    #[error("{path}: the disk is full; the write was not made and nothing written before it was lost; free some space and write again")]
+    DiskFull {
+        /// The database file.
+        path: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
     /// The directory exists and is not a live memory.
     #[error("{dir}: not a MESA live memory ({reason}); give an empty or new directory")]
     NotAMemory {

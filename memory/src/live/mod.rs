@@ -372,10 +372,24 @@ impl Tenant {
     }
 
     fn db_error(&self) -> impl Fn(rusqlite::Error) -> LiveError + '_ {
-        move |source| LiveError::Db {
-            path: self.path.display().to_string(),
-            source,
+        move |source| {
+            let path = self.path.display().to_string();
+            match source.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::DiskFull) => LiveError::DiskFull { path, source },
+                _ => LiveError::Db { path, source },
+            }
         }
+    }
+
+    /// Caps the database at its current size, as a full disk would.
+    #[cfg(test)]
+    pub(crate) fn fill_disk(&self, extra_pages: i64) {
+        let conn = self.conn();
+        let pages: i64 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .expect("page count");
+        conn.pragma_update(None, "max_page_count", pages + extra_pages)
+            .expect("cap");
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {

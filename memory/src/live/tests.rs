@@ -544,3 +544,29 @@ fn a_reader_follows_the_writer_and_cannot_write() {
     }
     assert_eq!(w.steps("e").unwrap().len(), 1);
 }
+
+/// A disk that fills during an append: a clear error, the batch is not
+/// written, everything acknowledged before it is still there, and writing
+/// works again once there is room.
+#[test]
+fn a_full_disk_refuses_the_write_and_loses_nothing() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    for i in 0..5 {
+        t.append("e", step(&format!("kept {i}"), "ok")).unwrap();
+    }
+    t.fill_disk(0);
+    let big = "y".repeat(200_000);
+    let err = t
+        .append_batch("e", vec![step("fits", "small"), step("huge", &big)])
+        .unwrap_err();
+    assert!(matches!(err, LiveError::DiskFull { .. }), "{err}");
+    assert!(err.to_string().contains("disk is full"), "{err}");
+    let steps = t.steps("e").unwrap();
+    assert_eq!(steps.len(), 5);
+    assert!(steps.iter().all(|s| s.action.starts_with("kept")));
+    assert_eq!(t.memory("e").unwrap().episode.steps.len(), 5);
+    t.fill_disk(10_000);
+    assert_eq!(t.append("e", step("after", "room again")).unwrap(), 5);
+}
