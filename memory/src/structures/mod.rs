@@ -344,6 +344,52 @@ pub fn render_step(step: &Step, max_bytes: usize) -> String {
     )
 }
 
+/// The structures' common last part: V over `data` (the vectors so far)
+/// and the parts' vectors, and R over `steps`; then the whole episode.
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    episode: Arc<Episode>,
+    steps: Arc<StepTexts>,
+    (summary, temporal, graph): (Summary, Temporal, Graph),
+    mut data: Vec<f32>,
+    parts: &[StepParts],
+    config: &Config,
+    plugins: &Plugins,
+    raw_dir: Option<&Path>,
+) -> Result<EpisodeMemory, BuildError> {
+    let bad = |message: String| BuildError::Plugin {
+        episode: episode.id.clone(),
+        source: PluginError::BadOutput {
+            plugin: plugins.embedder.name(),
+            message,
+        },
+    };
+    let dim = plugins.embedder.dim();
+    for p in parts {
+        if p.vector.len() != dim {
+            let n = p.vector.len();
+            return Err(bad(format!(
+                "a stored vector has {n} dimensions, not {dim}"
+            )));
+        }
+        data.extend_from_slice(&p.vector);
+    }
+    let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
+        .ok_or_else(|| bad("one vector per step expected".into()))?;
+    let raw = Raw::build(steps, config, raw_dir).map_err(|source| BuildError::Index {
+        episode: episode.id.clone(),
+        source,
+    })?;
+    Ok(EpisodeMemory {
+        episode,
+        summary,
+        temporal,
+        graph,
+        vector,
+        raw,
+    })
+}
+
 /// The builders that can be swapped for model-backed ones.
 #[derive(Clone)]
 pub struct Plugins {
@@ -497,39 +543,11 @@ impl EpisodeMemory {
         let temporal = Temporal::new(&episode, steps.clone(), config);
         let triples: Vec<Vec<Triple>> = parts.iter().map(|p| p.triples.clone()).collect();
         let graph = Graph::from_triples(&episode, &triples, config);
-        let dim = plugins.embedder.dim();
-        let mut data = Vec::with_capacity(parts.len() * dim);
-        for p in parts {
-            if p.vector.len() != dim {
-                return Err(plugin(PluginError::BadOutput {
-                    plugin: plugins.embedder.name(),
-                    message: format!(
-                        "a stored vector has {} dimensions, not {dim}",
-                        p.vector.len()
-                    ),
-                }));
-            }
-            data.extend_from_slice(&p.vector);
-        }
-        let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
-            .ok_or_else(|| {
-                plugin(PluginError::BadOutput {
-                    plugin: plugins.embedder.name(),
-                    message: "one vector per step expected".into(),
-                })
-            })?;
-        let raw = Raw::build(steps, config, raw_dir).map_err(|source| BuildError::Index {
-            episode: episode.id.clone(),
-            source,
-        })?;
-        Ok(EpisodeMemory {
-            episode,
-            summary,
-            temporal,
-            graph,
-            vector,
-            raw,
-        })
+        let data = Vec::with_capacity(parts.len() * plugins.embedder.dim());
+        let structures = (summary, temporal, graph);
+        assemble(
+            episode, steps, structures, data, parts, config, plugins, raw_dir,
+        )
     }
 
     /// This episode with later steps appended (indices above its last),
@@ -581,30 +599,11 @@ impl EpisodeMemory {
         let temporal = self.temporal.extended(new, steps.clone());
         let triples: Vec<Vec<Triple>> = parts.iter().map(|p| p.triples.clone()).collect();
         let graph = self.graph.extended(new, &triples, config);
-        let mut data = self.vector.data().to_vec();
-        for p in parts {
-            if p.vector.len() != plugins.embedder.dim() {
-                return Err(plugin(format!(
-                    "a stored vector has {} dimensions",
-                    p.vector.len()
-                )));
-            }
-            data.extend_from_slice(&p.vector);
-        }
-        let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
-            .ok_or_else(|| plugin("one vector per step expected".into()))?;
-        let raw = Raw::build(steps, config, None).map_err(|source| BuildError::Index {
-            episode: episode.id.clone(),
-            source,
-        })?;
-        Ok(EpisodeMemory {
-            episode,
-            summary,
-            temporal,
-            graph,
-            vector,
-            raw,
-        })
+        let data = self.vector.data().to_vec();
+        let structures = (summary, temporal, graph);
+        assemble(
+            episode, steps, structures, data, parts, config, plugins, None,
+        )
     }
 
     /// The structure behind a key.
