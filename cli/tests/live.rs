@@ -133,14 +133,9 @@ fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn append(root: &Path, input: &str) -> (bool, String, String) {
+fn append(root: &Path, input: &[u8]) -> (bool, String, String) {
     let mut child = spawn_append(root, "Fix the failing date test", &["--domain", "SOFTWARE"]);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let o = child.wait_with_output().unwrap();
     (
         o.status.success(),
@@ -161,7 +156,8 @@ fn write_commands_round_trip_through_query() {
             "{\"action\": \"open src/dates.py\", \"observation\": \"def parse(d): return d.split('-')\"}\n",
             "not json\n",
             "{\"action\": \"\", \"observation\": \"x\"}\n",
-        ),
+        )
+        .as_bytes(),
     );
     assert!(!ok, "bad lines give exit 1");
     let acks: Vec<serde_json::Value> = out

@@ -67,13 +67,28 @@ pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut bad = 0usize;
-    for (n, line) in stdin.lock().lines().enumerate() {
-        let line = line.map_err(CliError::io("read", "standard input"))?;
-        if line.trim().is_empty() {
-            continue;
+    let mut input = stdin.lock();
+    let mut buf = Vec::new();
+    for n in 0.. {
+        buf.clear();
+        let read = input
+            .read_until(b'\n', &mut buf)
+            .map_err(CliError::io("read", "standard input"))?;
+        if read == 0 {
+            break;
         }
-        let ack = match parse_step(&line) {
-            Ok(step) => match tenant.append(&args.episode, step) {
+        let parsed = std::str::from_utf8(&buf)
+            .map_err(|e| format!("the line is not UTF-8: {e}"))
+            .and_then(|line| {
+                if line.trim().is_empty() {
+                    Ok(None)
+                } else {
+                    parse_step(line).map(Some)
+                }
+            });
+        let ack = match parsed {
+            Ok(None) => continue,
+            Ok(Some(step)) => match tenant.append(&args.episode, step) {
                 Ok(index) => json!({"episode": args.episode, "index": index}),
                 Err(e) => {
                     bad += 1;

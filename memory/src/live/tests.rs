@@ -570,3 +570,26 @@ fn a_full_disk_refuses_the_write_and_loses_nothing() {
     t.fill_disk(10_000);
     assert_eq!(t.append("e", step("after", "room again")).unwrap(), 5);
 }
+
+/// An episode with no steps yet answers with empty evidence, no panic.
+#[test]
+fn an_empty_episode_answers_with_nothing() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    let mem = t.memory("e").unwrap();
+    for q in [
+        "What happened at step 0?",
+        "What happened yesterday?",
+        "why",
+    ] {
+        let c = Retrieval::new(&mem, q).compose(Mask::ALL).unwrap();
+        assert!(
+            c.items()
+                .all(|i| i.steps.is_empty() || i.structure == Structure::Summary),
+            "{q}"
+        );
+    }
+    t.append("e", step("first", "ok")).unwrap();
+    assert_eq!(t.memory("e").unwrap().episode.steps.len(), 1);
+}
