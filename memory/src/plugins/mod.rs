@@ -201,9 +201,9 @@ impl PluginOptions {
         extractor: BuilderKind,
     ) -> Result<Plugins, SetupError> {
         Ok(Plugins {
-            embedder: Embedders::from_name(embedder.name(), self)?,
-            summarizer: Summarizers::from_name(summarizer.name(), self)?,
-            extractor: Extractors::from_name(extractor.name(), self)?,
+            embedder: Embedders::of(embedder, self)?,
+            summarizer: Summarizers::of(summarizer, self)?,
+            extractor: Extractors::of(extractor, self)?,
         })
     }
 }
@@ -298,15 +298,23 @@ impl Embedders {
     /// ([`OpenAiEmbedder`] over the shared client; this sends one probe
     /// request to learn the dimension).
     pub fn from_name(name: &str, options: &PluginOptions) -> Result<Arc<dyn Embedder>, SetupError> {
-        match name {
-            "builtin" | "hash" => Ok(Arc::new(HashEmbedder::default())),
-            "minilm" => minilm_embedder(options),
-            "openai" => openai_embedder(options, None),
-            _ => Err(SetupError::UnknownName {
-                kind: "embedder",
-                name: name.to_string(),
-                known: Embedders::NAMES,
-            }),
+        let kind = if name == "hash" {
+            EmbedderKind::Builtin
+        } else {
+            name.parse()?
+        };
+        Embedders::of(kind, options)
+    }
+
+    /// The embedder of this kind.
+    pub fn of(
+        kind: EmbedderKind,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn Embedder>, SetupError> {
+        match kind {
+            EmbedderKind::Builtin => Ok(Arc::new(HashEmbedder::default())),
+            EmbedderKind::Minilm => minilm_embedder(options),
+            EmbedderKind::Openai => openai_embedder(options, None),
         }
     }
 
@@ -411,19 +419,32 @@ impl Summarizers {
         options: &PluginOptions,
     ) -> Result<Arc<dyn Summarizer>, SetupError> {
         match name {
-            "builtin" | "extractive" => Ok(Arc::new(ExtractiveSummarizer)),
+            "extractive" => Summarizers::of(BuilderKind::Builtin, options),
+            _ => match name.parse() {
+                Ok(kind) => Summarizers::of(kind, options),
+                Err(_) => Err(SetupError::UnknownName {
+                    kind: "summarizer",
+                    name: name.to_string(),
+                    known: Summarizers::NAMES,
+                }),
+            },
+        }
+    }
+
+    /// The summarizer of this kind.
+    pub fn of(
+        kind: BuilderKind,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn Summarizer>, SetupError> {
+        match kind {
+            BuilderKind::Builtin => Ok(Arc::new(ExtractiveSummarizer)),
             #[cfg(not(feature = "llm"))]
-            "llm" => {
+            BuilderKind::Llm => {
                 let _ = options;
-                Err(not_built("summarizer", name, "llm"))
+                Err(not_built("summarizer", "llm", "llm"))
             }
             #[cfg(feature = "llm")]
-            "llm" => Ok(Arc::new(LlmSummarizer::new(options.client()?))),
-            _ => Err(SetupError::UnknownName {
-                kind: "summarizer",
-                name: name.to_string(),
-                known: Summarizers::NAMES,
-            }),
+            BuilderKind::Llm => Ok(Arc::new(LlmSummarizer::new(options.client()?))),
         }
     }
 }
@@ -443,19 +464,32 @@ impl Extractors {
         options: &PluginOptions,
     ) -> Result<Arc<dyn TripleExtractor>, SetupError> {
         match name {
-            "builtin" | "rules" => Ok(Arc::new(RuleExtractor)),
+            "rules" => Extractors::of(BuilderKind::Builtin, options),
+            _ => match name.parse() {
+                Ok(kind) => Extractors::of(kind, options),
+                Err(_) => Err(SetupError::UnknownName {
+                    kind: "extractor",
+                    name: name.to_string(),
+                    known: Extractors::NAMES,
+                }),
+            },
+        }
+    }
+
+    /// The extractor of this kind.
+    pub fn of(
+        kind: BuilderKind,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn TripleExtractor>, SetupError> {
+        match kind {
+            BuilderKind::Builtin => Ok(Arc::new(RuleExtractor)),
             #[cfg(not(feature = "llm"))]
-            "llm" => {
+            BuilderKind::Llm => {
                 let _ = options;
-                Err(not_built("extractor", name, "llm"))
+                Err(not_built("extractor", "llm", "llm"))
             }
             #[cfg(feature = "llm")]
-            "llm" => Ok(Arc::new(LlmExtractor::new(options.client()?))),
-            _ => Err(SetupError::UnknownName {
-                kind: "extractor",
-                name: name.to_string(),
-                known: Extractors::NAMES,
-            }),
+            BuilderKind::Llm => Ok(Arc::new(LlmExtractor::new(options.client()?))),
         }
     }
 }
