@@ -6,6 +6,10 @@
 //! ```text
 //! cargo run --release -p mesa-memory --example live_bench -- ../shared/data/ama-bench/open_end_qa_set.jsonl
 //! ```
+//!
+//! With `MESA_MINILM_DIR` set to a directory holding all-MiniLM-L6-v2's
+//! `config.json`, `tokenizer.json` and `model.safetensors`, it also
+//! measures appends with MiniLM.
 
 use mesa_core::Mask;
 use mesa_memory::dataset::LoadOptions;
@@ -153,7 +157,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    // 5. Batch import of all of AMA-Bench against `Store::build`.
+    // 5. With MiniLM (when MESA_MINILM_DIR names its files): an append
+    //    against one embedding alone.
+    if let Some(dir) = std::env::var_os("MESA_MINILM_DIR") {
+        let embedder = Arc::new(mesa_memory::plugins::MiniLmEmbedder::load(Some(
+            std::path::Path::new(&dir),
+        ))?);
+        let plugins = mesa_memory::Plugins {
+            embedder: embedder.clone(),
+            ..mesa_memory::Plugins::default()
+        };
+        let mt = mem.tenant_with("minilm", Config::default(), plugins)?;
+        mt.create_episode(&NewEpisode {
+            id: "m".into(),
+            task: "MiniLM appends".into(),
+            domain: "MIXED".into(),
+            ..NewEpisode::default()
+        })?;
+        mt.append_batch("m", batch(0, 100))?;
+        let (mut append, mut embed) = (Vec::new(), Vec::new());
+        for i in 0..20 {
+            let s = batch(100 + i, 1).remove(0);
+            let text = format!("[step {}] action: {}\nobservation: {}", 100 + i, s.action, s.observation);
+            let t0 = Instant::now();
+            mesa_memory::Embedder::embed(embedder.as_ref(), &[text.as_str()])?;
+            embed.push(ms(t0.elapsed()));
+            let t0 = Instant::now();
+            mt.append("m", s)?;
+            append.push(ms(t0.elapsed()));
+        }
+        println!(
+            "MiniLM: append one step p50 {:.1} ms, p99 {:.1} ms; one embedding alone p50 {:.1} ms",
+            pct(&mut append, 0.5),
+            pct(&mut append, 0.99),
+            pct(&mut embed, 0.5)
+        );
+    }
+
+    // 6. Batch import of all of AMA-Bench against `Store::build`.
     let imp = Arc::new(mem.tenant("import")?);
     let t0 = Instant::now();
     for e in &loaded.episodes {
