@@ -178,7 +178,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mut append, mut embed) = (Vec::new(), Vec::new());
         for i in 0..20 {
             let s = batch(100 + i, 1).remove(0);
-            let text = format!("[step {}] action: {}\nobservation: {}", 100 + i, s.action, s.observation);
+            let text = format!(
+                "[step {}] action: {}\nobservation: {}",
+                100 + i,
+                s.action,
+                s.observation
+            );
             let t0 = Instant::now();
             mesa_memory::Embedder::embed(embedder.as_ref(), &[text.as_str()])?;
             embed.push(ms(t0.elapsed()));
