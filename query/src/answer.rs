@@ -2,7 +2,7 @@
 //! of an [`Answer`].
 
 use mesa_core::{Engine, Input, Mask, PreviewKey, Selection};
-use mesa_memory::{Composition, EpisodeMemory, LiveError, RetrieveError, Store, Tenant};
+use mesa_memory::{Composition, EpisodeMemory, RetrieveError, Store};
 use mesa_runtime::{AnyEngine, SelectError};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -26,9 +26,6 @@ pub enum QueryError {
     /// The policy failed to select.
     #[error("the policy failed: {0}")]
     Select(#[from] SelectError),
-    /// The live memory could not give the episode.
-    #[error(transparent)]
-    Live(#[from] LiveError),
 }
 
 fn hint(close: &Option<String>) -> String {
@@ -166,7 +163,7 @@ impl Answer {
 
 /// Answers questions about episodes with one chooser: the part of the
 /// question path that does not care where the episode came from (a built
-/// store or a live tenant).
+/// store, or a live tenant's `Tenant::memory`).
 pub struct Asker {
     chooser: Chooser,
     /// The previews the policy reads, read once from its metadata.
@@ -186,18 +183,6 @@ impl Asker {
     /// The previews the policy reads.
     pub fn wanted_previews(&self) -> &[PreviewKey] {
         &self.wanted
-    }
-
-    /// Answers a question about a live tenant's episode, as it is now.
-    pub fn ask_tenant(
-        &mut self,
-        tenant: &Tenant,
-        text: &str,
-        episode: &str,
-        qtype: Option<&str>,
-    ) -> Result<Answer, QueryError> {
-        let memory = tenant.memory(episode)?;
-        self.ask(&memory, text, qtype)
     }
 
     /// Answers one question about `memory`: previews, select, retrieve,

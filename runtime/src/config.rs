@@ -97,13 +97,4 @@ impl Compiler {
             Compiler::Cranelift
         }
     }
-
-    /// The name, as benchmarks print it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compiler::Cranelift => "cranelift",
-            Compiler::CraneliftUnoptimized => "cranelift-unoptimized",
-            Compiler::Winch => "winch",
-        }
-    }
 }

@@ -19,16 +19,6 @@ pub enum EngineKind {
     Interp,
 }
 
-impl EngineKind {
-    /// `wasm` or `interp`.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Wasm => "wasm",
-            EngineKind::Interp => "interp",
-        }
-    }
-}
-
 /// A policy ready to select, in either engine.
 pub struct AnyEngine {
     inner: Inner,

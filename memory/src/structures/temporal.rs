@@ -86,11 +86,6 @@ impl Temporal {
         &self.steps
     }
 
-    /// The shared rendered steps.
-    pub fn steps_arc(&self) -> &Arc<StepTexts> {
-        &self.steps
-    }
-
     /// The positions a question selects and their scores, in step order.
     pub fn select(&self, query: &Query) -> Vec<(usize, f64)> {
         let mut named = query
