@@ -293,12 +293,20 @@ impl Graph {
             .iter()
             .map(|step| extractor.extract(episode, step))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Graph::from_triples(episode, &triples, config))
+        Ok(Graph::from_triples(
+            episode,
+            triples.iter().map(Vec::as_slice),
+            config,
+        ))
     }
 
     /// Indexes relations extracted earlier, one list per step of
     /// `episode` in order (the live store keeps each step's list).
-    pub fn from_triples(episode: &Episode, triples: &[Vec<Triple>], config: &Config) -> Graph {
+    pub fn from_triples<'t>(
+        episode: &Episode,
+        triples: impl IntoIterator<Item = &'t [Triple]>,
+        config: &Config,
+    ) -> Graph {
         let mut g = Graph::index(RelationGraph::default(), 0, config);
         for (step, triples) in episode.steps.iter().zip(triples) {
             g.add_step(step, triples, config);
@@ -310,7 +318,12 @@ impl Graph {
     /// This graph with later steps' relations added: the same graph and
     /// indexes as [`Graph::from_triples`] over all the steps, at the cost
     /// of the new steps (and a copy).
-    pub fn extended(&self, steps: &[Step], triples: &[Vec<Triple>], config: &Config) -> Graph {
+    pub fn extended<'t>(
+        &self,
+        steps: &[Step],
+        triples: impl IntoIterator<Item = &'t [Triple]>,
+        config: &Config,
+    ) -> Graph {
         let mut g = self.clone();
         for (step, triples) in steps.iter().zip(triples) {
             g.add_step(step, triples, config);

@@ -471,10 +471,20 @@ impl StepParts {
         config: &Config,
         plugins: &Plugins,
     ) -> Result<Vec<StepParts>, PluginError> {
+        Ok(StepParts::derive_with_texts(episode, steps, config, plugins)?.0)
+    }
+
+    /// [`StepParts::derive`], and the rendered steps it embedded.
+    fn derive_with_texts(
+        episode: &Episode,
+        steps: &[Step],
+        config: &Config,
+        plugins: &Plugins,
+    ) -> Result<(Vec<StepParts>, StepTexts), PluginError> {
         let texts = StepTexts::build(steps, config.evidence_text_bytes);
         let vectors = vector::embed_all(&texts, plugins.embedder.as_ref())?;
         let dim = plugins.embedder.dim();
-        steps
+        let parts = steps
             .iter()
             .enumerate()
             .map(|(i, step)| {
@@ -484,7 +494,8 @@ impl StepParts {
                     triples: plugins.extractor.extract(episode, step)?,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, PluginError>>()?;
+        Ok((parts, texts))
     }
 }
 
@@ -497,21 +508,22 @@ impl EpisodeMemory {
         plugins: &Plugins,
         raw_dir: Option<&Path>,
     ) -> Result<EpisodeMemory, BuildError> {
-        let parts =
-            StepParts::derive(&episode, &episode.steps, config, plugins).map_err(|source| {
-                BuildError::Plugin {
+        let (parts, steps) =
+            StepParts::derive_with_texts(&episode, &episode.steps, config, plugins).map_err(
+                |source| BuildError::Plugin {
                     episode: episode.id.clone(),
                     source,
-                }
-            })?;
-        EpisodeMemory::from_parts(episode, &parts, config, plugins, raw_dir)
+                },
+            )?;
+        EpisodeMemory::from_texts(episode, Arc::new(steps), &parts, config, plugins, raw_dir)
     }
 
     /// Assembles the five structures from each step's [`StepParts`] (one
     /// per step, in order): no embedding or extraction runs, only the
     /// summarizer (S is rewritten over the whole episode) and the indexes.
     /// A store built step by step answers exactly like one built in one
-    /// batch, since both go through here with the same parts.
+    /// batch ([`EpisodeMemory::build`]): both assemble through the same code
+    /// from the same parts.
     pub fn from_parts(
         episode: Arc<Episode>,
         parts: &[StepParts],
@@ -538,11 +550,27 @@ impl EpisodeMemory {
                     message: "one token count per step expected".into(),
                 })
             })?;
+        EpisodeMemory::from_texts(episode, steps, parts, config, plugins, raw_dir)
+    }
+
+    /// [`EpisodeMemory::from_parts`] with the steps already rendered.
+    fn from_texts(
+        episode: Arc<Episode>,
+        steps: Arc<StepTexts>,
+        parts: &[StepParts],
+        config: &Config,
+        plugins: &Plugins,
+        raw_dir: Option<&Path>,
+    ) -> Result<EpisodeMemory, BuildError> {
+        let plugin = |source| BuildError::Plugin {
+            episode: episode.id.clone(),
+            source,
+        };
         let summary =
             Summary::build(&episode, plugins.summarizer.as_ref(), config).map_err(plugin)?;
         let temporal = Temporal::new(&episode, steps.clone(), config);
-        let triples: Vec<Vec<Triple>> = parts.iter().map(|p| p.triples.clone()).collect();
-        let graph = Graph::from_triples(&episode, &triples, config);
+        let triples = parts.iter().map(|p| p.triples.as_slice());
+        let graph = Graph::from_triples(&episode, triples, config);
         let data = Vec::with_capacity(parts.len() * plugins.embedder.dim());
         let structures = (summary, temporal, graph);
         assemble(
@@ -597,8 +625,8 @@ impl EpisodeMemory {
                 }
             })?;
         let temporal = self.temporal.extended(new, steps.clone());
-        let triples: Vec<Vec<Triple>> = parts.iter().map(|p| p.triples.clone()).collect();
-        let graph = self.graph.extended(new, &triples, config);
+        let triples = parts.iter().map(|p| p.triples.as_slice());
+        let graph = self.graph.extended(new, triples, config);
         let data = self.vector.data().to_vec();
         let structures = (summary, temporal, graph);
         assemble(
