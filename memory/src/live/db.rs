@@ -226,21 +226,40 @@ pub fn steps(
          FROM steps WHERE episode = ?1 ORDER BY idx",
     )?;
     let rows = stmt.query_map([episode], |r| {
-        let index = r.get::<_, i64>(0)? as usize;
-        let timestamp: String = r.get(3)?;
-        let step = Step {
-            index,
-            action: r.get(1)?,
-            observation: r.get(2)?,
-            timestamp: (!timestamp.is_empty()).then_some(timestamp),
-        };
+        let step = step_row(r)?;
         let tokens: i64 = r.get(4)?;
         let vector: Vec<u8> = r.get(5)?;
         let triples: String = r.get(6)?;
-        let parts = parts(index, tokens, &vector, &triples);
+        let parts = parts(step.index, tokens, &vector, &triples);
         Ok((step, parts))
     })?;
     rows.collect()
+}
+
+/// An episode's steps without their parts, in index order; with `only`,
+/// just that step (if it exists).
+pub fn plain_steps(
+    conn: &Connection,
+    episode: &str,
+    only: Option<usize>,
+) -> rusqlite::Result<Vec<Step>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT idx, action, observation, timestamp FROM steps
+         WHERE episode = ?1 AND (?2 IS NULL OR idx = ?2) ORDER BY idx",
+    )?;
+    let rows = stmt.query_map(params![episode, only.map(|i| i as i64)], step_row)?;
+    rows.collect()
+}
+
+/// A step from the first four columns: idx, action, observation, timestamp.
+fn step_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Step> {
+    let timestamp: String = r.get(3)?;
+    Ok(Step {
+        index: r.get::<_, i64>(0)? as usize,
+        action: r.get(1)?,
+        observation: r.get(2)?,
+        timestamp: (!timestamp.is_empty()).then_some(timestamp),
+    })
 }
 
 fn parts(index: usize, tokens: i64, vector: &[u8], triples: &str) -> Result<StepParts, String> {
@@ -273,10 +292,11 @@ pub fn delete_steps(
     )
 }
 
-/// Deletes an episode and its steps.
+/// Deletes an episode and its steps; returns how many steps.
 pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
-    conn.execute("DELETE FROM episodes WHERE id = ?1", [episode])
+    let steps = conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
+    conn.execute("DELETE FROM episodes WHERE id = ?1", [episode])?;
+    Ok(steps)
 }
 
 /// Rewrites the file without free pages and empties the write-ahead log,

@@ -111,6 +111,14 @@ impl LiveMemory {
         &self.root
     }
 
+    /// Where tenant `name` lives, once the name is known to be safe.
+    fn tenant_dir(&self, name: &str) -> Result<PathBuf, LiveError> {
+        if !valid_tenant(name) {
+            return Err(LiveError::BadTenant { name: name.into() });
+        }
+        Ok(self.root.join("tenants").join(name))
+    }
+
     /// The tenants that exist.
     pub fn tenants(&self) -> Result<Vec<String>, LiveError> {
         let dir = self.root.join("tenants");
@@ -148,10 +156,7 @@ impl LiveMemory {
         config: Config,
         plugins: Plugins,
     ) -> Result<Tenant, LiveError> {
-        if !valid_tenant(name) {
-            return Err(LiveError::BadTenant { name: name.into() });
-        }
-        let dir = self.root.join("tenants").join(name);
+        let dir = self.tenant_dir(name)?;
         std::fs::create_dir_all(&dir).map_err(|source| LiveError::Io {
             path: dir.display().to_string(),
             source,
@@ -191,10 +196,7 @@ impl LiveMemory {
         config: Config,
         plugins: Plugins,
     ) -> Result<Tenant, LiveError> {
-        if !valid_tenant(name) {
-            return Err(LiveError::BadTenant { name: name.into() });
-        }
-        let dir = self.root.join("tenants").join(name);
+        let dir = self.tenant_dir(name)?;
         if !dir.join(DATABASE).is_file() {
             return Err(LiveError::UnknownTenant { name: name.into() });
         }
@@ -573,16 +575,17 @@ impl Tenant {
         let (row, old) = {
             let conn = self.conn();
             let row = self.episode_row(&conn, episode)?;
-            (row, db::steps(&conn, episode).map_err(self.db_error())?)
-        };
-        let Some((old, _)) = old.iter().find(|(s, _)| s.index == index) else {
-            return Err(self.unknown_step(&self.conn(), episode, index));
+            let old = db::plain_steps(&conn, episode, Some(index)).map_err(self.db_error())?;
+            match old.into_iter().next() {
+                Some(old) => (row, old),
+                None => return Err(self.unknown_step(&conn, episode, index)),
+            }
         };
         let new = Step {
             index,
             action: step.action,
             observation: step.observation,
-            timestamp: step.timestamp.or_else(|| old.timestamp.clone()),
+            timestamp: step.timestamp.or(old.timestamp),
         };
         let parts = self.derive(&row, std::slice::from_ref(&new))?;
         let conn = self.conn();
@@ -601,11 +604,7 @@ impl Tenant {
         self.episode_row(&conn, episode)?;
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
         let gone = match what {
-            Forget::Episode => {
-                let n = db::steps(&tx, episode).map_err(self.db_error())?.len();
-                db::delete_episode(&tx, episode).map_err(self.db_error())?;
-                n
-            }
+            Forget::Episode => db::delete_episode(&tx, episode).map_err(self.db_error())?,
             Forget::Step(i) | Forget::Range(i, _) => {
                 let last = match what {
                     Forget::Range(_, l) => l,
@@ -635,13 +634,16 @@ impl Tenant {
     pub fn steps(&self, episode: &str) -> Result<Vec<Step>, LiveError> {
         let conn = self.conn();
         self.episode_row(&conn, episode)?;
-        let rows = db::steps(&conn, episode).map_err(self.db_error())?;
-        Ok(rows.into_iter().map(|(s, _)| s).collect())
+        db::plain_steps(&conn, episode, None).map_err(self.db_error())
     }
 
     /// The episode with its steps (and no questions).
     pub fn episode(&self, episode: &str) -> Result<Episode, LiveError> {
-        Ok(self.load(episode)?.0)
+        let conn = self.conn();
+        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
+        let row = self.episode_row(&tx, episode)?;
+        let steps = db::plain_steps(&tx, episode, None).map_err(self.db_error())?;
+        Ok(episode_of(row, steps))
     }
 
     /// The five structures over the episode as it is now: built from the
@@ -793,9 +795,8 @@ fn validate_step(i: usize, s: &NewStep) -> Result<(), LiveError> {
 
 /// The current time, RFC 3339 in UTC to the millisecond.
 fn now() -> String {
-    jiff::Timestamp::now()
-        .round(jiff::Unit::Millisecond)
-        .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())
+    let t = jiff::Timestamp::now();
+    t.round(jiff::Unit::Millisecond).unwrap_or(t).to_string()
 }
 
 #[cfg(test)]
