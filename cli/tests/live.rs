@@ -133,6 +133,13 @@ fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `mesa CMD ROOT --tenant t --episode EPISODE REST...`
+fn on(root: &str, cmd: &str, episode: &str, rest: &[&str]) -> (bool, String, String) {
+    let mut args = vec![cmd, root, "--tenant", "t", "--episode", episode];
+    args.extend_from_slice(rest);
+    run(&args)
+}
+
 fn append(root: &Path, input: &[u8]) -> (bool, String, String) {
     let mut child = spawn_append(root, "Fix the failing date test", &["--domain", "SOFTWARE"]);
     child.stdin.take().unwrap().write_all(input).unwrap();
@@ -175,19 +182,12 @@ fn write_commands_round_trip_through_query() {
         "{out}"
     );
     let ask = |q: &str| {
-        let (ok, out, err) = run(&[
-            "query",
+        let (ok, out, err) = on(
             r,
-            "--tenant",
-            "t",
-            "--episode",
+            "query",
             "e",
-            "--structures",
-            "all",
-            "--format",
-            "json",
-            q,
-        ]);
+            &["--structures", "all", "--format", "json", q],
+        );
         assert!(ok, "{err}");
         serde_json::from_str::<serde_json::Value>(&out).unwrap()
     };
@@ -200,13 +200,8 @@ fn write_commands_round_trip_through_query() {
     assert_eq!(t["steps"], serde_json::json!([0]));
     assert_eq!(t["timestamps"], serde_json::json!(["2026-03-01T10:00:00Z"]));
     assert!(t["text"].as_str().unwrap().contains("month 13"));
-    // `mesa CMD ROOT --tenant t --episode EPISODE ARGS...`
-    let on = |cmd: &str, episode: &str, rest: &[&str]| {
-        let mut args = vec![cmd, r, "--tenant", "t", "--episode", episode];
-        args.extend_from_slice(rest);
-        run(&args)
-    };
     let (ok, _, err) = on(
+        r,
         "correct",
         "e",
         &[
@@ -221,7 +216,7 @@ fn write_commands_round_trip_through_query() {
     assert!(ok, "{err}");
     let a = ask("What failed at step 0?");
     assert!(!a.to_string().contains("month 13"));
-    let (ok, _, err) = on("forget", "e", &["--step", "1", "--compact"]);
+    let (ok, _, err) = on(r, "forget", "e", &["--step", "1", "--compact"]);
     assert!(ok, "{err}");
     let a = ask("Which file was opened?");
     assert!(!a.to_string().contains("dates.py"), "{a}");
@@ -230,9 +225,9 @@ fn write_commands_round_trip_through_query() {
     // Errors: a bad tenant, an unknown episode, a step that does not exist.
     let (ok, _, err) = run(&["episodes", r, "--tenant", "../x"]);
     assert!(!ok && err.contains("not allowed"), "{err}");
-    let (ok, _, err) = on("query", "nope", &["--structures", "S", "q"]);
+    let (ok, _, err) = on(r, "query", "nope", &["--structures", "S", "q"]);
     assert!(!ok && err.contains("no episode `nope`"), "{err}");
-    let (ok, _, err) = on("forget", "e", &["--step", "9"]);
+    let (ok, _, err) = on(r, "forget", "e", &["--step", "9"]);
     assert!(!ok && err.contains("no step 9"), "{err}");
     let (ok, _, err) = run(&["compact", r, "--tenant", "t"]);
     assert!(ok, "{err}");
@@ -258,17 +253,12 @@ fn a_query_runs_while_an_append_is_open() {
     acks.read_line(&mut ack).unwrap();
     assert!(ack.contains("\"index\":0"), "{ack}");
     // The writer still holds the tenant; a reader answers anyway.
-    let (ok, out, err) = run(&[
-        "query",
+    let (ok, out, err) = on(
         r,
-        "--tenant",
-        "t",
-        "--episode",
+        "query",
         "e",
-        "--structures",
-        "T",
-        "What was at step 0?",
-    ]);
+        &["--structures", "T", "What was at step 0?"],
+    );
     assert!(ok, "{err}");
     assert!(out.contains("TODO fix parser"), "{out}");
     let (ok, _, err) = run(&["forget", r, "--tenant", "t", "--episode", "e", "--all"]);

@@ -3,7 +3,7 @@
 //! tenant; the library ([`mesa_memory::LiveMemory`]) does the work.
 
 use crate::error::CliError;
-use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
+use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -53,14 +53,15 @@ pub struct AppendArgs {
 pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
     let tenant = args.target.open()?;
     if let Some(task) = &args.task {
-        let exists = tenant.episodes()?.iter().any(|e| e.id == args.episode);
-        if !exists {
-            tenant.create_episode(&NewEpisode {
-                id: args.episode.clone(),
-                task: task.clone(),
-                domain: args.domain.clone(),
-                ..NewEpisode::default()
-            })?;
+        let created = tenant.create_episode(&NewEpisode {
+            id: args.episode.clone(),
+            task: task.clone(),
+            domain: args.domain.clone(),
+            ..NewEpisode::default()
+        });
+        match created {
+            Ok(()) | Err(LiveError::EpisodeExists { .. }) => {}
+            Err(e) => return Err(e.into()),
         }
     }
     let stdin = std::io::stdin();
