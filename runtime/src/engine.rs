@@ -107,14 +107,6 @@ impl AnyEngine {
     pub fn rule_line(&self, i: usize) -> Option<usize> {
         self.program().and_then(|p| p.rules.get(i)).map(|r| r.line)
     }
-
-    /// The interpreter, for `explain`; `None` for a compiled module.
-    pub fn selector(&self) -> Option<&Selector> {
-        match &self.inner {
-            Inner::Interp(s) => Some(s),
-            Inner::Wasm(_) => None,
-        }
-    }
 }
 
 impl Engine for PolicyInstance {

@@ -286,6 +286,22 @@ impl Staged {
         Ok(self.loaded.insert(policy))
     }
 
+    /// The reference interpreter's selector over the checked program (for
+    /// `explain`); a compiled module cannot be interpreted.
+    pub fn selector(&self) -> Result<Selector, PolicyError> {
+        let program = self.program().ok_or(PolicyError::InterpNeedsSource)?;
+        Ok(Selector::new(program.clone())?)
+    }
+
+    /// The reference interpreter as an engine (no runtime is needed).
+    pub fn interpreter(&self) -> Result<AnyEngine, PolicyError> {
+        let selector = self.selector()?;
+        let Origin::Source { program, .. } = &self.origin else {
+            return Err(PolicyError::InterpNeedsSource);
+        };
+        Ok(AnyEngine::interp(selector, Arc::clone(program)))
+    }
+
     /// An engine of `kind`, made from the furthest stage reached: the one
     /// function that builds every engine. The interpreter needs the source;
     /// the Wasm engine is a fresh instance of the loaded module.
@@ -294,17 +310,13 @@ impl Staged {
         runtime: &Runtime,
         kind: EngineKind,
     ) -> Result<AnyEngine, PolicyError> {
-        let program = match &self.origin {
-            Origin::Source { program, .. } => Some(Arc::clone(program)),
-            Origin::Module { .. } => None,
-        };
         match kind {
-            EngineKind::Interp => {
-                let program = program.ok_or(PolicyError::InterpNeedsSource)?;
-                let selector = Selector::new(Program::clone(&program))?;
-                Ok(AnyEngine::interp(selector, program))
-            }
+            EngineKind::Interp => self.interpreter(),
             EngineKind::Wasm => {
+                let program = match &self.origin {
+                    Origin::Source { program, .. } => Some(Arc::clone(program)),
+                    Origin::Module { .. } => None,
+                };
                 let instance = self.load(runtime)?.instantiate()?;
                 Ok(AnyEngine::wasm(instance, program))
             }

@@ -1,12 +1,13 @@
 //! `mesa run` and `mesa explain`.
 
 use super::Format;
-use crate::backend::{load, stage, EngineKind};
+use crate::backend::{failed, load, stage, EngineKind};
 use crate::error::CliError;
 use crate::source::read;
 use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
-use mesa_compiler::{explain as explain_text, Input, Outcome, Selector};
+use mesa_compiler::{explain as explain_text, Input, Outcome};
 use mesa_runtime::AnyEngine;
+use mesa_runtime::PolicyError;
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
@@ -185,17 +186,16 @@ fn run_lines(
 }
 
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
-    let staged = stage(&args.file)?;
-    let Some(program) = staged.program() else {
-        return Err(CliError::Usage(format!(
-            "`{}`: explain needs the policy's `.mesa` source, not a compiled module",
-            args.file
-        )));
+    let selector = match stage(&args.file)?.selector() {
+        Ok(selector) => selector,
+        Err(PolicyError::InterpNeedsSource) => {
+            return Err(CliError::Usage(format!(
+                "`{}`: explain needs the policy's `.mesa` source, not a compiled module",
+                args.file
+            )))
+        }
+        Err(e) => return Err(failed(&args.file, e)),
     };
-    let selector = Selector::new(program.clone()).map_err(|e| CliError::Policy {
-        path: args.file.clone(),
-        source: e.into(),
-    })?;
     let Some(query) = args.query.query.clone() else {
         return Err(CliError::Usage("give a question with --query".into()));
     };
