@@ -1,6 +1,7 @@
 //! Both engines behind [`mesa_core::Engine`]: the reference interpreter and
 //! a compiled module in the sandbox. An [`AnyEngine`] is made only by
-//! [`crate::Staged::engine`], from whatever stage the caller holds; the CLI,
+//! [`crate::Staged::engine`] (or its interpreter arm,
+//! [`crate::Staged::interpreter`]), from whatever stage the caller holds; the CLI,
 //! the query path and the optimizer all select through it.
 
 use crate::error::SelectError;

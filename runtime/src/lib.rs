@@ -24,7 +24,7 @@
 //! | [`Staged`] | a policy at any stage (source, checked program, module bytes, loaded), keeping each stage it reaches | [`Staged::check`], [`Staged::from_module`], ... |
 //! | [`Policy`] | a validated, compiled module, ready to instantiate (cheap to clone) | [`Runtime::load`], [`Staged::load`] |
 //! | [`PolicyInstance`] | a warm instance: write an input, call `select`, read the result | [`Policy::instantiate`] |
-//! | [`AnyEngine`] | either engine behind [`mesa_core::Engine`] | [`Staged::engine`] only |
+//! | [`AnyEngine`] | either engine behind [`mesa_core::Engine`] | [`Staged::engine`] only (or [`Staged::interpreter`], which it calls) |
 //!
 //! Errors come in three kinds: [`PolicyError`] (by stage: check, compile,
 //! load), [`LoadError`] (the host refused or could not prepare a module)
