@@ -28,6 +28,49 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// Where a snapshot build's time goes, structure by structure, for one
+/// episode (each built as `EpisodeMemory::from_parts` builds it).
+fn breakdown(m: &mesa_memory::EpisodeMemory) -> Result<(), Box<dyn std::error::Error>> {
+    use mesa_memory::structures::{Graph, Raw, StepTexts, Summary, Temporal};
+    let config = Config::default();
+    let plugins = mesa_memory::Plugins::default();
+    let episode = &m.episode;
+    let tokens = m.temporal.steps().tokens.clone();
+    let triples = episode
+        .steps
+        .iter()
+        .map(|s| plugins.extractor.extract(episode, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let t0 = Instant::now();
+    let steps = Arc::new(
+        StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
+            .ok_or("token counts")?,
+    );
+    let render = t0.elapsed();
+    let t0 = Instant::now();
+    Summary::build(episode, plugins.summarizer.as_ref(), &config)?;
+    let s = t0.elapsed();
+    let t0 = Instant::now();
+    Temporal::new(episode, steps.clone(), &config);
+    let t = t0.elapsed();
+    let t0 = Instant::now();
+    Graph::from_triples(episode, triples.iter().map(Vec::as_slice), &config);
+    let g = t0.elapsed();
+    let t0 = Instant::now();
+    Raw::build(steps, &config, None)?;
+    let r = t0.elapsed();
+    println!(
+        "  snapshot build by part at {} steps: render {:.1} ms, S {:.1} ms, T {:.1} ms, G {:.1} ms, R {:.1} ms",
+        episode.steps.len(),
+        ms(render),
+        ms(s),
+        ms(t),
+        ms(g),
+        ms(r)
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data = std::env::args()
         .nth(1)
@@ -155,6 +198,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             pct(&mut q, 0.5),
             pct(&mut q, 0.99)
         );
+        if n == 1_000 {
+            breakdown(&m)?;
+        }
     }
 
     // 5. With MiniLM (when MESA_MINILM_DIR names its files): an append
