@@ -57,7 +57,7 @@ fn breakdown(m: &mesa_memory::EpisodeMemory) -> Result<(), Box<dyn std::error::E
     Graph::from_triples(episode, triples.iter().map(Vec::as_slice), &config);
     let g = t0.elapsed();
     let t0 = Instant::now();
-    Raw::build(steps, &config, None)?;
+    Raw::build(steps, &config);
     let r = t0.elapsed();
     println!(
         "  snapshot build by part at {} steps: render {:.1} ms, S {:.1} ms, T {:.1} ms, G {:.1} ms, R {:.1} ms",

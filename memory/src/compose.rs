@@ -99,6 +99,7 @@ mod tests {
                 .into_iter()
                 .collect(),
             hits: 1,
+            stale: 0,
         }
     }
 

@@ -116,7 +116,6 @@ mod tests {
             Arc::new(sql_episode()),
             &Config::default(),
             &Plugins::default(),
-            None,
         )
         .unwrap()
     }

@@ -155,6 +155,63 @@ impl Idf {
     }
 }
 
+/// An inverted index over numbered documents (each a sorted list of term
+/// hashes, numbered 0, 1, … as added): the idf table and, per term, the
+/// documents that contain it. [`TermIndex::overlaps`] gives every
+/// document's [`Idf::overlap`] with a question, bit for bit, reading only
+/// the postings of the question's terms.
+#[derive(Debug, Clone, Default)]
+pub struct TermIndex {
+    idf: Idf,
+    postings: HashMap<u64, Vec<u32>>,
+}
+
+impl TermIndex {
+    /// Indexes documents in order.
+    pub fn new<'a>(docs: impl IntoIterator<Item = &'a [u64]>) -> TermIndex {
+        let mut index = TermIndex::default();
+        for d in docs {
+            index.add(d);
+        }
+        index
+    }
+
+    /// Adds the next document (its distinct terms).
+    pub fn add(&mut self, doc: &[u64]) {
+        let n = u32::try_from(self.idf.docs).unwrap_or(u32::MAX);
+        self.idf.add(doc);
+        for t in doc {
+            self.postings.entry(*t).or_default().push(n);
+        }
+    }
+
+    /// The idf table.
+    pub fn idf(&self) -> &Idf {
+        &self.idf
+    }
+
+    /// The documents with a positive overlap with `query` (weighed by
+    /// [`Idf::weigh`]) and that overlap, by document number. Each sum adds
+    /// the same terms in the same order as [`Idf::overlap`].
+    pub fn overlaps(&self, query: &[(u64, f64)]) -> HashMap<u32, f64> {
+        let total: f64 = query.iter().map(|(_, w)| w).sum();
+        let mut got: HashMap<u32, f64> = HashMap::new();
+        if total <= 0.0 {
+            return got;
+        }
+        for (t, w) in query {
+            for &d in self.postings.get(t).into_iter().flatten() {
+                *got.entry(d).or_insert(0.0) += w;
+            }
+        }
+        got.retain(|_, g| {
+            *g /= total;
+            *g > 0.0
+        });
+        got
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +247,30 @@ mod tests {
         assert_eq!(q.len(), 1);
         assert_eq!(idf.overlap(&q, &docs[0]), 1.0);
         assert_eq!(idf.overlap(&q, &docs[1]), 0.0);
+    }
+
+    #[test]
+    fn term_index_matches_overlap() {
+        let texts = [
+            "red apple pie",
+            "green apple",
+            "red red wine",
+            "blue sky",
+            "apple wine sky",
+        ];
+        let docs: Vec<Vec<u64>> = texts.iter().map(|t| term_hashes(t)).collect();
+        let idf = Idf::new(docs.iter().map(|d| d.as_slice()));
+        let index = TermIndex::new(docs.iter().map(|d| d.as_slice()));
+        for q in ["red wine", "apple sky pie", "zebra", "green blue apple red"] {
+            let w = idf.weigh(&term_hashes(q));
+            let got = index.overlaps(&w);
+            for (i, d) in docs.iter().enumerate() {
+                let want = idf.overlap(&w, d);
+                match got.get(&(i as u32)) {
+                    Some(g) => assert_eq!(g.to_bits(), want.to_bits(), "{q} / {i}"),
+                    None => assert!(want <= 0.0, "{q} / {i}: {want}"),
+                }
+            }
+        }
     }
 }

@@ -428,10 +428,20 @@ impl Tenant {
     fn note_appended(&self, episode: &str, steps: &[Step], parts: Vec<StepParts>) {
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         *s.changes.entry(episode.to_string()).or_default() += 1;
-        if s.built.contains_key(episode) {
-            let pending = s.appended.entry(episode.to_string()).or_default();
-            pending.extend(steps.iter().cloned().zip(parts));
-        }
+        let Some(built) = s.built.get(episode) else {
+            return;
+        };
+        // A snapshot built from a read after the commit already has them.
+        let has = built.episode.steps.last().map(|x| x.index);
+        let pending = s.appended.entry(episode.to_string()).or_default();
+        let has = pending.last().map(|(x, _)| x.index).max(has);
+        pending.extend(
+            steps
+                .iter()
+                .cloned()
+                .zip(parts)
+                .filter(|(x, _)| has < Some(x.index)),
+        );
     }
 
     /// The embedder is recorded on first use and must match afterwards.
@@ -665,10 +675,7 @@ impl Tenant {
             }
         };
         let built = match base {
-            Some((m, pending)) => {
-                let (steps, parts): (Vec<Step>, Vec<StepParts>) = pending.into_iter().unzip();
-                Arc::new(m.extended(&steps, &parts, &self.config, &self.plugins)?)
-            }
+            Some((m, pending)) => self.extend_snapshot(episode, m, pending)?,
             None => {
                 let (ep, parts) = self.load(episode)?;
                 Arc::new(EpisodeMemory::from_parts(
@@ -676,7 +683,6 @@ impl Tenant {
                     &parts,
                     &self.config,
                     &self.plugins,
-                    None,
                 )?)
             }
         };
@@ -686,6 +692,34 @@ impl Tenant {
             s.appended.remove(episode);
         }
         Ok(built)
+    }
+
+    /// A built snapshot with its pending appends applied. When no question
+    /// holds it, the snapshot is changed in place, at the new steps' cost;
+    /// otherwise a copy is (the holders keep the episode as they saw it).
+    fn extend_snapshot(
+        &self,
+        episode: &str,
+        mut m: Arc<EpisodeMemory>,
+        pending: Vec<(Step, StepParts)>,
+    ) -> Result<Arc<EpisodeMemory>, LiveError> {
+        let (steps, parts): (Vec<Step>, Vec<StepParts>) = pending.into_iter().unzip();
+        {
+            // Our clone and the map's: take the map's out while extending,
+            // so that ours is the only one when no question holds it.
+            let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+            let own = s.built.get(episode).is_some_and(|b| Arc::ptr_eq(b, &m));
+            if own && Arc::strong_count(&m) == 2 {
+                s.built.remove(episode);
+                if let Some(inner) = Arc::get_mut(&mut m) {
+                    inner.extend(&steps, &parts, &self.config)?;
+                    return Ok(m);
+                }
+            }
+        }
+        let mut copy = EpisodeMemory::clone(&m);
+        copy.extend(&steps, &parts, &self.config)?;
+        Ok(Arc::new(copy))
     }
 
     /// A reader drops its snapshots when another connection has committed.

@@ -91,9 +91,7 @@ fn streamed_equals_batch_on_ama_bench_episodes() {
         let batch = EpisodeMemory::build(
             Arc::new(stored),
             &Config::default(),
-            &Plugins::default(),
-            None,
-        )
+            &Plugins::default())
         .expect("batch");
         let mut questions: Vec<String> = e.questions.iter().map(|q| q.question.clone()).collect();
         questions.push("What happened at step 3?".into());

@@ -13,7 +13,6 @@
 //!     graph.json              G: the petgraph StableGraph (nodes, edges with step)
 //!     vectors.bin             V: little-endian f32 rows with a header (vectors.rs)
 //!     windows.json            R: the windows (step ranges, token counts)
-//!     raw/                    R: the episode's tantivy index of its windows
 //! ```
 //!
 //! **Atomic builds.** [`Store::build`] writes into a hidden sibling
@@ -531,14 +530,9 @@ impl Store {
                     return Err(StoreError::Invalid("crash".into()));
                 }
                 let dir = root.join(format!("e{slot:06}"));
-                let raw = dir.join("raw");
-                std::fs::create_dir_all(&raw).map_err(io(&raw))?;
-                let memory = EpisodeMemory::build(
-                    Arc::new(episode.clone()),
-                    config,
-                    &options.plugins,
-                    Some(&raw),
-                )?;
+                std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+                let memory =
+                    EpisodeMemory::build(Arc::new(episode.clone()), config, &options.plugins)?;
                 let steps = memory.temporal.steps();
                 write_episode(&dir, &memory, steps)?;
                 let n = done.fetch_add(1, Ordering::SeqCst) + 1;
@@ -746,11 +740,9 @@ impl Store {
             .ok_or_else(|| corrupt(&path, "one vector per step expected"))?;
         let path = dir.join("windows.json");
         let windows: Vec<Window> = read_json(&path)?;
-        let raw = Raw::open(steps, windows, &dir.join("raw"), config).map_err(|source| {
-            StoreError::Index {
-                path: dir.join("raw").display().to_string(),
-                source,
-            }
+        let raw = Raw::open(steps, windows, config).map_err(|source| StoreError::Index {
+            path: path.display().to_string(),
+            source,
         })?;
         Ok(EpisodeMemory {
             episode,

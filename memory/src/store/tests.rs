@@ -64,7 +64,7 @@ fn round_trip() {
     let plugins = Plugins::default();
     let fresh: Vec<EpisodeMemory> = episodes()
         .into_iter()
-        .map(|e| EpisodeMemory::build(Arc::new(e), &config, &plugins, None).unwrap())
+        .map(|e| EpisodeMemory::build(Arc::new(e), &config, &plugins).unwrap())
         .collect();
     let opened = Store::open(&out).unwrap();
     assert_eq!(all_evidence(&built), all_evidence(&opened));

@@ -35,7 +35,6 @@ use crate::text::{cut_marked, term_hashes};
 use crate::tokens::count_tokens;
 use mesa_core::Structure;
 use serde::Serialize;
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 /// A plugged-in builder (embedder, summarizer, triple extractor) failed.
@@ -187,6 +186,16 @@ pub struct Evidence {
     pub items: Vec<EvidenceItem>,
     /// The preview's `hits` (see each structure).
     pub hits: usize,
+    /// S only: steps appended since the summary was written that it does
+    /// not cover yet (a model-backed summarizer lags until the summary is
+    /// rewritten; see [`Summary::stale`]). 0 when current, and then left
+    /// out of JSON.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stale: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Evidence {
@@ -196,6 +205,7 @@ impl Evidence {
             structure,
             items: Vec::new(),
             hits: 0,
+            stale: 0,
         }
     }
 
@@ -253,7 +263,7 @@ pub trait MemoryStructure {
 
 /// The rendered steps of an episode, shared by T, V and R: the text an
 /// evidence item shows for a step, and its token count.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StepTexts {
     /// Step indices, increasing.
     pub indices: Vec<usize>,
@@ -296,15 +306,13 @@ impl StepTexts {
         Some(t)
     }
 
-    /// These steps and `new` after them (their tokens given).
-    pub fn extended(&self, new: &[Step], tokens: &[u32], max_bytes: usize) -> StepTexts {
-        let mut t = self.clone();
+    /// Adds `new` after these steps (their tokens given).
+    pub fn extend(&mut self, new: &[Step], tokens: &[u32], max_bytes: usize) {
         for (s, &n) in new.iter().zip(tokens) {
-            t.indices.push(s.index);
-            t.texts.push(render_step(s, max_bytes));
-            t.tokens.push(n);
+            self.indices.push(s.index);
+            self.texts.push(render_step(s, max_bytes));
+            self.tokens.push(n);
         }
-        t
     }
 
     /// Number of steps.
@@ -355,7 +363,6 @@ fn assemble(
     parts: &[StepParts],
     config: &Config,
     plugins: &Plugins,
-    raw_dir: Option<&Path>,
 ) -> Result<EpisodeMemory, BuildError> {
     let bad = |message: String| BuildError::Plugin {
         episode: episode.id.clone(),
@@ -376,10 +383,7 @@ fn assemble(
     }
     let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
         .ok_or_else(|| bad("one vector per step expected".into()))?;
-    let raw = Raw::build(steps, config, raw_dir).map_err(|source| BuildError::Index {
-        episode: episode.id.clone(),
-        source,
-    })?;
+    let raw = Raw::build(steps, config);
     Ok(EpisodeMemory {
         episode,
         summary,
@@ -422,7 +426,10 @@ impl std::fmt::Debug for Plugins {
     }
 }
 
-/// All five structures over one episode.
+/// All five structures over one episode. A clone shares what it can (the
+/// step renderings, V's HNSW graph); [`EpisodeMemory::extend`] changes a
+/// memory in place, copying only what an older clone still shares.
+#[derive(Clone)]
 pub struct EpisodeMemory {
     /// The episode (steps as loaded, questions, metadata).
     pub episode: Arc<Episode>,
@@ -500,13 +507,11 @@ impl StepParts {
 }
 
 impl EpisodeMemory {
-    /// Builds the five structures over an episode. The BM25 index is kept in
-    /// memory, or written to `raw_dir` if given (an empty directory).
+    /// Builds the five structures over an episode.
     pub fn build(
         episode: Arc<Episode>,
         config: &Config,
         plugins: &Plugins,
-        raw_dir: Option<&Path>,
     ) -> Result<EpisodeMemory, BuildError> {
         let (parts, steps) =
             StepParts::derive_with_texts(&episode, &episode.steps, config, plugins).map_err(
@@ -515,7 +520,7 @@ impl EpisodeMemory {
                     source,
                 },
             )?;
-        EpisodeMemory::from_texts(episode, Arc::new(steps), &parts, config, plugins, raw_dir)
+        EpisodeMemory::from_texts(episode, Arc::new(steps), &parts, config, plugins)
     }
 
     /// Assembles the five structures from each step's [`StepParts`] (one
@@ -529,7 +534,6 @@ impl EpisodeMemory {
         parts: &[StepParts],
         config: &Config,
         plugins: &Plugins,
-        raw_dir: Option<&Path>,
     ) -> Result<EpisodeMemory, BuildError> {
         let plugin = |source| BuildError::Plugin {
             episode: episode.id.clone(),
@@ -550,7 +554,7 @@ impl EpisodeMemory {
                     message: "one token count per step expected".into(),
                 })
             })?;
-        EpisodeMemory::from_texts(episode, steps, parts, config, plugins, raw_dir)
+        EpisodeMemory::from_texts(episode, steps, parts, config, plugins)
     }
 
     /// [`EpisodeMemory::from_parts`] with the steps already rendered.
@@ -560,7 +564,6 @@ impl EpisodeMemory {
         parts: &[StepParts],
         config: &Config,
         plugins: &Plugins,
-        raw_dir: Option<&Path>,
     ) -> Result<EpisodeMemory, BuildError> {
         let plugin = |source| BuildError::Plugin {
             episode: episode.id.clone(),
@@ -574,21 +577,22 @@ impl EpisodeMemory {
         let data = Vec::with_capacity(parts.len() * plugins.embedder.dim());
         let structures = (summary, temporal, graph);
         assemble(
-            episode, steps, structures, data, parts, config, plugins, raw_dir,
+            episode, steps, structures, data, parts, config, plugins,
         )
     }
 
-    /// This episode with later steps appended (indices above its last),
-    /// given their parts: T, G and V are extended at the new steps' cost;
-    /// S and R are rebuilt over the whole episode. Answers exactly as
-    /// [`EpisodeMemory::from_parts`] over all the steps.
-    pub fn extended(
-        &self,
+    /// Appends later steps (indices above the last), given their parts:
+    /// every structure takes in the new steps at their cost (S reruns its
+    /// selection over kept per-step lines, or, for a summarizer that only
+    /// rewrites whole episodes, is counted stale; R re-indexes its changed
+    /// windows). Answers exactly as [`EpisodeMemory::from_parts`] over all
+    /// the steps. Nothing changes if the parts do not fit the steps.
+    pub fn extend(
+        &mut self,
         new: &[Step],
         parts: &[StepParts],
         config: &Config,
-        plugins: &Plugins,
-    ) -> Result<EpisodeMemory, BuildError> {
+    ) -> Result<(), BuildError> {
         let plugin = |message: String| BuildError::Plugin {
             episode: self.episode.id.clone(),
             source: PluginError::BadOutput {
@@ -608,30 +612,29 @@ impl EpisodeMemory {
                 new.len()
             )));
         }
-        let mut episode = Episode::clone(&self.episode);
-        episode.steps.extend_from_slice(new);
-        let episode = Arc::new(episode);
+        let dim = self.vector.dim();
+        if let Some(p) = parts.iter().find(|p| p.vector.len() != dim) {
+            let n = p.vector.len();
+            return Err(plugin(format!("a vector has {n} dimensions, not {dim}")));
+        }
+        // T, V and R share one rendering of the steps: take it from them,
+        // so that it is extended in place unless an older clone holds it.
+        let mut steps = std::mem::take(&mut self.temporal.steps);
+        self.vector.steps = Arc::default();
+        self.raw.steps = Arc::default();
         let tokens: Vec<u32> = parts.iter().map(|p| p.tokens).collect();
-        let steps = Arc::new(self.temporal.steps().extended(
-            new,
-            &tokens,
-            config.evidence_text_bytes,
-        ));
-        let summary =
-            Summary::build(&episode, plugins.summarizer.as_ref(), config).map_err(|source| {
-                BuildError::Plugin {
-                    episode: episode.id.clone(),
-                    source,
-                }
-            })?;
-        let temporal = self.temporal.extended(new, steps.clone());
+        Arc::make_mut(&mut steps).extend(new, &tokens, config.evidence_text_bytes);
+        Arc::make_mut(&mut self.episode)
+            .steps
+            .extend_from_slice(new);
+        self.summary.extend(&self.episode, new, config);
+        self.temporal.extend(new, steps.clone());
         let triples = parts.iter().map(|p| p.triples.as_slice());
-        let graph = self.graph.extended(new, triples, config);
-        let data = self.vector.data().to_vec();
-        let structures = (summary, temporal, graph);
-        assemble(
-            episode, steps, structures, data, parts, config, plugins, None,
-        )
+        self.graph.extend(new, triples, config);
+        let vectors: Vec<&[f32]> = parts.iter().map(|p| p.vector.as_slice()).collect();
+        self.vector.extend(&vectors, steps.clone());
+        self.raw.extend(steps);
+        Ok(())
     }
 
     /// The structure behind a key.

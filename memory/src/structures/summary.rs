@@ -53,6 +53,16 @@ pub trait Summarizer: Send + Sync {
         episode: &Episode,
         budget_tokens: usize,
     ) -> Result<Vec<SummaryLine>, PluginError>;
+    /// The state an append extends at the cost of its own steps, for a
+    /// summarizer that selects from per-step [`Candidates`] as the
+    /// extractive one does (and must then summarize as
+    /// `Candidates::of(steps).select(..)`). `None`, the default, means the
+    /// summary is only rewritten over the whole episode: between rewrites
+    /// the live store keeps the last one and says how many steps it lacks.
+    fn candidates(&self, steps: &[Step]) -> Option<Candidates> {
+        let _ = steps;
+        None
+    }
 }
 
 /// The built-in extractive summarizer (see the module docs).
@@ -205,7 +215,72 @@ impl Summarizer for ExtractiveSummarizer {
         episode: &Episode,
         budget_tokens: usize,
     ) -> Result<Vec<SummaryLine>, PluginError> {
-        let n = episode.steps.len();
+        Ok(Candidates::of(&episode.steps).select(episode, budget_tokens))
+    }
+
+    fn candidates(&self, steps: &[Step]) -> Option<Candidates> {
+        Some(Candidates::of(steps))
+    }
+}
+
+/// One step's candidate line.
+#[derive(Debug, Clone, PartialEq)]
+struct Candidate {
+    step: usize,
+    score: f64,
+    text: String,
+    /// Its tokens, plus one for its line break.
+    cost: usize,
+}
+
+/// The extractive summarizer's candidate lines, one per step. A step's
+/// line depends only on the steps before it (the observation lines already
+/// used, the previous action's kind), so an append adds its own line and
+/// reruns the selection, which reads only the kept scores and costs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Candidates {
+    lines: Vec<Candidate>,
+    seen: std::collections::HashSet<String>,
+    previous_kind: String,
+}
+
+impl Candidates {
+    /// The candidates of `steps`.
+    pub fn of(steps: &[Step]) -> Candidates {
+        let mut c = Candidates::default();
+        for s in steps {
+            c.add(s);
+        }
+        c
+    }
+
+    /// Adds the next step's line.
+    pub fn add(&mut self, step: &Step) {
+        let kind = action_kind(&step.action);
+        let (obs, mut score) = best_line(step, &self.seen);
+        if kind != self.previous_kind {
+            score += 1.5;
+        }
+        self.previous_kind = kind;
+        let mut text = format!("[step {}] {}", step.index, one_line(&step.action, 100));
+        if !obs.is_empty() {
+            text.push_str(" → ");
+            text.push_str(&obs);
+            self.seen.insert(obs);
+        }
+        let cost = count_tokens(&text) + 1;
+        self.lines.push(Candidate {
+            step: step.index,
+            score,
+            text,
+            cost,
+        });
+    }
+
+    /// The summary lines within `budget_tokens` (see the module docs).
+    pub fn select(&self, episode: &Episode, budget_tokens: usize) -> Vec<SummaryLine> {
+        let candidates = &self.lines;
+        let n = candidates.len();
         let mut head = vec![SummaryLine {
             step: None,
             text: format!("Task: {}", one_line(&episode.task, 300)),
@@ -221,43 +296,29 @@ impl Summarizer for ExtractiveSummarizer {
         let cost = |l: &SummaryLine| count_tokens(&l.text) + 1;
         let fixed: usize = head.iter().chain(&tail).map(cost).sum();
         let mut budget = budget_tokens.saturating_sub(fixed) as f64;
-        // Candidate lines, one per step, with scores.
-        let mut seen = std::collections::HashSet::new();
-        let mut candidates = Vec::with_capacity(n);
-        let mut previous_kind = String::new();
-        for step in &episode.steps {
-            let kind = action_kind(&step.action);
-            let (obs, mut score) = best_line(step, &seen);
-            if kind != previous_kind {
-                score += 1.5;
-            }
-            previous_kind = kind;
-            let mut text = format!("[step {}] {}", step.index, one_line(&step.action, 100));
-            if !obs.is_empty() {
-                text.push_str(" → ");
-                text.push_str(&obs);
-                seen.insert(obs);
-            }
-            candidates.push((score, text));
-        }
         // The first and the last step are always kept.
         let mut keep = vec![false; n];
         for p in [0, n.saturating_sub(1)] {
             if n > 0 && !keep[p] {
                 keep[p] = true;
-                budget -= (count_tokens(&candidates[p].1) + 1) as f64;
+                budget -= candidates[p].cost as f64;
             }
         }
-        let cost_of = |text: &str| (count_tokens(text) + 1) as f64;
+        let by_score = |a: &usize, b: &usize| {
+            candidates[*b]
+                .score
+                .total_cmp(&candidates[*a].score)
+                .then(a.cmp(b))
+        };
         // Salient steps first (errors, results with state changes), with up
         // to 60% of the budget, most salient first.
         let mut salient: Vec<usize> = (0..n)
-            .filter(|&p| !keep[p] && candidates[p].0 >= SALIENT)
+            .filter(|&p| !keep[p] && candidates[p].score >= SALIENT)
             .collect();
-        salient.sort_by(|&a, &b| candidates[b].0.total_cmp(&candidates[a].0).then(a.cmp(&b)));
+        salient.sort_by(by_score);
         let mut salient_budget = budget * 0.6;
         for p in salient {
-            let c = cost_of(&candidates[p].1);
+            let c = candidates[p].cost as f64;
             if c <= salient_budget {
                 keep[p] = true;
                 salient_budget -= c;
@@ -273,12 +334,12 @@ impl Summarizer for ExtractiveSummarizer {
             let range = seg * w..((seg + 1) * w).min(n);
             let mut allowance = share + carry;
             let mut order: Vec<usize> = range.filter(|&p| !keep[p]).collect();
-            order.sort_by(|&a, &b| candidates[b].0.total_cmp(&candidates[a].0).then(a.cmp(&b)));
+            order.sort_by(by_score);
             for p in order {
-                if candidates[p].0 < 1.0 {
+                if candidates[p].score < 1.0 {
                     break;
                 }
-                let c = cost_of(&candidates[p].1);
+                let c = candidates[p].cost as f64;
                 if c <= allowance.min(budget) {
                     keep[p] = true;
                     allowance -= c;
@@ -288,19 +349,17 @@ impl Summarizer for ExtractiveSummarizer {
             carry = allowance.max(0.0);
         }
         head.extend(
-            episode
-                .steps
+            candidates
                 .iter()
-                .zip(candidates)
                 .zip(keep)
                 .filter(|(_, k)| *k)
-                .map(|((s, (_, text)), _)| SummaryLine {
-                    step: Some(s.index),
-                    text,
+                .map(|(c, _)| SummaryLine {
+                    step: Some(c.step),
+                    text: c.text.clone(),
                 }),
         );
         head.extend(tail);
-        Ok(head)
+        head
     }
 }
 
@@ -313,6 +372,10 @@ pub struct Summary {
     terms: Vec<u64>,
     line_terms: Vec<Vec<u64>>,
     steps: Vec<usize>,
+    /// The extractive summarizer's per-step lines, kept for appends.
+    candidates: Option<Candidates>,
+    /// Steps appended since the summary was written that it does not cover.
+    stale: usize,
 }
 
 impl Summary {
@@ -322,9 +385,39 @@ impl Summary {
         summarizer: &dyn Summarizer,
         config: &Config,
     ) -> Result<Summary, PluginError> {
-        let lines = summarizer.summarize(episode, config.summary_budget_tokens)?;
+        let candidates = summarizer.candidates(&episode.steps);
+        let lines = match &candidates {
+            Some(c) => c.select(episode, config.summary_budget_tokens),
+            None => summarizer.summarize(episode, config.summary_budget_tokens)?,
+        };
         let tokens = count_tokens(&join(&lines));
-        Ok(Summary::from_parts(lines, tokens))
+        let mut summary = Summary::from_parts(lines, tokens);
+        summary.candidates = candidates;
+        Ok(summary)
+    }
+
+    /// Takes in steps appended to `episode` (already in it, last): with
+    /// kept candidates, their lines are added and the selection rerun (the
+    /// same summary as [`Summary::build`] over the whole episode); else the
+    /// summary is kept as it is and counted stale by their number.
+    pub(super) fn extend(&mut self, episode: &Episode, new: &[Step], config: &Config) {
+        let Some(mut candidates) = self.candidates.take() else {
+            self.stale += new.len();
+            return;
+        };
+        for s in new {
+            candidates.add(s);
+        }
+        let lines = candidates.select(episode, config.summary_budget_tokens);
+        let tokens = count_tokens(&join(&lines));
+        *self = Summary::from_parts(lines, tokens);
+        self.candidates = Some(candidates);
+    }
+
+    /// Steps appended since the summary was written that it does not cover
+    /// (0 for the extractive summarizer, which keeps up with every append).
+    pub fn stale(&self) -> usize {
+        self.stale
     }
 
     /// A summary from stored lines and their token count.
@@ -342,6 +435,8 @@ impl Summary {
             terms,
             line_terms,
             steps,
+            candidates: None,
+            stale: 0,
         }
     }
 
@@ -398,6 +493,7 @@ impl MemoryStructure for Summary {
                 tokens: self.tokens,
             }],
             hits,
+            stale: self.stale,
         })
     }
 }

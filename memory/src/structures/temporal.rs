@@ -10,7 +10,7 @@ use super::timeref::parse_timestamp;
 use super::{Evidence, MemoryStructure, Query, RetrieveError, StepTexts};
 use crate::config::Config;
 use crate::dataset::Episode;
-use crate::text::{cut, term_hashes, Idf};
+use crate::text::{cut, term_hashes, TermIndex};
 use mesa_core::Structure;
 use std::sync::Arc;
 
@@ -22,11 +22,11 @@ const KEY_ACTION_BYTES: usize = 300;
 /// The temporal store of one episode.
 #[derive(Debug, Clone)]
 pub struct Temporal {
-    steps: Arc<StepTexts>,
-    keys: Vec<Vec<u64>>,
+    pub(super) steps: Arc<StepTexts>,
+    /// The turn keys' terms, by step position.
+    keys: TermIndex,
     /// Each step's timestamp, when readable.
     times: Vec<Option<jiff::Timestamp>>,
-    idf: Idf,
     window: usize,
     max_steps: usize,
     top_k: usize,
@@ -44,12 +44,10 @@ pub fn turn_key(action: &str, observation: &str) -> String {
 impl Temporal {
     /// Indexes an episode's turns.
     pub fn new(episode: &Episode, steps: Arc<StepTexts>, config: &Config) -> Temporal {
-        let keys: Vec<Vec<u64>> = episode
-            .steps
-            .iter()
-            .map(|s| term_hashes(&turn_key(&s.action, &s.observation)))
-            .collect();
-        let idf = Idf::new(keys.iter().map(Vec::as_slice));
+        let mut keys = TermIndex::default();
+        for s in &episode.steps {
+            keys.add(&term_hashes(&turn_key(&s.action, &s.observation)));
+        }
         let times = episode
             .steps
             .iter()
@@ -59,26 +57,23 @@ impl Temporal {
             steps,
             keys,
             times,
-            idf,
             window: config.temporal_window,
             max_steps: config.temporal_max_steps,
             top_k: config.temporal_top_k,
         }
     }
 
-    /// This store with later steps added (`steps` renders every step, the
-    /// new ones last): the same as [`Temporal::new`] over all of them.
-    pub fn extended(&self, new: &[crate::dataset::Step], steps: Arc<StepTexts>) -> Temporal {
-        let mut t = self.clone();
+    /// Adds later steps (`steps` renders every step, the new ones last):
+    /// the same store as [`Temporal::new`] over all of them, at the new
+    /// steps' cost.
+    pub(super) fn extend(&mut self, new: &[crate::dataset::Step], steps: Arc<StepTexts>) {
         for s in new {
-            let key = term_hashes(&turn_key(&s.action, &s.observation));
-            t.idf.add(&key);
-            t.keys.push(key);
-            t.times
+            self.keys
+                .add(&term_hashes(&turn_key(&s.action, &s.observation)));
+            self.times
                 .push(s.timestamp.as_deref().and_then(parse_timestamp));
         }
-        t.steps = steps;
-        t
+        self.steps = steps;
     }
 
     /// The rendered steps.
@@ -104,13 +99,12 @@ impl Temporal {
         if !named.is_empty() {
             return named.into_iter().map(|p| (p, 1.0)).collect();
         }
-        let weights = self.idf.weigh(query.terms());
+        let weights = self.keys.idf().weigh(query.terms());
         let mut scored: Vec<(usize, f64)> = self
             .keys
-            .iter()
-            .enumerate()
-            .map(|(p, k)| (p, self.idf.overlap(&weights, k)))
-            .filter(|(_, s)| *s > 0.0)
+            .overlaps(&weights)
+            .into_iter()
+            .map(|(p, s)| (p as usize, s))
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(self.top_k);
@@ -134,6 +128,7 @@ impl MemoryStructure for Temporal {
             structure: Structure::Temporal,
             hits: items.len(),
             items,
+            stale: 0,
         })
     }
 }

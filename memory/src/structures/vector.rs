@@ -162,15 +162,37 @@ pub(crate) fn embed_one(embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>,
     Ok(v)
 }
 
-/// The vector index of one episode.
+/// The dot product, summed in eight lanes (so the compiler vectorizes it;
+/// the order of the additions is fixed, so the result is deterministic).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            lanes[k] += x[k] * y[k];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// The vector index of one episode. Clones share the HNSW graph, which an
+/// append extends in place: a clone made before the append filters out the
+/// steps it does not have.
+#[derive(Clone)]
 pub struct Vector {
-    steps: Arc<StepTexts>,
+    pub(super) steps: Arc<StepTexts>,
     dim: usize,
     data: Vec<f32>,
     embedder: Arc<dyn Embedder>,
     top_k: usize,
     hnsw_threshold: usize,
-    hnsw: OnceLock<Hnsw<'static, f32, DistCosine>>,
+    hnsw: Arc<OnceLock<Hnsw<'static, f32, DistCosine>>>,
 }
 
 impl std::fmt::Debug for Vector {
@@ -219,7 +241,7 @@ impl Vector {
             embedder,
             top_k: config.vector_top_k,
             hnsw_threshold: config.vector_hnsw_threshold,
-            hnsw: OnceLock::new(),
+            hnsw: Arc::default(),
         }
     }
 
@@ -238,7 +260,23 @@ impl Vector {
     }
 
     fn dot(&self, p: usize, q: &[f32]) -> f32 {
-        self.row(p).iter().zip(q).map(|(a, b)| a * b).sum()
+        dot(self.row(p), q)
+    }
+
+    /// Adds later steps' vectors (`vectors`: one row of `dim` floats per
+    /// new step, normalized; `steps` renders every step, the new ones
+    /// last), and inserts them into the HNSW graph if it is built.
+    pub(super) fn extend(&mut self, vectors: &[&[f32]], steps: Arc<StepTexts>) {
+        let first = self.data.len() / self.dim.max(1);
+        for v in vectors {
+            self.data.extend_from_slice(v);
+        }
+        self.steps = steps;
+        if let Some(h) = self.hnsw.get() {
+            for p in first..first + vectors.len() {
+                h.insert((self.row(p), p));
+            }
+        }
     }
 
     fn hnsw(&self) -> &Hnsw<'static, f32, DistCosine> {
@@ -301,6 +339,7 @@ impl MemoryStructure for Vector {
             structure: Structure::Vector,
             items,
             hits,
+            stale: 0,
         })
     }
 }

@@ -1,0 +1,481 @@
+//! G: a knowledge graph of (subject, relation, object, step) edges
+//! (petgraph `StableGraph`, so indices survive the removal of a step's
+//! edges).
+//!
+//! The built-in [`RuleExtractor`] reads, per step (the action's first 2 KiB,
+//! the observation's first 4 KiB):
+//!
+//! - entities: URLs, file paths and file names, element ids (`[5023]`), SQL
+//!   tables (after FROM/JOIN/INTO/UPDATE/TABLE), dotted, snake_case,
+//!   CamelCase and UPPER_CASE identifiers, called functions (`name()`),
+//!   numbered game objects (`soapbar 1`), backticked spans;
+//! - relations: `agent —verb→ entity` for the action's entities (the verb
+//!   is the action's first word or tool name), the words between two action
+//!   entities (`soapbar 1 —from→ sinkbasin 1`), `element —role→ label` for
+//!   web elements, `key —is→ value` for `key: value` lines and `key=value`
+//!   pairs, `entity —error→ message` for the first error line, and
+//!   `entity —observed→ entity` for entities seen in the observation;
+//!   at most `Config::graph_edges_per_step` per step, in that priority.
+//!
+//! Access: a node is linked to the question when all its name's terms occur
+//! in the question. Each relation scores `lex + ent + prox`: `lex` is the
+//! idf-weighted overlap of the question's terms with the relation's terms
+//! (subject, relation, object), `ent` is 0.5 per linked endpoint, and `prox`
+//! is `1.25 / (1 + |step - r|)` for the nearest step r the question names
+//! (0 if it names none). The score is normalized by its maximum (2, or 3.25
+//! when steps are named). The 8 best relations with a positive score are
+//! focal; each gets up to 4 neighbour relations sharing an endpoint (1 hop),
+//! then 2 hops, ranked by score and closeness in steps. `hits` counts the
+//! relations that share a term or a linked entity with the question
+//! (`lex + ent > 0`; proximity alone does not count).
+
+mod extract;
+#[cfg(test)]
+mod reference;
+mod retrieve;
+
+pub use extract::{entities, RuleExtractor};
+
+use super::PluginError;
+use crate::config::Config;
+use crate::dataset::{Episode, Step};
+use crate::text::{term_hashes, TermIndex};
+use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+/// The agent's node.
+pub const AGENT: &str = "agent";
+
+/// A relation extracted from one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Triple {
+    /// The subject entity.
+    pub subject: String,
+    /// The relation.
+    pub relation: String,
+    /// The object entity.
+    pub object: String,
+}
+
+/// Extracts relations from steps.
+pub trait TripleExtractor: Send + Sync {
+    /// A name recorded in a store's manifest, e.g. `rules-v1`.
+    fn name(&self) -> String;
+    /// The relations of one step, most important first.
+    fn extract(&self, episode: &Episode, step: &Step) -> Result<Vec<Triple>, PluginError>;
+}
+
+/// A stored relation: its name and the step it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relation {
+    /// The relation.
+    pub relation: String,
+    /// The step index.
+    pub step: usize,
+}
+
+/// The graph as stored.
+pub type RelationGraph = StableGraph<String, Relation>;
+
+/// One relation as retrieval reads it: its edge, step and endpoints.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    edge: EdgeIndex,
+    step: usize,
+    a: NodeIndex,
+    b: NodeIndex,
+}
+
+/// The knowledge graph of one episode, with its retrieval indexes.
+///
+/// Relations are numbered by their position in `rows`, which is in
+/// (step, edge index) order; every index below holds positions:
+///
+/// ```text
+/// question terms ──terms──▶ positions with lex > 0
+/// question terms ──term_nodes──▶ linked nodes ──incident──▶ positions with ent > 0
+/// named steps / a focal step ──binary search in rows or incident──▶ nearest positions
+/// ```
+///
+/// so a question reads the postings of its terms and a few neighbourhoods,
+/// never every relation (see [`retrieve`](self) for the exact argument).
+#[derive(Debug, Clone)]
+pub struct Graph {
+    graph: RelationGraph,
+    by_name: HashMap<String, NodeIndex>,
+    node_terms: HashMap<NodeIndex, Vec<u64>>,
+    term_nodes: HashMap<u64, Vec<NodeIndex>>,
+    rows: Vec<Row>,
+    /// Each relation's terms (subject, relation, object), by position.
+    terms: TermIndex,
+    /// Each node's relations (either direction), by position, increasing.
+    incident: Vec<Vec<u32>>,
+    last_step: usize,
+    focal: usize,
+    neighbours: usize,
+    hops: usize,
+    proximity: f64,
+}
+
+impl Graph {
+    /// Extracts and indexes an episode's relations.
+    pub fn build(
+        episode: &Episode,
+        extractor: &dyn TripleExtractor,
+        config: &Config,
+    ) -> Result<Graph, PluginError> {
+        let triples = episode
+            .steps
+            .iter()
+            .map(|step| extractor.extract(episode, step))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Graph::from_triples(
+            episode,
+            triples.iter().map(Vec::as_slice),
+            config,
+        ))
+    }
+
+    /// Indexes relations extracted earlier, one list per step of
+    /// `episode` in order (the live store keeps each step's list).
+    pub fn from_triples<'t>(
+        episode: &Episode,
+        triples: impl IntoIterator<Item = &'t [Triple]>,
+        config: &Config,
+    ) -> Graph {
+        let mut g = Graph::empty(RelationGraph::default(), config);
+        g.extend(&episode.steps, triples, config);
+        g
+    }
+
+    fn empty(graph: RelationGraph, config: &Config) -> Graph {
+        Graph {
+            graph,
+            by_name: HashMap::new(),
+            node_terms: HashMap::new(),
+            term_nodes: HashMap::new(),
+            rows: Vec::new(),
+            terms: TermIndex::default(),
+            incident: Vec::new(),
+            last_step: 0,
+            focal: config.graph_focal,
+            neighbours: config.graph_neighbours,
+            hops: config.graph_hops,
+            proximity: config.graph_proximity,
+        }
+    }
+
+    /// Adds later steps' relations: the same graph and indexes as
+    /// [`Graph::from_triples`] over all the steps, at the new steps' cost.
+    pub(super) fn extend<'t>(
+        &mut self,
+        steps: &[Step],
+        triples: impl IntoIterator<Item = &'t [Triple]>,
+        config: &Config,
+    ) {
+        for (step, triples) in steps.iter().zip(triples) {
+            self.add_step(step, triples, config);
+        }
+        if let Some(last) = steps.last() {
+            self.last_step = last.index;
+        }
+    }
+
+    /// Adds one step's relations (at most `graph_edges_per_step`, each
+    /// once), indexing each new entity and relation.
+    fn add_step(&mut self, step: &Step, triples: &[Triple], config: &Config) {
+        let mut seen = HashSet::new();
+        let mut kept = 0;
+        for tr in triples {
+            if kept >= config.graph_edges_per_step {
+                break;
+            }
+            let (s, r, o) = (tr.subject.trim(), tr.relation.trim(), tr.object.trim());
+            if s.is_empty() || r.is_empty() || o.is_empty() {
+                continue;
+            }
+            let (a, b) = (self.entity(s), self.entity(o));
+            if a == b || !seen.insert((a, b, r)) {
+                continue;
+            }
+            let relation = Relation {
+                relation: r.to_string(),
+                step: step.index,
+            };
+            let e = self.graph.add_edge(a, b, relation);
+            self.index_edge(e, a, b);
+            kept += 1;
+        }
+    }
+
+    /// Numbers and indexes a relation (added after every earlier one).
+    fn index_edge(&mut self, edge: EdgeIndex, a: NodeIndex, b: NodeIndex) {
+        let r = &self.graph[edge];
+        let terms = term_hashes(&format!("{} {} {}", self.graph[a], r.relation, self.graph[b]));
+        let pos = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
+        self.rows.push(Row {
+            edge,
+            step: r.step,
+            a,
+            b,
+        });
+        self.terms.add(&terms);
+        for n in [a, b] {
+            if self.incident.len() <= n.index() {
+                self.incident.resize_with(n.index() + 1, Vec::new);
+            }
+            self.incident[n.index()].push(pos);
+        }
+    }
+
+    /// The entity named `name` (case-insensitively), added if new.
+    fn entity(&mut self, name: &str) -> NodeIndex {
+        if let Some(&n) = self.by_name.get(&name.to_lowercase()) {
+            return n;
+        }
+        let n = self.graph.add_node(name.to_string());
+        self.index_node(n);
+        n
+    }
+
+    /// Indexes a node by its name and terms.
+    fn index_node(&mut self, n: NodeIndex) {
+        let name = &self.graph[n];
+        self.by_name.insert(name.to_lowercase(), n);
+        if name != AGENT {
+            let terms = term_hashes(name);
+            for t in &terms {
+                self.term_nodes.entry(*t).or_default().push(n);
+            }
+            self.node_terms.insert(n, terms);
+        }
+    }
+
+    /// Indexes a stored graph; fails if an edge ends at a vacant node.
+    pub fn from_graph(
+        graph: RelationGraph,
+        last_step: usize,
+        config: &Config,
+    ) -> Result<Graph, String> {
+        let mut edges = Vec::with_capacity(graph.edge_count());
+        for e in graph.edge_indices() {
+            let ends = graph.edge_endpoints(e).filter(|(a, b)| {
+                graph.node_weight(*a).is_some() && graph.node_weight(*b).is_some()
+            });
+            let (Some((a, b)), Some(r)) = (ends, graph.edge_weight(e)) else {
+                return Err(format!("relation {} ends at a missing entity", e.index()));
+            };
+            edges.push((r.step, e, a, b));
+        }
+        edges.sort_unstable_by_key(|&(step, e, _, _)| (step, e.index()));
+        let nodes: Vec<NodeIndex> = graph.node_indices().collect();
+        let mut g = Graph::empty(graph, config);
+        for n in nodes {
+            g.index_node(n);
+        }
+        for (_, e, a, b) in edges {
+            g.index_edge(e, a, b);
+        }
+        g.last_step = last_step;
+        Ok(g)
+    }
+
+    /// The stored graph.
+    pub fn graph(&self) -> &RelationGraph {
+        &self.graph
+    }
+
+    /// The node of an entity, by name (case-insensitive).
+    pub fn node(&self, name: &str) -> Option<NodeIndex> {
+        self.by_name.get(&name.to_lowercase()).copied()
+    }
+
+    /// One relation as a line: `subject —relation→ object [step N]`.
+    pub fn line(&self, e: EdgeIndex) -> String {
+        match (self.graph.edge_endpoints(e), self.graph.edge_weight(e)) {
+            (Some((a, b)), Some(r)) => format!(
+                "{} —{}→ {} [step {}]",
+                self.graph[a], r.relation, self.graph[b], r.step
+            ),
+            _ => String::new(),
+        }
+    }
+
+    /// The nodes whose every name term occurs in the question.
+    fn linked(&self, terms: &[u64]) -> HashSet<NodeIndex> {
+        let mut counts: HashMap<NodeIndex, usize> = HashMap::new();
+        for t in terms {
+            for n in self.term_nodes.get(t).into_iter().flatten() {
+                *counts.entry(*n).or_insert(0) += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .filter(|(n, c)| self.node_terms.get(n).is_some_and(|t| t.len() == *c))
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// A node's relations, by position (by step).
+    fn incident(&self, n: NodeIndex) -> &[u32] {
+        self.incident.get(n.index()).map_or(&[], Vec::as_slice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::sql_episode;
+    use super::*;
+    use crate::structures::{MemoryStructure, Query};
+
+    #[test]
+    fn retrieval_links_and_prefers_named_steps() {
+        let ep = sql_episode();
+        let c = Config::default();
+        let g = Graph::build(&ep, &RuleExtractor, &c).unwrap();
+        let ev = g
+            .retrieve(&Query::new(
+                "Which columns of FINANCE.BANKS did the agent query?",
+            ))
+            .unwrap();
+        assert!(!ev.items.is_empty() && ev.items.len() <= 8);
+        assert!(
+            ev.items[0].text.contains("FINANCE.BANKS"),
+            "{}",
+            ev.items[0].text
+        );
+        assert!(ev
+            .items
+            .iter()
+            .all(|i| i.score > 0.0 && i.score <= 1.0 && i.tokens > 0));
+        assert!(ev.items.iter().all(|i| i.text.lines().count() <= 5));
+        let near = g
+            .retrieve(&Query::new("What error did the agent get at step 2?"))
+            .unwrap();
+        assert!(near.items[0].steps.contains(&2), "{:?}", near.items[0]);
+        assert!(near.hits >= near.items.len());
+        let nothing = g.retrieve(&Query::new("zebra")).unwrap();
+        assert!(nothing.items.is_empty());
+    }
+
+    #[test]
+    fn graph_round_trips_through_json() {
+        let ep = sql_episode();
+        let c = Config::default();
+        let g = Graph::build(&ep, &RuleExtractor, &c).unwrap();
+        let json = serde_json::to_string(g.graph()).unwrap();
+        let back: RelationGraph = serde_json::from_str(&json).unwrap();
+        let g2 = Graph::from_graph(back, 6, &c).unwrap();
+        let q = Query::new("What error did the agent get at step 2?");
+        assert_eq!(g.retrieve(&q).unwrap(), g2.retrieve(&q).unwrap());
+    }
+
+    /// The questions the comparison asks: the episode's own, and ones
+    /// naming steps (which make every relation score through proximity).
+    fn questions(e: &Episode) -> Vec<String> {
+        let n = e.steps.len();
+        let mut out: Vec<String> = e.questions.iter().map(|q| q.question.clone()).collect();
+        for k in [0, 1, n / 3, n / 2, n.saturating_sub(2)] {
+            out.push(format!("What did the agent do at step {k}?"));
+        }
+        out.push(format!("What changed between step {} and step {}?", n / 4, n / 2));
+        out.push("What was the final result of the last step?".into());
+        out.push("agent".into());
+        out
+    }
+
+    #[test]
+    fn indexed_retrieval_equals_the_scan_on_ama_bench() {
+        let Some(path) = crate::testing::ama_path() else {
+            eprintln!("SKIPPED: AMA-Bench not found");
+            return;
+        };
+        let loaded = crate::load(&path, &crate::LoadOptions::default()).expect("loads");
+        let mut picked: Vec<&Episode> = loaded.episodes.iter().step_by(17).collect();
+        let longest = loaded.episodes.iter().max_by_key(|e| e.steps.len());
+        picked.extend(longest);
+        let c = Config::default();
+        let mut asked = 0;
+        for e in picked {
+            let g = Graph::build(e, &RuleExtractor, &c).unwrap();
+            for q in questions(e) {
+                let q = Query::new(&q);
+                let want = g.retrieve_by_scan(&q);
+                assert_eq!(g.retrieve(&q).unwrap(), want, "{}: {}", e.id, q.text());
+                asked += 1;
+            }
+        }
+        assert!(asked > 100, "{asked}");
+    }
+
+    mod prop {
+        use super::super::*;
+        use crate::structures::fixtures::sql_episode;
+        use crate::structures::{MemoryStructure, Query};
+        use proptest::prelude::*;
+
+        const NAMES: &[&str] = &["agent", "key 1", "door", "red box", "box", "table t", "x"];
+        const RELATIONS: &[&str] = &["open", "observed", "is", "take from"];
+
+        fn graph(steps: &[Vec<(usize, usize, usize)>], c: &Config) -> Graph {
+            let mut e = sql_episode();
+            e.steps = (0..steps.len())
+                .map(|i| Step {
+                    index: i * 2,
+                    action: String::new(),
+                    observation: String::new(),
+                    timestamp: None,
+                })
+                .collect();
+            let triples: Vec<Vec<Triple>> = steps
+                .iter()
+                .map(|ts| {
+                    ts.iter()
+                        .map(|&(s, r, o)| Triple {
+                            subject: NAMES[s].into(),
+                            relation: RELATIONS[r].into(),
+                            object: NAMES[o].into(),
+                        })
+                        .collect()
+                })
+                .collect();
+            Graph::from_triples(&e, triples.iter().map(Vec::as_slice), c)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+            /// Small graphs with hubs and ties at every step, questions that
+            /// name entities, relations and steps, and varied parameters.
+            #[test]
+            fn indexed_retrieval_equals_the_scan(
+                steps in prop::collection::vec(
+                    prop::collection::vec((0..7usize, 0..4usize, 0..7usize), 0..6),
+                    0..40,
+                ),
+                words in prop::collection::vec(0..9usize, 0..4),
+                named in prop::collection::vec(0..90usize, 0..3),
+                focal in 1..10usize,
+                neighbours in 1..10usize,
+                hops in 1..3usize,
+                proximity in prop::sample::select(vec![0.0, 0.3, 1.25]),
+            ) {
+                let c = Config {
+                    graph_focal: focal,
+                    graph_neighbours: neighbours,
+                    graph_hops: hops,
+                    graph_proximity: proximity,
+                    ..Config::default()
+                };
+                let g = graph(&steps, &c);
+                let vocab = ["key", "door", "red", "box", "open", "observed", "table", "t", "zebra"];
+                let mut q: Vec<String> = words.iter().map(|w| vocab[*w].to_string()).collect();
+                for n in named {
+                    q.push(format!("at step {n}"));
+                }
+                let q = Query::new(&q.join(" "));
+                prop_assert_eq!(g.retrieve(&q).unwrap(), g.retrieve_by_scan(&q));
+            }
+        }
+    }
+}
