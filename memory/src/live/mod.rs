@@ -686,6 +686,7 @@ impl Tenant {
                 )?)
             }
         };
+        built.vector.index_in_background();
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         if (s.changes.get(episode).copied(), s.epoch) == changes {
             s.built.insert(episode.to_string(), built.clone());

@@ -104,7 +104,8 @@ impl Temporal {
             .keys
             .overlaps(&weights)
             .into_iter()
-            .map(|(p, s)| (p as usize, s))
+            .enumerate()
+            .filter(|(_, s)| *s > 0.0)
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(self.top_k);

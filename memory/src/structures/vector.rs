@@ -162,6 +162,15 @@ pub(crate) fn embed_one(embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>,
     Ok(v)
 }
 
+/// V's approximate index, shared by a memory's clones: the HNSW graph once
+/// built, how many rows it holds, and whether a background build began.
+#[derive(Default)]
+struct Ann {
+    graph: OnceLock<Hnsw<'static, f32, DistCosine>>,
+    covered: std::sync::Mutex<usize>,
+    background: std::sync::atomic::AtomicBool,
+}
+
 /// The dot product, summed in eight lanes (so the compiler vectorizes it;
 /// the order of the additions is fixed, so the result is deterministic).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -192,7 +201,7 @@ pub struct Vector {
     embedder: Arc<dyn Embedder>,
     top_k: usize,
     hnsw_threshold: usize,
-    hnsw: Arc<OnceLock<Hnsw<'static, f32, DistCosine>>>,
+    hnsw: Arc<Ann>,
 }
 
 impl std::fmt::Debug for Vector {
@@ -265,44 +274,85 @@ impl Vector {
 
     /// Adds later steps' vectors (`vectors`: one row of `dim` floats per
     /// new step, normalized; `steps` renders every step, the new ones
-    /// last), and inserts them into the HNSW graph if it is built.
+    /// last). If the HNSW graph is built, the rows it lacks are inserted.
     pub(super) fn extend(&mut self, vectors: &[&[f32]], steps: Arc<StepTexts>) {
-        let first = self.data.len() / self.dim.max(1);
         for v in vectors {
             self.data.extend_from_slice(v);
         }
         self.steps = steps;
-        if let Some(h) = self.hnsw.get() {
-            for p in first..first + vectors.len() {
+        let mut covered = self.hnsw.covered.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = self.hnsw.graph.get() {
+            let n = self.steps.len();
+            for p in (*covered).min(n)..n {
                 h.insert((self.row(p), p));
             }
+            *covered = (*covered).max(n);
         }
     }
 
+    fn new_hnsw(n: usize) -> Hnsw<'static, f32, DistCosine> {
+        let layers = 16.min((n as f64).ln().ceil() as usize).max(1);
+        Hnsw::new(16, n, layers, 200, DistCosine)
+    }
+
+    /// The HNSW graph, built now over every row if it is not built yet.
     fn hnsw(&self) -> &Hnsw<'static, f32, DistCosine> {
-        self.hnsw.get_or_init(|| {
-            let n = self.steps.len();
-            let layers = 16.min((n as f64).ln().ceil() as usize).max(1);
-            let h = Hnsw::new(16, n, layers, 200, DistCosine);
+        let mut covered = self.hnsw.covered.lock().unwrap_or_else(|p| p.into_inner());
+        let n = self.steps.len();
+        self.hnsw.graph.get_or_init(|| {
+            let h = Vector::new_hnsw(n);
             for p in 0..n {
                 h.insert((self.row(p), p));
             }
+            *covered = n;
             h
         })
+    }
+
+    /// For an episode past the HNSW threshold whose graph is not built:
+    /// builds it on a background thread, and until it is ready questions
+    /// are answered by the exact scan (the live store does this, so that
+    /// no question waits for the build). Rows appended meanwhile are
+    /// scanned exactly, then inserted by the next append.
+    pub fn index_in_background(&self) {
+        let n = self.steps.len();
+        if n <= self.hnsw_threshold
+            || self.hnsw.graph.get().is_some()
+            || self.hnsw.background.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let (ann, dim) = (self.hnsw.clone(), self.dim);
+        let data = self.data[..n * dim].to_vec();
+        std::thread::spawn(move || {
+            let h = Vector::new_hnsw(n);
+            for p in 0..n {
+                h.insert((&data[p * dim..(p + 1) * dim], p));
+            }
+            let mut covered = ann.covered.lock().unwrap_or_else(|p| p.into_inner());
+            if ann.graph.set(h).is_ok() {
+                *covered = n;
+            }
+        });
     }
 
     /// Positions of the top-k steps and their cosines, best first.
     pub fn search(&self, q: &[f32]) -> Vec<(usize, f32)> {
         let n = self.steps.len();
-        let candidates: Vec<usize> = if n > self.hnsw_threshold {
+        let background = self.hnsw.background.load(std::sync::atomic::Ordering::SeqCst);
+        let ready = self.hnsw.graph.get().is_some();
+        let candidates: Vec<usize> = if n > self.hnsw_threshold && (ready || !background) {
+            let h = self.hnsw();
+            let covered = *self.hnsw.covered.lock().unwrap_or_else(|p| p.into_inner());
             let ef = (8 * self.top_k).max(64);
-            let mut c: Vec<usize> = self
-                .hnsw()
+            let mut c: Vec<usize> = h
                 .search(q, (4 * self.top_k).max(self.top_k), ef)
                 .into_iter()
                 .map(|nb| nb.d_id)
                 .filter(|&p| p < n)
                 .collect();
+            // Rows the graph does not hold yet are scanned exactly.
+            c.extend(covered.min(n)..n);
             c.sort_unstable();
             c.dedup();
             c

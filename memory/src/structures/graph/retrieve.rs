@@ -34,8 +34,10 @@ type List<'a> = (usize, &'a dyn Fn(usize) -> u32);
 /// One question's scores over one graph.
 struct Scorer<'g> {
     g: &'g Graph,
-    /// `lex + ent` of the matched relations, by position.
-    matched: HashMap<u32, f64>,
+    /// `lex + ent` of every relation, by position (0 when not matched).
+    lexent: Vec<f64>,
+    /// The matched relations, by position.
+    matched: Vec<u32>,
     /// The matched relations of each node.
     matched_at: HashMap<NodeIndex, Vec<u32>>,
     /// The steps the question names.
@@ -46,30 +48,42 @@ impl<'g> Scorer<'g> {
     fn new(g: &'g Graph, query: &Query) -> Scorer<'g> {
         let linked = g.linked(query.terms());
         let weights = g.terms.idf().weigh(query.terms());
-        let lex = g.terms.overlaps(&weights);
-        let mut positions: HashSet<u32> = lex.keys().copied().collect();
-        for n in &linked {
-            positions.extend(g.incident(*n));
-        }
-        let mut matched = HashMap::with_capacity(positions.len());
-        let mut matched_at: HashMap<NodeIndex, Vec<u32>> = HashMap::new();
-        for p in positions {
+        // lex, then + ent where an endpoint is linked: the scan's sum.
+        let mut lexent = g.terms.overlaps(&weights);
+        let mut with_ent: Vec<u32> = linked
+            .iter()
+            .flat_map(|n| g.incident(*n).iter().copied())
+            .collect();
+        with_ent.sort_unstable();
+        with_ent.dedup();
+        for p in with_ent {
             let row = g.rows[p as usize];
             let ent = 0.5 * f64::from(u8::from(linked.contains(&row.a)))
                 + 0.5 * f64::from(u8::from(linked.contains(&row.b)));
-            let s = lex.get(&p).copied().unwrap_or(0.0) + ent;
-            if s > 0.0 {
-                matched.insert(p, s);
+            lexent[p as usize] += ent;
+        }
+        let mut matched = Vec::new();
+        let mut matched_at: HashMap<NodeIndex, Vec<u32>> = HashMap::new();
+        for (p, s) in lexent.iter().enumerate() {
+            if *s > 0.0 {
+                let p = p as u32;
+                let row = g.rows[p as usize];
+                matched.push(p);
                 matched_at.entry(row.a).or_default().push(p);
                 matched_at.entry(row.b).or_default().push(p);
             }
         }
         Scorer {
             g,
+            lexent,
             matched,
             matched_at,
             named: query.refs().named(g.last_step),
         }
+    }
+
+    fn is_matched(&self, p: u32) -> bool {
+        self.lexent[p as usize] > 0.0
     }
 
     fn step(&self, p: u32) -> usize {
@@ -88,7 +102,7 @@ impl<'g> Scorer<'g> {
             .iter()
             .map(|&x| self.g.proximity / (1.0 + x.abs_diff(step) as f64))
             .fold(0.0, f64::max);
-        self.matched.get(&p).copied().unwrap_or(0.0) + prox
+        self.lexent[p as usize] + prox
     }
 
     /// Whether unmatched relations can score above 0.
@@ -106,7 +120,7 @@ impl<'g> Scorer<'g> {
         anchor: usize,
         m: usize,
         skip: &dyn Fn(u32) -> bool,
-        out: &mut HashSet<u32>,
+        out: &mut Vec<u32>,
     ) {
         let step = |k: usize| self.step(at(k));
         let (mut lo, mut hi) = (0, len);
@@ -120,8 +134,8 @@ impl<'g> Scorer<'g> {
         }
         let mut take = |k: usize, got: &mut usize| {
             let p = at(k);
-            if !skip(p) && !self.matched.contains_key(&p) {
-                out.insert(p);
+            if !skip(p) && !self.is_matched(p) {
+                out.push(p);
                 *got += 1;
             }
         };
@@ -146,52 +160,37 @@ impl<'g> Scorer<'g> {
     /// The focal relations: the best `focal` with a positive score, by
     /// score, then step, then edge index.
     fn focal(&self) -> Vec<(u32, f64)> {
-        let mut candidates: HashSet<u32> = self.matched.keys().copied().collect();
+        let mut candidates: Vec<u32> = self.matched.clone();
         if self.prox_varies() {
             let all: List<'_> = (self.g.rows.len(), &|k: usize| k as u32);
             for &x in &self.named {
                 self.nearest(all, x, self.g.focal, &|_| false, &mut candidates);
             }
         }
+        candidates.sort_unstable();
+        candidates.dedup();
         let mut ranked: Vec<(u32, f64)> = candidates
             .into_iter()
             .map(|p| (p, self.score(p)))
             .filter(|(_, s)| *s > 0.0)
             .collect();
-        ranked.sort_by(|a, b| {
+        let order = |a: &(u32, f64), b: &(u32, f64)| {
             b.1.total_cmp(&a.1)
                 .then(self.step(a.0).cmp(&self.step(b.0)))
                 .then(self.edge_index(a.0).cmp(&self.edge_index(b.0)))
-        });
-        ranked.truncate(self.g.focal);
-        ranked
-    }
-
-    /// The neighbour order around step `s0`: score (0 when not positive),
-    /// then distance in steps, then edge index.
-    fn neighbour_order(&self, s0: usize, x: u32, y: u32) -> Ordering {
-        let positive = |p: u32| {
-            let s = self.score(p);
-            if s > 0.0 {
-                s
-            } else {
-                0.0
-            }
         };
-        positive(y)
-            .total_cmp(&positive(x))
-            .then(self.step(x).abs_diff(s0).cmp(&self.step(y).abs_diff(s0)))
-            .then(self.edge_index(x).cmp(&self.edge_index(y)))
+        top(&mut ranked, self.g.focal, order);
+        ranked
     }
 
     /// The best `m` relations of `nodes` (either direction) that `skip`
     /// does not exclude, in the neighbour order around `s0`.
     fn best(&self, nodes: &[NodeIndex], m: usize, s0: usize, skip: &dyn Fn(u32) -> bool) -> Vec<u32> {
-        let mut candidates = HashSet::new();
+        let mut candidates = Vec::new();
         for n in nodes {
             for &p in self.matched_at.get(n).into_iter().flatten() {
                 if !skip(p) {
-                    candidates.insert(p);
+                    candidates.push(p);
                 }
             }
             let list = self.g.incident(*n);
@@ -203,10 +202,22 @@ impl<'g> Scorer<'g> {
                 }
             }
         }
-        let mut out: Vec<u32> = candidates.into_iter().collect();
-        out.sort_by(|&x, &y| self.neighbour_order(s0, x, y));
-        out.truncate(m);
-        out
+        candidates.sort_unstable();
+        candidates.dedup();
+        // The neighbour order around `s0`: score (0 when not positive),
+        // then distance in steps, then edge index.
+        let mut keyed: Vec<(u32, f64, usize, usize)> = candidates
+            .into_iter()
+            .map(|p| {
+                let s = self.score(p);
+                let s = if s > 0.0 { s } else { 0.0 };
+                (p, s, self.step(p).abs_diff(s0), self.edge_index(p))
+            })
+            .collect();
+        top(&mut keyed, m, |x, y| {
+            y.1.total_cmp(&x.1).then(x.2.cmp(&y.2)).then(x.3.cmp(&y.3))
+        });
+        keyed.into_iter().map(|(p, ..)| p).collect()
     }
 
     /// A focal relation's neighbours: up to `neighbours` sharing an
@@ -242,6 +253,16 @@ impl<'g> Scorer<'g> {
         }
         out
     }
+}
+
+/// Keeps the first `m` of `v` in `order`, sorted (a partial selection,
+/// then a sort of those `m`).
+fn top<T>(v: &mut Vec<T>, m: usize, order: impl Fn(&T, &T) -> Ordering) {
+    if v.len() > m && m > 0 {
+        v.select_nth_unstable_by(m - 1, &order);
+    }
+    v.truncate(m);
+    v.sort_by(order);
 }
 
 impl MemoryStructure for Graph {

@@ -147,7 +147,9 @@ impl Raw {
     /// windows and index as [`Raw::build`] over all the steps.
     pub(in crate::structures) fn extend(&mut self, steps: Arc<StepTexts>) {
         let want = windows(steps.len());
-        let keep = if window_width(steps.len()) == window_width(self.steps.len()) {
+        // The steps before: the last window ends at the last step.
+        let before = self.windows.last().map_or(0, |w| w.end);
+        let keep = if window_width(steps.len()) == window_width(before) {
             self.windows
                 .iter()
                 .zip(&want)
