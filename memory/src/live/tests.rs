@@ -88,11 +88,8 @@ fn streamed_equals_batch_on_ama_bench_episodes() {
         // The batch build over exactly the stored steps.
         let stored = t.episode(&e.id).expect("episode");
         assert_eq!(stored.steps.len(), e.steps.len());
-        let batch = EpisodeMemory::build(
-            Arc::new(stored),
-            &Config::default(),
-            &Plugins::default())
-        .expect("batch");
+        let batch = EpisodeMemory::build(Arc::new(stored), &Config::default(), &Plugins::default())
+            .expect("batch");
         let mut questions: Vec<String> = e.questions.iter().map(|q| q.question.clone()).collect();
         questions.push("What happened at step 3?".into());
         questions.push("Why did the last action fail?".into());

@@ -576,9 +576,7 @@ impl EpisodeMemory {
         let graph = Graph::from_triples(&episode, triples, config);
         let data = Vec::with_capacity(parts.len() * plugins.embedder.dim());
         let structures = (summary, temporal, graph);
-        assemble(
-            episode, steps, structures, data, parts, config, plugins,
-        )
+        assemble(episode, steps, structures, data, parts, config, plugins)
     }
 
     /// Appends later steps (indices above the last), given their parts:

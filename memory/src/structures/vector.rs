@@ -318,7 +318,10 @@ impl Vector {
         let n = self.steps.len();
         if n <= self.hnsw_threshold
             || self.hnsw.graph.get().is_some()
-            || self.hnsw.background.swap(true, std::sync::atomic::Ordering::SeqCst)
+            || self
+                .hnsw
+                .background
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
         {
             return;
         }
@@ -339,7 +342,10 @@ impl Vector {
     /// Positions of the top-k steps and their cosines, best first.
     pub fn search(&self, q: &[f32]) -> Vec<(usize, f32)> {
         let n = self.steps.len();
-        let background = self.hnsw.background.load(std::sync::atomic::Ordering::SeqCst);
+        let background = self
+            .hnsw
+            .background
+            .load(std::sync::atomic::Ordering::SeqCst);
         let ready = self.hnsw.graph.get().is_some();
         let candidates: Vec<usize> = if n > self.hnsw_threshold && (ready || !background) {
             let h = self.hnsw();

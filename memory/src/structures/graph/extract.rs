@@ -2,8 +2,8 @@
 //! [module docs](super)).
 
 use super::{Triple, TripleExtractor, AGENT};
-use crate::structures::summary::action_kind;
 use crate::dataset::{Episode, Step};
+use crate::structures::summary::action_kind;
 use crate::structures::PluginError;
 use crate::text::cut;
 use regex::Regex;

@@ -212,7 +212,10 @@ impl Graph {
     /// Numbers and indexes a relation (added after every earlier one).
     fn index_edge(&mut self, edge: EdgeIndex, a: NodeIndex, b: NodeIndex) {
         let r = &self.graph[edge];
-        let terms = term_hashes(&format!("{} {} {}", self.graph[a], r.relation, self.graph[b]));
+        let terms = term_hashes(&format!(
+            "{} {} {}",
+            self.graph[a], r.relation, self.graph[b]
+        ));
         let pos = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
         self.rows.push(Row {
             edge,
@@ -379,7 +382,11 @@ mod tests {
         for k in [0, 1, n / 3, n / 2, n.saturating_sub(2)] {
             out.push(format!("What did the agent do at step {k}?"));
         }
-        out.push(format!("What changed between step {} and step {}?", n / 4, n / 2));
+        out.push(format!(
+            "What changed between step {} and step {}?",
+            n / 4,
+            n / 2
+        ));
         out.push("What was the final result of the last step?".into());
         out.push("agent".into());
         out

@@ -27,7 +27,12 @@ impl Graph {
         let named = query.refs().named(self.last_step);
         let idf = self.terms.idf();
         let weights = idf.weigh(query.terms());
-        let max = 2.0 + if named.is_empty() { 0.0 } else { self.proximity };
+        let max = 2.0
+            + if named.is_empty() {
+                0.0
+            } else {
+                self.proximity
+            };
         let mut scores: HashMap<EdgeIndex, f64> = HashMap::new();
         let mut hits = 0;
         for e in self.graph.edge_indices() {
@@ -35,8 +40,10 @@ impl Graph {
             else {
                 continue;
             };
-            let terms =
-                term_hashes(&format!("{} {} {}", self.graph[a], r.relation, self.graph[b]));
+            let terms = term_hashes(&format!(
+                "{} {} {}",
+                self.graph[a], r.relation, self.graph[b]
+            ));
             let lex = idf.overlap(&weights, &terms);
             let ent = 0.5 * f64::from(u8::from(linked.contains(&a)))
                 + 0.5 * f64::from(u8::from(linked.contains(&b)));

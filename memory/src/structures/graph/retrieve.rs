@@ -185,7 +185,13 @@ impl<'g> Scorer<'g> {
 
     /// The best `m` relations of `nodes` (either direction) that `skip`
     /// does not exclude, in the neighbour order around `s0`.
-    fn best(&self, nodes: &[NodeIndex], m: usize, s0: usize, skip: &dyn Fn(u32) -> bool) -> Vec<u32> {
+    fn best(
+        &self,
+        nodes: &[NodeIndex],
+        m: usize,
+        s0: usize,
+        skip: &dyn Fn(u32) -> bool,
+    ) -> Vec<u32> {
         let mut candidates = Vec::new();
         for n in nodes {
             for &p in self.matched_at.get(n).into_iter().flatten() {

@@ -147,11 +147,19 @@ impl Bm25 {
     }
 }
 
+/// [`Bm25::canonical`]: postings by term, window lengths, token total.
+#[cfg(test)]
+pub(crate) type Canonical<'a> = (
+    std::collections::BTreeMap<&'a str, &'a [(u32, u32)]>,
+    Vec<u32>,
+    u64,
+);
+
 #[cfg(test)]
 impl Bm25 {
     /// The index with term numbering left out: each term's postings, the
     /// windows' lengths and the token total.
-    pub(crate) fn canonical(&self) -> (std::collections::BTreeMap<&str, &[(u32, u32)]>, Vec<u32>, u64) {
+    pub(crate) fn canonical(&self) -> Canonical<'_> {
         let terms = self
             .vocab
             .iter()

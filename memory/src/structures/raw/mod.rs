@@ -330,10 +330,11 @@ mod tests {
         let built = Raw::build(all.clone(), &c);
         let mut grown = Raw::build(Arc::new(StepTexts::default()), &c);
         for n in 1..=e.steps.len() {
-            let mut part = StepTexts::default();
-            part.indices = all.indices[..n].to_vec();
-            part.texts = all.texts[..n].to_vec();
-            part.tokens = all.tokens[..n].to_vec();
+            let part = StepTexts {
+                indices: all.indices[..n].to_vec(),
+                texts: all.texts[..n].to_vec(),
+                tokens: all.tokens[..n].to_vec(),
+            };
             grown.extend(Arc::new(part));
             let ranges: Vec<(usize, usize)> =
                 grown.windows.iter().map(|w| (w.start, w.end)).collect();
@@ -359,16 +360,27 @@ mod tests {
         let c = Config::default();
         let mut compared = 0;
         for e in loaded.episodes.iter().step_by(11) {
-            let r = Raw::build(Arc::new(StepTexts::build(&e.steps, c.evidence_text_bytes)), &c);
+            let r = Raw::build(
+                Arc::new(StepTexts::build(&e.steps, c.evidence_text_bytes)),
+                &c,
+            );
             for q in &e.questions {
                 let q = Query::new(&q.question);
-                let ours: Vec<(usize, f32)> =
-                    r.search(&q).into_iter().map(|(i, s, _)| (i, s as f32)).collect();
+                let ours: Vec<(usize, f32)> = r
+                    .search(&q)
+                    .into_iter()
+                    .map(|(i, s, _)| (i, s as f32))
+                    .collect();
                 let theirs = r.search_with_tantivy(&q);
                 assert_eq!(ours.len(), theirs.len(), "{}: {}", e.id, q.text());
                 let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * a.abs().max(1.0);
                 for (x, y) in ours.iter().zip(&theirs) {
-                    assert!(close(x.1, y.1), "{}: {}: {ours:?} {theirs:?}", e.id, q.text());
+                    assert!(
+                        close(x.1, y.1),
+                        "{}: {}: {ours:?} {theirs:?}",
+                        e.id,
+                        q.text()
+                    );
                     if x.0 != y.0 {
                         let tie = theirs.iter().any(|z| z.0 == x.0 && close(z.1, x.1));
                         assert!(tie, "{}: {}: {ours:?} {theirs:?}", e.id, q.text());

@@ -11,15 +11,23 @@ use tantivy::{Index, TantivyDocument, Term};
 
 impl Raw {
     /// (window, tantivy's BM25 score), best first, for the question's terms.
-    pub(crate) fn search_with_tantivy(&self, query: &crate::structures::Query) -> Vec<(usize, f32)> {
+    pub(crate) fn search_with_tantivy(
+        &self,
+        query: &crate::structures::Query,
+    ) -> Vec<(usize, f32)> {
         let mut b = Schema::builder();
         let indexing = TextFieldIndexing::default()
             .set_tokenizer("default")
             .set_index_option(IndexRecordOption::WithFreqs);
-        let body = b.add_text_field("body", TextOptions::default().set_indexing_options(indexing));
+        let body = b.add_text_field(
+            "body",
+            TextOptions::default().set_indexing_options(indexing),
+        );
         let win = b.add_u64_field("win", STORED);
         let index = Index::create_in_ram(b.build());
-        let mut writer = index.writer_with_num_threads(1, 15_000_000).expect("writer");
+        let mut writer = index
+            .writer_with_num_threads(1, 15_000_000)
+            .expect("writer");
         for (i, w) in self.windows.iter().enumerate() {
             let mut doc = TantivyDocument::default();
             doc.add_text(body, window_text(&self.steps, w.start, w.end));
@@ -42,7 +50,10 @@ impl Raw {
             return Vec::new();
         }
         let top = searcher
-            .search(&BooleanQuery::new(clauses), &TopDocs::with_limit(self.top_k))
+            .search(
+                &BooleanQuery::new(clauses),
+                &TopDocs::with_limit(self.top_k),
+            )
             .expect("search");
         top.into_iter()
             .filter(|(s, _)| *s > 0.0)
