@@ -84,25 +84,12 @@ pub enum BuildError {
         #[source]
         source: PluginError,
     },
-    /// The BM25 index could not be written.
-    #[error("episode `{episode}`: BM25 index: {source}")]
-    Index {
-        /// The episode.
-        episode: String,
-        /// Why.
-        #[source]
-        source: raw::IndexError,
-    },
 }
 
-/// Retrieval failed (an index read failed, or an embedder could not embed
-/// the question).
+/// Retrieval failed (an embedder could not embed the question).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum RetrieveError {
-    /// The BM25 index could not be searched.
-    #[error("BM25 search: {0}")]
-    Index(#[source] raw::IndexError),
     /// The embedder failed on the question.
     #[error("embedding the question: {0}")]
     Embed(#[from] PluginError),
@@ -352,48 +339,6 @@ pub fn render_step(step: &Step, max_bytes: usize) -> String {
     )
 }
 
-/// The structures' common last part: V over `data` (the vectors so far)
-/// and the parts' vectors, and R over `steps`; then the whole episode.
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    episode: Arc<Episode>,
-    steps: Arc<StepTexts>,
-    (summary, temporal, graph): (Summary, Temporal, Graph),
-    mut data: Vec<f32>,
-    parts: &[StepParts],
-    config: &Config,
-    plugins: &Plugins,
-) -> Result<EpisodeMemory, BuildError> {
-    let bad = |message: String| BuildError::Plugin {
-        episode: episode.id.clone(),
-        source: PluginError::BadOutput {
-            plugin: plugins.embedder.name(),
-            message,
-        },
-    };
-    let dim = plugins.embedder.dim();
-    for p in parts {
-        if p.vector.len() != dim {
-            let n = p.vector.len();
-            return Err(bad(format!(
-                "a stored vector has {n} dimensions, not {dim}"
-            )));
-        }
-        data.extend_from_slice(&p.vector);
-    }
-    let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
-        .ok_or_else(|| bad("one vector per step expected".into()))?;
-    let raw = Raw::build(steps, config);
-    Ok(EpisodeMemory {
-        episode,
-        summary,
-        temporal,
-        graph,
-        vector,
-        raw,
-    })
-}
-
 /// The builders that can be swapped for model-backed ones.
 #[derive(Clone)]
 pub struct Plugins {
@@ -574,9 +519,35 @@ impl EpisodeMemory {
         let temporal = Temporal::new(&episode, steps.clone(), config);
         let triples = parts.iter().map(|p| p.triples.as_slice());
         let graph = Graph::from_triples(&episode, triples, config);
-        let data = Vec::with_capacity(parts.len() * plugins.embedder.dim());
-        let structures = (summary, temporal, graph);
-        assemble(episode, steps, structures, data, parts, config, plugins)
+        let bad = |message: String| BuildError::Plugin {
+            episode: episode.id.clone(),
+            source: PluginError::BadOutput {
+                plugin: plugins.embedder.name(),
+                message,
+            },
+        };
+        let dim = plugins.embedder.dim();
+        let mut data = Vec::with_capacity(parts.len() * dim);
+        for p in parts {
+            if p.vector.len() != dim {
+                let n = p.vector.len();
+                return Err(bad(format!(
+                    "a stored vector has {n} dimensions, not {dim}"
+                )));
+            }
+            data.extend_from_slice(&p.vector);
+        }
+        let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
+            .ok_or_else(|| bad("one vector per step expected".into()))?;
+        let raw = Raw::build(steps, config);
+        Ok(EpisodeMemory {
+            episode,
+            summary,
+            temporal,
+            graph,
+            vector,
+            raw,
+        })
     }
 
     /// Appends later steps (indices above the last), given their parts:
