@@ -9,7 +9,9 @@
 //!
 //! With `MESA_MINILM_DIR` set to a directory holding all-MiniLM-L6-v2's
 //! `config.json`, `tokenizer.json` and `model.safetensors`, it also
-//! measures appends with MiniLM.
+//! measures appends with MiniLM. With `MESA_BENCH_LENGTHS` set (for
+//! example `15000` or `1000,15000`), it measures only the query latency
+//! against those episode lengths, with each snapshot build by part.
 
 use mesa_core::Mask;
 use mesa_memory::dataset::LoadOptions;
@@ -71,6 +73,65 @@ fn breakdown(m: &mesa_memory::EpisodeMemory) -> Result<(), Box<dyn std::error::E
     Ok(())
 }
 
+/// Query latency against the episode's length, opening included: a fresh
+/// reader (as after a restart) builds the snapshot from the database on its
+/// first question, which is counted among the 50.
+fn by_length(
+    mem: &LiveMemory,
+    t: &mesa_memory::Tenant,
+    batch: &dyn Fn(usize, usize) -> Vec<NewStep>,
+    lengths: &[usize],
+) -> Result<(), Box<dyn std::error::Error>> {
+    for &n in lengths {
+        let id = format!("len{n}");
+        t.create_episode(&NewEpisode {
+            id: id.clone(),
+            task: "a generic long episode of AMA-Bench steps".into(),
+            domain: "MIXED".into(),
+            ..NewEpisode::default()
+        })?;
+        for from in (0..n).step_by(5_000) {
+            t.append_batch(&id, batch(from, 5_000.min(n - from)))?;
+        }
+        let reader = mem.reader("bench")?;
+        let (mut q, mut first) = (Vec::new(), 0.0);
+        let mut by_part = [(); 5].map(|_| Vec::new());
+        for k in 0..50 {
+            let t0 = Instant::now();
+            let m = reader.memory(&id)?;
+            let question = match k % 3 {
+                0 => format!("What did the agent do at step {}?", (k * 997) % n),
+                1 => "Why did the SQL query fail with an invalid identifier?".to_string(),
+                _ => "Which file did the agent open after the error?".to_string(),
+            };
+            let r = Retrieval::new(&m, &question);
+            let _ = r.compose(Mask::ALL)?;
+            let took = ms(t0.elapsed());
+            if k == 0 {
+                first = took;
+            }
+            q.push(took);
+            for s in mesa_core::Structure::ALL {
+                let t0 = Instant::now();
+                let _ = m.retrieve(s, &mesa_memory::Query::new(&question))?;
+                by_part[s.index()].push(ms(t0.elapsed()));
+            }
+        }
+        println!(
+            "{n} steps, 50 questions from a fresh reader: first (opening) {first:.0} ms; all five p50 {:.1} ms, p99 {:.1} ms",
+            pct(&mut q, 0.5),
+            pct(&mut q, 0.99)
+        );
+        let parts: Vec<String> = mesa_core::Structure::ALL
+            .iter()
+            .map(|s| format!("{} {:.2}", s.letter(), pct(&mut by_part[s.index()], 0.5)))
+            .collect();
+        println!("  p50 by structure (ms): {}", parts.join(", "));
+        breakdown(&*reader.memory(&id)?)?;
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data = std::env::args()
         .nth(1)
@@ -88,14 +149,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let mem = LiveMemory::open(&dir.path().join("live"))?;
     let t = Arc::new(mem.tenant("bench")?);
-
-    // 1. One step into a 1,000-step episode: append, then append + query.
-    t.create_episode(&NewEpisode {
-        id: "long".into(),
-        task: "a generic long episode of AMA-Bench steps".into(),
-        domain: "MIXED".into(),
-        ..NewEpisode::default()
-    })?;
     let batch = |from: usize, n: usize| -> Vec<NewStep> {
         (from..from + n)
             .map(|i| {
@@ -109,6 +162,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect()
     };
+    // MESA_BENCH_LENGTHS=15000,...: only the latency against length.
+    if let Ok(list) = std::env::var("MESA_BENCH_LENGTHS") {
+        let lengths: Vec<usize> = list.split(',').map(str::parse).collect::<Result<_, _>>()?;
+        return by_length(&mem, &t, &batch, &lengths);
+    }
+
+    // 1. One step into a 1,000-step episode: append, then append + query.
+    t.create_episode(&NewEpisode {
+        id: "long".into(),
+        task: "a generic long episode of AMA-Bench steps".into(),
+        domain: "MIXED".into(),
+        ..NewEpisode::default()
+    })?;
     t.append_batch("long", batch(0, 1000))?;
     let (mut append, mut queryable, mut answered) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..100 {
@@ -175,59 +241,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ms(t0.elapsed())
     );
 
-    // 4. Query latency against the episode's length, opening included:
-    //    a fresh reader (as after a restart) builds the snapshot from the
-    //    database on its first question, which is counted among the 50.
-    for n in [1_000usize, 15_000, 100_000] {
-        let id = format!("len{n}");
-        t.create_episode(&NewEpisode {
-            id: id.clone(),
-            task: "a generic long episode of AMA-Bench steps".into(),
-            domain: "MIXED".into(),
-            ..NewEpisode::default()
-        })?;
-        for from in (0..n).step_by(5_000) {
-            t.append_batch(&id, batch(from, 5_000.min(n - from)))?;
-        }
-        let reader = mem.reader("bench")?;
-        let (mut q, mut first) = (Vec::new(), 0.0);
-        let mut by_part = [(); 5].map(|_| Vec::new());
-        for k in 0..50 {
-            let t0 = Instant::now();
-            let m = reader.memory(&id)?;
-            let question = match k % 3 {
-                0 => format!("What did the agent do at step {}?", (k * 997) % n),
-                1 => "Why did the SQL query fail with an invalid identifier?".to_string(),
-                _ => "Which file did the agent open after the error?".to_string(),
-            };
-            let r = Retrieval::new(&m, &question);
-            let _ = r.compose(Mask::ALL)?;
-            let took = ms(t0.elapsed());
-            if k == 0 {
-                first = took;
-            }
-            q.push(took);
-            for s in mesa_core::Structure::ALL {
-                let t0 = Instant::now();
-                let _ = m.retrieve(s, &mesa_memory::Query::new(&question))?;
-                by_part[s.index()].push(ms(t0.elapsed()));
-            }
-        }
-        println!(
-            "{n} steps, 50 questions from a fresh reader: first (opening) {first:.0} ms; all five p50 {:.1} ms, p99 {:.1} ms",
-            pct(&mut q, 0.5),
-            pct(&mut q, 0.99)
-        );
-        let parts: Vec<String> = mesa_core::Structure::ALL
-            .iter()
-            .map(|s| format!("{} {:.2}", s.letter(), pct(&mut by_part[s.index()], 0.5)))
-            .collect();
-        println!("  p50 by structure (ms): {}", parts.join(", "));
-        if n == 1_000 {
-            let m = reader.memory(&id)?;
-            breakdown(&m)?;
-        }
-    }
+    by_length(&mem, &t, &batch, &[1_000, 15_000, 100_000])?;
 
     // 5. With MiniLM (when MESA_MINILM_DIR names its files): an append
     //    against one embedding alone.

@@ -510,36 +510,43 @@ impl EpisodeMemory {
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
+        // The structures are independent: built side by side (rayon, so a
+        // batch build that already runs episodes in parallel is not
+        // oversubscribed).
+        let ((summary, temporal), (graph, (vector, raw))) = rayon::join(
+            || {
+                rayon::join(
+                    || Summary::build(&episode, plugins.summarizer.as_ref(), config),
+                    || Temporal::new(&episode, steps.clone(), config),
+                )
+            },
+            || {
+                rayon::join(
+                    || {
+                        let triples = parts.iter().map(|p| p.triples.as_slice());
+                        Graph::from_triples(&episode, triples, config)
+                    },
+                    || {
+                        (
+                            Self::stored_vectors(&steps, parts, config, plugins),
+                            Raw::build(steps.clone(), config),
+                        )
+                    },
+                )
+            },
+        );
         let plugin = |source| BuildError::Plugin {
             episode: episode.id.clone(),
             source,
         };
-        let summary =
-            Summary::build(&episode, plugins.summarizer.as_ref(), config).map_err(plugin)?;
-        let temporal = Temporal::new(&episode, steps.clone(), config);
-        let triples = parts.iter().map(|p| p.triples.as_slice());
-        let graph = Graph::from_triples(&episode, triples, config);
-        let bad = |message: String| BuildError::Plugin {
+        let summary = summary.map_err(plugin)?;
+        let vector = vector.map_err(|message| BuildError::Plugin {
             episode: episode.id.clone(),
             source: PluginError::BadOutput {
                 plugin: plugins.embedder.name(),
                 message,
             },
-        };
-        let dim = plugins.embedder.dim();
-        let mut data = Vec::with_capacity(parts.len() * dim);
-        for p in parts {
-            if p.vector.len() != dim {
-                let n = p.vector.len();
-                return Err(bad(format!(
-                    "a stored vector has {n} dimensions, not {dim}"
-                )));
-            }
-            data.extend_from_slice(&p.vector);
-        }
-        let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
-            .ok_or_else(|| bad("one vector per step expected".into()))?;
-        let raw = Raw::build(steps, config);
+        })?;
         Ok(EpisodeMemory {
             episode,
             summary,
@@ -548,6 +555,26 @@ impl EpisodeMemory {
             vector,
             raw,
         })
+    }
+
+    /// V over the stored vectors, one per step of the embedder's width.
+    fn stored_vectors(
+        steps: &Arc<StepTexts>,
+        parts: &[StepParts],
+        config: &Config,
+        plugins: &Plugins,
+    ) -> Result<Vector, String> {
+        let dim = plugins.embedder.dim();
+        let mut data = Vec::with_capacity(parts.len() * dim);
+        for p in parts {
+            if p.vector.len() != dim {
+                let n = p.vector.len();
+                return Err(format!("a stored vector has {n} dimensions, not {dim}"));
+            }
+            data.extend_from_slice(&p.vector);
+        }
+        Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
+            .ok_or_else(|| "one vector per step expected".into())
     }
 
     /// Appends later steps (indices above the last), given their parts:

@@ -15,7 +15,12 @@
 //!
 //! where "nearest" takes whole steps at a time, so every relation tied at a
 //! step is seen. Any unmatched relation left out has `m` others strictly
-//! before it. Retrieval therefore reads the matched relations and a few
+//! before it. For a node's matched relations, which a hub (the agent) may
+//! have by the thousand, the same holds by score: the best `m` and the
+//! ties at the cut contain the best `m` of any order that ranks by score
+//! first, so each asked-about node's matched relations are ranked once per
+//! question and read from the top. Retrieval therefore reads the matched
+//! relations and a few
 //! neighbourhoods found by binary search, and returns exactly what the scan
 //! over every relation returns; `reference.rs` keeps that scan, and the tests
 //! compare the two on AMA-Bench episodes.
@@ -25,11 +30,26 @@ use crate::structures::{Evidence, EvidenceItem, MemoryStructure, Query, Retrieve
 use crate::tokens::count_tokens;
 use mesa_core::Structure;
 use petgraph::stable_graph::NodeIndex;
+use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::rc::Rc;
 
 /// A list of `len` positions, ordered by step: `at(k)` is the k-th.
 type List<'a> = (usize, &'a dyn Fn(usize) -> u32);
+
+/// Lists built per node on first use and kept for the question.
+type PerNode<T> = RefCell<HashMap<NodeIndex, Rc<T>>>;
+
+/// `cache`'s list for `n`, built by `make` if it has none.
+fn per_node<T>(cache: &PerNode<T>, n: NodeIndex, make: impl FnOnce() -> T) -> Rc<T> {
+    if let Some(r) = cache.borrow().get(&n) {
+        return r.clone();
+    }
+    let r = Rc::new(make());
+    cache.borrow_mut().insert(n, r.clone());
+    r
+}
 
 /// One question's scores over one graph.
 struct Scorer<'g> {
@@ -38,8 +58,13 @@ struct Scorer<'g> {
     lexent: Vec<f64>,
     /// The matched relations, by position.
     matched: Vec<u32>,
-    /// The matched relations of each node.
-    matched_at: HashMap<NodeIndex, Vec<u32>>,
+    /// The other relations, by position.
+    unmatched: Vec<u32>,
+    /// Each node's matched relations by score, for the nodes asked about.
+    ranked_at: PerNode<Vec<(u32, f64)>>,
+    /// Each node's unmatched relations by position, for the nodes asked
+    /// about.
+    unmatched_at: PerNode<Vec<u32>>,
     /// The steps the question names.
     named: Vec<usize>,
 }
@@ -48,38 +73,64 @@ impl<'g> Scorer<'g> {
     fn new(g: &'g Graph, query: &Query) -> Scorer<'g> {
         let linked = g.linked(query.terms());
         let weights = g.terms.idf().weigh(query.terms());
-        // lex, then + ent where an endpoint is linked: the scan's sum.
+        // lex, then + ent where an endpoint is linked: the scan's sum. `ent`
+        // counts linked endpoints in halves (a self-loop is listed once and
+        // counts both), so each relation gets one addition, as in the scan.
         let mut lexent = g.terms.overlaps(&weights);
-        let mut with_ent: Vec<u32> = linked
-            .iter()
-            .flat_map(|n| g.incident(*n).iter().copied())
-            .collect();
-        with_ent.sort_unstable();
-        with_ent.dedup();
-        for p in with_ent {
-            let row = g.rows[p as usize];
-            let ent = 0.5 * f64::from(u8::from(linked.contains(&row.a)))
-                + 0.5 * f64::from(u8::from(linked.contains(&row.b)));
-            lexent[p as usize] += ent;
-        }
-        let mut matched = Vec::new();
-        let mut matched_at: HashMap<NodeIndex, Vec<u32>> = HashMap::new();
-        for (p, s) in lexent.iter().enumerate() {
-            if *s > 0.0 {
-                let p = p as u32;
+        let linked: Vec<NodeIndex> = linked.into_iter().collect();
+        let mut halves = vec![0u8; g.rows.len()];
+        for &n in &linked {
+            for &p in g.incident(n) {
                 let row = g.rows[p as usize];
-                matched.push(p);
-                matched_at.entry(row.a).or_default().push(p);
-                matched_at.entry(row.b).or_default().push(p);
+                halves[p as usize] =
+                    u8::from(linked.contains(&row.a)) + u8::from(linked.contains(&row.b));
+            }
+        }
+        let (mut matched, mut unmatched) = (Vec::new(), Vec::new());
+        for (p, (s, h)) in lexent.iter_mut().zip(&halves).enumerate() {
+            if *h > 0 {
+                *s += 0.5 * f64::from(*h);
+            }
+            if *s > 0.0 {
+                matched.push(p as u32);
+            } else {
+                unmatched.push(p as u32);
             }
         }
         Scorer {
             g,
             lexent,
             matched,
-            matched_at,
+            unmatched,
+            ranked_at: RefCell::new(HashMap::new()),
+            unmatched_at: RefCell::new(HashMap::new()),
             named: query.refs().named(g.last_step),
         }
+    }
+
+    /// Node `n`'s matched relations by score (highest first, then by
+    /// position), built on first use and kept for the question.
+    fn ranked(&self, n: NodeIndex) -> Rc<Vec<(u32, f64)>> {
+        per_node(&self.ranked_at, n, || {
+            let mut r: Vec<(u32, f64)> = self
+                .g
+                .incident(n)
+                .iter()
+                .filter(|p| self.is_matched(**p))
+                .map(|&p| (p, self.score(p)))
+                .collect();
+            r.sort_unstable_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+            r
+        })
+    }
+
+    /// Node `n`'s unmatched relations by position, built on first use
+    /// and kept for the question.
+    fn unmatched(&self, n: NodeIndex) -> Rc<Vec<u32>> {
+        per_node(&self.unmatched_at, n, || {
+            let list = self.g.incident(n).iter().copied();
+            list.filter(|p| !self.is_matched(*p)).collect()
+        })
     }
 
     fn is_matched(&self, p: u32) -> bool {
@@ -110,7 +161,7 @@ impl<'g> Scorer<'g> {
         self.g.proximity > 0.0 && !self.named.is_empty()
     }
 
-    /// Adds to `out` the unmatched relations of a list of `len` positions
+    /// Adds to `out` the relations of a list of `len` unmatched positions
     /// ordered by step (`at(k)` is the k-th) that `skip` does not exclude,
     /// nearest to step `anchor`: on each side, whole steps until at least
     /// `m` are taken.
@@ -134,7 +185,7 @@ impl<'g> Scorer<'g> {
         }
         let mut take = |k: usize, got: &mut usize| {
             let p = at(k);
-            if !skip(p) && !self.is_matched(p) {
+            if !skip(p) {
                 out.push(p);
                 *got += 1;
             }
@@ -160,17 +211,19 @@ impl<'g> Scorer<'g> {
     /// The focal relations: the best `focal` with a positive score, by
     /// score, then step, then edge index.
     fn focal(&self) -> Vec<(u32, f64)> {
-        let mut candidates: Vec<u32> = self.matched.clone();
+        // `nearest` adds only unmatched relations, so only those need
+        // deduplicating.
+        let mut near = Vec::new();
         if self.prox_varies() {
-            let all: List<'_> = (self.g.rows.len(), &|k: usize| k as u32);
+            let all: List<'_> = (self.unmatched.len(), &|k: usize| self.unmatched[k]);
             for &x in &self.named {
-                self.nearest(all, x, self.g.focal, &|_| false, &mut candidates);
+                self.nearest(all, x, self.g.focal, &|_| false, &mut near);
             }
         }
-        candidates.sort_unstable();
-        candidates.dedup();
+        near.sort_unstable();
+        near.dedup();
+        let candidates = self.matched.iter().copied().chain(near);
         let mut ranked: Vec<(u32, f64)> = candidates
-            .into_iter()
             .map(|p| (p, self.score(p)))
             .filter(|(_, s)| *s > 0.0)
             .collect();
@@ -192,14 +245,29 @@ impl<'g> Scorer<'g> {
         s0: usize,
         skip: &dyn Fn(u32) -> bool,
     ) -> Vec<u32> {
+        if m == 0 {
+            return Vec::new();
+        }
         let mut candidates = Vec::new();
         for n in nodes {
-            for &p in self.matched_at.get(n).into_iter().flatten() {
+            // The matched ones: the best `m` that `skip` leaves, and every
+            // one tied with the last of them (the order below breaks ties
+            // by distance); any other scores lower than `m` of these.
+            let mut cut = None;
+            let mut got = 0;
+            for &(p, s) in self.ranked(*n).iter() {
+                if cut.is_some_and(|c: f64| s.total_cmp(&c).is_lt()) {
+                    break;
+                }
                 if !skip(p) {
                     candidates.push(p);
+                    got += 1;
+                    if got == m {
+                        cut = Some(s);
+                    }
                 }
             }
-            let list = self.g.incident(*n);
+            let list = self.unmatched(*n);
             let list: List<'_> = (list.len(), &|k: usize| list[k]);
             self.nearest(list, s0, m, skip, &mut candidates);
             if self.prox_varies() {
@@ -229,7 +297,7 @@ impl<'g> Scorer<'g> {
     /// A focal relation's neighbours: up to `neighbours` sharing an
     /// endpoint, then (with 2 hops, when those are too few) relations of
     /// their other endpoints.
-    fn neighbours_of(&self, p: u32, focal: &HashSet<u32>) -> Vec<u32> {
+    fn neighbours_of(&self, p: u32, focal: &[u32]) -> Vec<u32> {
         let g = self.g;
         let row = g.rows[p as usize];
         let (a, b, s0) = (row.a, row.b, row.step);
@@ -285,7 +353,7 @@ impl MemoryStructure for Graph {
                 self.proximity
             };
         let ranked = scorer.focal();
-        let focal: HashSet<u32> = ranked.iter().map(|(p, _)| *p).collect();
+        let focal: Vec<u32> = ranked.iter().map(|(p, _)| *p).collect();
         let mut items = Vec::with_capacity(ranked.len());
         for &(p, s) in &ranked {
             let neighbours = scorer.neighbours_of(p, &focal);
