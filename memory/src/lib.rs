@@ -31,7 +31,9 @@ pub use config::Config;
 pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };
-pub use live::{EpisodeInfo, Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
+pub use live::{
+    EpisodeInfo, Forget, LiveError, LiveErrorKind, LiveMemory, NewEpisode, NewStep, Tenant,
+};
 pub use plugins::{
     BuilderKind, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError, Summarizers,
 };

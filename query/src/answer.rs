@@ -185,6 +185,15 @@ impl Asker {
         &self.wanted
     }
 
+    /// The policy's engine, to select without retrieving (`None` with a
+    /// fixed set).
+    pub fn engine_mut(&mut self) -> Option<&mut AnyEngine> {
+        match &mut self.chooser {
+            Chooser::Policy(engine) => Some(engine),
+            Chooser::Fixed(_) => None,
+        }
+    }
+
     /// Answers one question about `memory`: previews, select, retrieve,
     /// compose.
     pub fn ask(

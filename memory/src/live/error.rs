@@ -187,3 +187,78 @@ fn last_step(last: Option<usize>) -> String {
         None => " (it has no steps)".into(),
     }
 }
+
+/// What kind of failure a [`LiveError`] is, for front ends that map errors
+/// to their own (Python exceptions, HTTP statuses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LiveErrorKind {
+    /// The tenant, episode or step does not exist.
+    NotFound,
+    /// The input is wrong (an empty action, a text too large, a bad
+    /// timestamp or tenant name); nothing was written.
+    Invalid,
+    /// The call conflicts with the memory's state (the episode exists, the
+    /// index is taken, another writer holds the tenant, a read-only handle).
+    Conflict,
+    /// The disk, the database or a file failed, or the directory is not a
+    /// live memory this build reads.
+    Storage,
+    /// A model-backed builder failed on the new steps; nothing was written.
+    Builder,
+}
+
+impl LiveError {
+    /// A stable code naming the variant (`unknown-episode`, ...).
+    pub fn code(&self) -> &'static str {
+        match self {
+            LiveError::Io { .. } => "io",
+            LiveError::Db { .. } => "database",
+            LiveError::DiskFull { .. } => "disk-full",
+            LiveError::NotAMemory { .. } => "not-a-memory",
+            LiveError::BuiltStore { .. } => "built-store",
+            LiveError::Version { .. } => "version",
+            LiveError::BadTenant { .. } => "bad-tenant",
+            LiveError::UnknownTenant { .. } => "unknown-tenant",
+            LiveError::Locked { .. } => "locked",
+            LiveError::ReadOnly { .. } => "read-only",
+            LiveError::UnknownEpisode { .. } => "unknown-episode",
+            LiveError::EpisodeExists { .. } => "episode-exists",
+            LiveError::UnknownStep { .. } => "unknown-step",
+            LiveError::IndexTaken { .. } => "index-taken",
+            LiveError::Empty { .. } => "empty",
+            LiveError::TooLarge { .. } => "too-large",
+            LiveError::BadTimestamp { .. } => "bad-timestamp",
+            LiveError::EmbedderMismatch { .. } => "embedder-mismatch",
+            LiveError::Plugin { .. } => "builder",
+            LiveError::Build(_) => "build",
+            LiveError::Corrupt { .. } => "corrupt",
+        }
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> LiveErrorKind {
+        match self {
+            LiveError::UnknownTenant { .. }
+            | LiveError::UnknownEpisode { .. }
+            | LiveError::UnknownStep { .. } => LiveErrorKind::NotFound,
+            LiveError::BadTenant { .. }
+            | LiveError::Empty { .. }
+            | LiveError::TooLarge { .. }
+            | LiveError::BadTimestamp { .. } => LiveErrorKind::Invalid,
+            LiveError::Locked { .. }
+            | LiveError::ReadOnly { .. }
+            | LiveError::EpisodeExists { .. }
+            | LiveError::IndexTaken { .. }
+            | LiveError::EmbedderMismatch { .. } => LiveErrorKind::Conflict,
+            LiveError::Plugin { .. } | LiveError::Build(_) => LiveErrorKind::Builder,
+            LiveError::Io { .. }
+            | LiveError::Db { .. }
+            | LiveError::DiskFull { .. }
+            | LiveError::NotAMemory { .. }
+            | LiveError::BuiltStore { .. }
+            | LiveError::Version { .. }
+            | LiveError::Corrupt { .. } => LiveErrorKind::Storage,
+        }
+    }
+}

@@ -34,7 +34,7 @@
 mod db;
 mod error;
 
-pub use error::LiveError;
+pub use error::{LiveError, LiveErrorKind};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};

@@ -1,0 +1,3 @@
+from ._async import AsyncMemory as AsyncMemory
+from ._native import *
+from ._native import __version__ as __version__

@@ -1,0 +1,232 @@
+"""Type stubs for MESA's compiled core (``mesa_memory._native``)."""
+
+import os
+from typing import Dict, List, Optional, Sequence, Union
+
+__version__: str
+
+_Path = Union[str, "os.PathLike[str]"]
+
+class MesaError(Exception):
+    """Base of every MESA error."""
+
+    code: str
+    """A stable code (``unknown-episode``, ``too-large``, ``check``, ...)."""
+    message: str
+    """What went wrong, naming the tenant, episode, step or file."""
+    help: Optional[str]
+    """What to do about it."""
+    diagnostics: List["Diagnostic"]
+    """The checker's findings (PolicyError from a source that does not check; else empty)."""
+
+class NotFoundError(MesaError):
+    """The tenant, episode or step does not exist."""
+
+class InvalidInputError(MesaError):
+    """The input is wrong (empty action, text too large, bad timestamp or name); nothing was written."""
+
+class ConflictError(MesaError):
+    """The episode exists, the index is taken, another writer holds the tenant, or the handle is read-only."""
+
+class StorageError(MesaError):
+    """The disk, database or a file failed, or the directory is not a live memory this version reads."""
+
+class BuilderError(MesaError):
+    """A model-backed builder failed on the new steps; nothing was written."""
+
+class ClosedError(MesaError):
+    """A call on a closed Memory."""
+
+class PolicyError(MesaError):
+    """A policy that does not check, compile, load or select."""
+
+class Diagnostic:
+    """One finding of the policy checker."""
+
+    code: str
+    """The stable code (docs/ERRORS.md)."""
+    severity: str
+    """``"error"`` or ``"warning"``."""
+    message: str
+    help: Optional[str]
+    line: int
+    """1-based line of the start."""
+    column: int
+    """1-based column (in characters) of the start."""
+    end_line: int
+    end_column: int
+    file: str
+
+class Selection:
+    """What a policy chose for one question."""
+
+    structures: List[str]
+    """Letters in the order S, T, G, V, R."""
+    mask: str
+    """As ``mesa run`` prints it: ``{S, T}``."""
+    bits: int
+    """S = 1, T = 2, G = 4, V = 8, R = 16."""
+    rule: Optional[str]
+    """The deciding rule, or None when no rule changed the default."""
+
+class EvidenceItem:
+    """One evidence item and its provenance."""
+
+    structure: str
+    """S, T, G, V or R."""
+    steps: List[int]
+    """The steps it shows, increasing."""
+    timestamps: List[Optional[str]]
+    """Each step's time (RFC 3339), None where unknown."""
+    score: float
+    """The structure's score, in [0, 1]."""
+    tokens: int
+    text: str
+
+class Answer:
+    """The answer to one question."""
+
+    episode: str
+    question: str
+    structures: List[str]
+    """The selected structures' letters."""
+    mask: str
+    rule: Optional[str]
+    """The deciding rule (None with fixed structures, or no rule fired)."""
+    previews: Dict[str, float]
+    """The previews the policy read (``"R.tokens"`` keys)."""
+    tokens: int
+    """Tokens of the composed evidence."""
+    items: List[EvidenceItem]
+    micros: Dict[str, int]
+    """Microseconds per stage: prepare, previews, select, retrieve, compose, total."""
+    def to_json(self) -> str:
+        """The answer exactly as ``mesa query --format json`` prints it."""
+    def text(self) -> str:
+        """The evidence texts joined, as a prompt would hold them."""
+
+class EpisodeInfo:
+    id: str
+    task: str
+    domain: str
+    steps: int
+    created: str
+
+class Step:
+    index: int
+    action: str
+    observation: str
+    timestamp: Optional[str]
+
+class Policy:
+    """A selector policy in the WebAssembly sandbox (or the reference interpreter)."""
+
+    @staticmethod
+    def load(path: _Path, *, engine: str = "wasm") -> "Policy":
+        """Loads a ``.mesa`` source or a compiled ``.wasm`` / ``.cwasm`` module."""
+    @staticmethod
+    def from_source(source: str, *, name: str = "<source>", engine: str = "wasm") -> "Policy":
+        """A policy from its source text (PolicyError with diagnostics if it does not check)."""
+    @staticmethod
+    def from_module(module: bytes, *, name: str = "<module>") -> "Policy":
+        """A policy from compiled module bytes (refused unless it is a MESA module)."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> Optional[str]: ...
+    def module(self) -> bytes:
+        """The compiled WebAssembly module."""
+    def select(
+        self,
+        question: str,
+        *,
+        domain: Optional[str] = None,
+        task: Optional[str] = None,
+        qtype: Optional[str] = None,
+        previews: Optional[Dict[str, float]] = None,
+    ) -> Selection:
+        """The structures chosen for a question, as ``mesa run`` answers."""
+    def explain(
+        self,
+        question: str,
+        *,
+        domain: Optional[str] = None,
+        task: Optional[str] = None,
+        qtype: Optional[str] = None,
+        previews: Optional[Dict[str, float]] = None,
+    ) -> str:
+        """Every rule in order and what it tested, as ``mesa explain`` prints (needs the source)."""
+
+class Memory:
+    """One tenant of a live memory directory; thread-safe; a context manager."""
+
+    def __init__(self, root: _Path, tenant: str, *, read_only: bool = False) -> None:
+        """Opens tenant ``tenant`` at ``root`` (both created if new; with read_only, it must exist)."""
+    @staticmethod
+    def tenants(root: _Path) -> List[str]:
+        """The tenants of the memory at ``root``."""
+    @property
+    def root(self) -> str: ...
+    @property
+    def tenant(self) -> str: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None:
+        """Releases the tenant; later calls raise ClosedError."""
+    def __enter__(self) -> "Memory": ...
+    def __exit__(self, *args: object) -> bool: ...
+    def create_episode(
+        self,
+        id: str,
+        task: str = "",
+        domain: str = "",
+        *,
+        outcome: Optional[str] = None,
+        meta: Optional[Dict[str, str]] = None,
+    ) -> None:
+        """Creates an episode (ConflictError if the id exists)."""
+    def append(
+        self,
+        episode: str,
+        action: str,
+        observation: str = "",
+        *,
+        timestamp: Optional[str] = None,
+        index: Optional[int] = None,
+    ) -> int:
+        """Appends one step, durably; returns its index."""
+    def append_many(self, episode: str, steps: Sequence[Dict[str, object]]) -> List[int]:
+        """Appends steps (dicts: action, observation?, timestamp?, index?) in one transaction."""
+    def query(
+        self,
+        episode: str,
+        question: str,
+        *,
+        policy: Optional[Policy] = None,
+        structures: Union[str, Sequence[str], None] = None,
+        qtype: Optional[str] = None,
+    ) -> Answer:
+        """Answers a question as ``mesa query`` does, with a policy or fixed structures."""
+    def forget(
+        self, episode: str, step: Optional[int] = None, *, last: Optional[int] = None, whole: bool = False
+    ) -> int:
+        """Forgets a step, the steps ``step..=last``, or the whole episode; returns how many went."""
+    def correct(
+        self, episode: str, index: int, action: str, observation: str = "", *, timestamp: Optional[str] = None
+    ) -> None:
+        """Replaces a step's text (and its timestamp, if given)."""
+    def compact(self) -> None:
+        """Rewrites the database so that no file holds a byte of anything forgotten."""
+    def episodes(self) -> List[EpisodeInfo]: ...
+    def steps(self, episode: str) -> List[Step]: ...
+
+def check(source: str, *, name: str = "<source>") -> List[Diagnostic]:
+    """Every error and warning of a policy source (empty when clean); never raises for a bad policy."""
+
+def format(source: str, *, name: str = "<source>") -> str:
+    """The source in the canonical layout (``mesa fmt``)."""
+
+def compile(source: str, *, name: str = "<source>") -> bytes:
+    """A self-contained WebAssembly module (``mesa compile``)."""

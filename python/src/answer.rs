@@ -1,0 +1,201 @@
+//! What Python gets back: answers with their provenance, episodes and
+//! steps, as frozen objects with typed attributes.
+
+use mesa_query::{Answer as RsAnswer, Question};
+use pyo3::prelude::*;
+use std::collections::BTreeMap;
+
+/// One evidence item: where it came from and what it says.
+#[pyclass(frozen, get_all, module = "mesa_memory")]
+#[derive(Clone, Debug)]
+pub struct EvidenceItem {
+    /// The structure's letter: S, T, G, V or R.
+    pub structure: String,
+    /// The steps it shows, increasing.
+    pub steps: Vec<usize>,
+    /// Each step's timestamp (None where the step has none).
+    pub timestamps: Vec<Option<String>>,
+    /// The structure's score, in [0, 1].
+    pub score: f64,
+    /// Its tokens (cl100k).
+    pub tokens: usize,
+    /// The text.
+    pub text: String,
+}
+
+#[pymethods]
+impl EvidenceItem {
+    fn __repr__(&self) -> String {
+        format!(
+            "<EvidenceItem {} steps={:?} score={:.3} tokens={}>",
+            self.structure, self.steps, self.score, self.tokens
+        )
+    }
+}
+
+/// The answer to one question: what was selected, why, and the evidence.
+#[pyclass(frozen, module = "mesa_memory")]
+#[derive(Clone, Debug)]
+pub struct Answer {
+    /// The episode asked about.
+    #[pyo3(get)]
+    pub episode: String,
+    /// The question.
+    #[pyo3(get)]
+    pub question: String,
+    /// The selected structures, as letters in the order S, T, G, V, R.
+    #[pyo3(get)]
+    pub structures: Vec<String>,
+    /// The mask as `mesa query` prints it (`{S, T}`).
+    #[pyo3(get)]
+    pub mask: String,
+    /// The deciding rule's name (None with fixed structures, or when no
+    /// rule changed the default).
+    #[pyo3(get)]
+    pub rule: Option<String>,
+    /// The previews the policy read, by key (`"R.tokens"`).
+    #[pyo3(get)]
+    pub previews: BTreeMap<String, f64>,
+    /// Tokens of the composed evidence.
+    #[pyo3(get)]
+    pub tokens: usize,
+    /// The evidence items, structure by structure.
+    #[pyo3(get)]
+    pub items: Vec<EvidenceItem>,
+    /// Time per stage, in microseconds.
+    #[pyo3(get)]
+    pub micros: BTreeMap<String, u64>,
+    /// The library's answer, for `to_json` (built only when asked).
+    answer: RsAnswer,
+    qtype: Option<String>,
+}
+
+impl Answer {
+    /// The Python form of an answer.
+    pub fn of(q: &Question<'_>, a: RsAnswer) -> Answer {
+        let items = a
+            .composition
+            .items()
+            .map(|i| EvidenceItem {
+                structure: i.structure.letter().to_string(),
+                steps: i.steps.clone(),
+                timestamps: a
+                    .times_of(&i.steps)
+                    .into_iter()
+                    .map(|t| t.map(str::to_string))
+                    .collect(),
+                score: i.score,
+                tokens: i.tokens,
+                text: i.text.clone(),
+            })
+            .collect();
+        let micros = a
+            .timings
+            .to_json()
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Answer {
+            episode: q.episode.to_string(),
+            question: q.text.to_string(),
+            structures: a.selection.mask.letters(),
+            mask: a.selection.mask.to_string(),
+            rule: a.rule_name.clone(),
+            previews: a
+                .previews
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            tokens: a.composition.tokens,
+            items,
+            micros,
+            answer: a,
+            qtype: q.qtype.map(str::to_string),
+        }
+    }
+}
+
+#[pymethods]
+impl Answer {
+    /// The answer as `mesa query --format json` prints it (one line).
+    fn to_json(&self) -> String {
+        let q = Question {
+            episode: &self.episode,
+            text: &self.question,
+            qtype: self.qtype.as_deref(),
+        };
+        self.answer.to_json(&q, true).to_string()
+    }
+
+    /// The evidence text, structure by structure, as a prompt would hold it.
+    fn text(&self) -> String {
+        let parts: Vec<&str> = self.items.iter().map(|i| i.text.as_str()).collect();
+        parts.join("\n\n")
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Answer {} rule={} items={} tokens={}>",
+            self.mask,
+            py_opt(&self.rule),
+            self.items.len(),
+            self.tokens
+        )
+    }
+}
+
+/// An episode as listed.
+#[pyclass(frozen, get_all, module = "mesa_memory")]
+#[derive(Clone, Debug)]
+pub struct EpisodeInfo {
+    /// The id.
+    pub id: String,
+    /// The task.
+    pub task: String,
+    /// The domain.
+    pub domain: String,
+    /// How many steps it has.
+    pub steps: usize,
+    /// When it was created (RFC 3339).
+    pub created: String,
+}
+
+#[pymethods]
+impl EpisodeInfo {
+    fn __repr__(&self) -> String {
+        format!("<EpisodeInfo {} steps={}>", self.id, self.steps)
+    }
+}
+
+/// One stored step.
+#[pyclass(frozen, get_all, module = "mesa_memory")]
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// Its index in the episode.
+    pub index: usize,
+    /// What the agent did.
+    pub action: String,
+    /// What it saw.
+    pub observation: String,
+    /// When (RFC 3339).
+    pub timestamp: Option<String>,
+}
+
+#[pymethods]
+impl Step {
+    fn __repr__(&self) -> String {
+        format!("<Step {} {:?}>", self.index, self.action)
+    }
+}
+
+/// An optional name as Python shows it: `'name'` or `None`.
+pub fn py_opt(v: &Option<String>) -> String {
+    match v {
+        Some(s) => format!("{s:?}").replace('"', "'"),
+        None => "None".into(),
+    }
+}

@@ -1,0 +1,393 @@
+//! `Memory`: one tenant of a live memory directory, open for writing (or
+//! reading only), as the library's [`mesa_memory::Tenant`]. Every call
+//! releases the GIL while the library works, so one thread can append while
+//! others query.
+
+use crate::answer::{Answer, EpisodeInfo, Step};
+use crate::errors::{self, invalid, raise, ClosedError};
+use crate::policy::Policy;
+use mesa_core::Mask;
+use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
+use mesa_query::{Asker, Chooser, Question};
+use pyo3::prelude::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+/// A step to append, from a dict: `action` (required), `observation`,
+/// `timestamp` (RFC 3339) and `index` (optional).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct StepIn {
+    action: String,
+    #[pyo3(default)]
+    observation: String,
+    #[pyo3(default)]
+    timestamp: Option<String>,
+    #[pyo3(default)]
+    index: Option<usize>,
+}
+
+impl From<StepIn> for NewStep {
+    fn from(s: StepIn) -> NewStep {
+        NewStep {
+            index: s.index,
+            action: s.action,
+            observation: s.observation,
+            timestamp: s.timestamp,
+        }
+    }
+}
+
+/// One tenant of a live memory directory. Open it with
+/// `Memory(root, tenant)`; it is created if new. Use it from many threads;
+/// close it (or use `with`) to release the tenant's writer lock.
+#[pyclass(frozen, module = "mesa_memory")]
+pub struct Memory {
+    root: PathBuf,
+    tenant: String,
+    read_only: bool,
+    inner: RwLock<Option<Arc<Tenant>>>,
+}
+
+impl Memory {
+    /// The open tenant, or ClosedError.
+    fn open(&self) -> PyResult<Arc<Tenant>> {
+        let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        inner.clone().ok_or_else(|| {
+            raise::<ClosedError>(
+                "closed",
+                format!(
+                    "the Memory for tenant `{}` at {} is closed",
+                    self.tenant,
+                    self.root.display()
+                ),
+                Some("open it again with Memory(root, tenant)"),
+            )
+        })
+    }
+
+    /// Runs `f` on the tenant without the GIL.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Tenant) -> Result<T, mesa_memory::LiveError> + Send,
+    ) -> PyResult<T> {
+        let tenant = self.open()?;
+        py.detach(|| f(&tenant)).map_err(errors::live)
+    }
+}
+
+#[pymethods]
+impl Memory {
+    /// Opens tenant `tenant` of the live memory at `root` (both created if
+    /// new). With `read_only`, the tenant must exist, and this handle sees
+    /// what its writer (another process, perhaps) commits, and cannot write.
+    #[new]
+    #[pyo3(signature = (root, tenant, *, read_only = false))]
+    fn new(py: Python<'_>, root: PathBuf, tenant: String, read_only: bool) -> PyResult<Memory> {
+        let opened = py
+            .detach(|| {
+                let memory = LiveMemory::open(&root)?;
+                if read_only {
+                    memory.reader(&tenant)
+                } else {
+                    memory.tenant(&tenant)
+                }
+            })
+            .map_err(errors::live)?;
+        Ok(Memory {
+            root,
+            tenant,
+            read_only,
+            inner: RwLock::new(Some(Arc::new(opened))),
+        })
+    }
+
+    /// The tenants of the live memory at `root`.
+    #[staticmethod]
+    fn tenants(py: Python<'_>, root: PathBuf) -> PyResult<Vec<String>> {
+        py.detach(|| LiveMemory::open(&root)?.tenants())
+            .map_err(errors::live)
+    }
+
+    /// The memory directory.
+    #[getter]
+    fn root(&self) -> PathBuf {
+        self.root.clone()
+    }
+
+    /// The tenant's name.
+    #[getter]
+    fn tenant(&self) -> String {
+        self.tenant.clone()
+    }
+
+    /// Whether this handle only reads.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+
+    /// Releases the tenant (its writer lock, once no call is running).
+    /// Every acknowledged write is already on disk. Calls after it raise
+    /// ClosedError.
+    fn close(&self) {
+        self.inner.write().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    /// Creates an episode (ConflictError if the id exists).
+    #[pyo3(
+        signature = (id, task = String::new(), domain = String::new(), *, outcome = None, meta = None),
+        text_signature = "($self, id, task='', domain='', *, outcome=None, meta=None)"
+    )]
+    fn create_episode(
+        &self,
+        py: Python<'_>,
+        id: String,
+        task: String,
+        domain: String,
+        outcome: Option<String>,
+        meta: Option<BTreeMap<String, String>>,
+    ) -> PyResult<()> {
+        let e = NewEpisode {
+            id,
+            task,
+            domain,
+            outcome,
+            meta: meta.unwrap_or_default(),
+        };
+        self.with(py, |t| t.create_episode(&e))
+    }
+
+    /// Appends one step; returns its index. It is on disk when this
+    /// returns, and the next query sees it. Without `timestamp`, the step
+    /// gets the time of the append.
+    #[pyo3(
+        signature = (episode, action, observation = String::new(), *, timestamp = None, index = None),
+        text_signature = "($self, episode, action, observation='', *, timestamp=None, index=None)"
+    )]
+    fn append(
+        &self,
+        py: Python<'_>,
+        episode: String,
+        action: String,
+        observation: String,
+        timestamp: Option<String>,
+        index: Option<usize>,
+    ) -> PyResult<usize> {
+        let step = NewStep {
+            index,
+            action,
+            observation,
+            timestamp,
+        };
+        self.with(py, |t| t.append(&episode, step))
+    }
+
+    /// Appends steps (dicts with `action`, and optionally `observation`,
+    /// `timestamp`, `index`) in one transaction: all or none. Returns their
+    /// indices.
+    fn append_many(
+        &self,
+        py: Python<'_>,
+        episode: String,
+        steps: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<usize>> {
+        let mut batch = Vec::with_capacity(steps.len());
+        for (i, s) in steps.iter().enumerate() {
+            let s: StepIn = s.extract().map_err(|e| {
+                invalid(
+                    "bad-step",
+                    format!("steps[{i}] must be a dict with a str `action` (and optional `observation`, `timestamp`, `index`): {e}"),
+                )
+            })?;
+            batch.push(NewStep::from(s));
+        }
+        self.with(py, |t| t.append_batch(&episode, batch))
+    }
+
+    /// Answers a question about an episode exactly as `mesa query` does:
+    /// with a `Policy` deciding, or the fixed `structures` (`"S,T"`,
+    /// `["S", "T"]` or `"all"`).
+    #[pyo3(signature = (episode, question, *, policy = None, structures = None, qtype = None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        episode: String,
+        question: String,
+        policy: Option<PyRef<'_, Policy>>,
+        structures: Option<Bound<'_, PyAny>>,
+        qtype: Option<String>,
+    ) -> PyResult<Answer> {
+        let fixed = match (&policy, structures) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "bad-chooser",
+                    "give either policy= or structures=, not both".into(),
+                ))
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "bad-chooser",
+                    "give policy=Policy.load(...) or structures=\"S,T\"".into(),
+                ))
+            }
+            (None, Some(s)) => Some(mask_of(&s)?),
+            (Some(_), None) => None,
+        };
+        let tenant = self.open()?;
+        let q = Question {
+            episode: &episode,
+            text: &question,
+            qtype: qtype.as_deref(),
+        };
+        let policy: Option<&Policy> = policy.as_deref();
+        py.detach(|| {
+            let memory = tenant.memory(&episode).map_err(errors::live)?;
+            let answer = match (fixed, policy) {
+                (Some(mask), _) => {
+                    Asker::new(Chooser::Fixed(mask)).ask(&memory, &question, q.qtype)
+                }
+                (None, Some(p)) => p.asker().ask(&memory, &question, q.qtype),
+                (None, None) => unreachable!("checked above"),
+            };
+            let answer = answer.map_err(|e| {
+                raise::<errors::PolicyError>("query", format!("episode `{episode}`: {e}"), None)
+            })?;
+            Ok(Answer::of(&q, answer))
+        })
+    }
+
+    /// Forgets one step (`step`), the steps `step..=last` that exist, or
+    /// the whole episode (`whole=True`); returns how many steps went. No
+    /// query returns them after this; after `compact()` no file holds them.
+    #[pyo3(signature = (episode, step = None, *, last = None, whole = false))]
+    fn forget(
+        &self,
+        py: Python<'_>,
+        episode: String,
+        step: Option<usize>,
+        last: Option<usize>,
+        whole: bool,
+    ) -> PyResult<usize> {
+        let what = match (step, last, whole) {
+            (None, None, true) => Forget::Episode,
+            (Some(s), None, false) => Forget::Step(s),
+            (Some(s), Some(l), false) if l >= s => Forget::Range(s, l),
+            _ => {
+                return Err(invalid(
+                    "bad-forget",
+                    "give a step, a step and last >= step, or whole=True (alone)".into(),
+                ))
+            }
+        };
+        self.with(py, |t| t.forget(&episode, what))
+    }
+
+    /// Replaces a step's action and observation (and its timestamp, if
+    /// given).
+    #[pyo3(
+        signature = (episode, index, action, observation = String::new(), *, timestamp = None),
+        text_signature = "($self, episode, index, action, observation='', *, timestamp=None)"
+    )]
+    fn correct(
+        &self,
+        py: Python<'_>,
+        episode: String,
+        index: usize,
+        action: String,
+        observation: String,
+        timestamp: Option<String>,
+    ) -> PyResult<()> {
+        let step = NewStep {
+            index: Some(index),
+            action,
+            observation,
+            timestamp,
+        };
+        self.with(py, |t| t.correct(&episode, index, step))
+    }
+
+    /// Rewrites the tenant's database without free pages and empties its
+    /// log: after it, no file holds a byte of anything forgotten.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |t| t.compact())
+    }
+
+    /// The episodes, by id.
+    fn episodes(&self, py: Python<'_>) -> PyResult<Vec<EpisodeInfo>> {
+        let list = self.with(py, |t| t.episodes())?;
+        Ok(list
+            .into_iter()
+            .map(|e| EpisodeInfo {
+                id: e.id,
+                task: e.task,
+                domain: e.domain,
+                steps: e.steps,
+                created: e.created,
+            })
+            .collect())
+    }
+
+    /// An episode's steps, in order.
+    fn steps(&self, py: Python<'_>, episode: String) -> PyResult<Vec<Step>> {
+        let steps = self.with(py, |t| t.steps(&episode))?;
+        Ok(steps
+            .into_iter()
+            .map(|s| Step {
+                index: s.index,
+                action: s.action,
+                observation: s.observation,
+                timestamp: s.timestamp,
+            })
+            .collect())
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { " closed" } else { "" };
+        format!(
+            "<Memory {} tenant={}{state}>",
+            self.root.display(),
+            self.tenant
+        )
+    }
+}
+
+/// A fixed mask from `"S,T"`, `"all"` or a list of letters or names.
+fn mask_of(s: &Bound<'_, PyAny>) -> PyResult<Mask> {
+    let text = match s.extract::<String>() {
+        Ok(t) => t,
+        Err(_) => s
+            .extract::<Vec<String>>()
+            .map_err(|_| {
+                invalid(
+                    "bad-structures",
+                    "structures= must be a str such as \"S,T\" or a list such as [\"S\", \"T\"]"
+                        .into(),
+                )
+            })?
+            .join(","),
+    };
+    text.parse::<Mask>()
+        .map_err(|e| invalid("bad-structures", format!("structures={text:?}: {e}")))
+}

@@ -1,0 +1,167 @@
+import json
+import subprocess
+
+import pytest
+
+import mesa_memory as mesa
+from conftest import STEPS, fill
+
+
+def test_append_query_and_provenance(root):
+    with mesa.Memory(root, "alice") as m:
+        fill(m)
+        assert [e.id for e in m.episodes()] == ["run-1"]
+        assert m.episodes()[0].steps == len(STEPS)
+        a = m.query("run-1", "Why did the query at step 1 fail?", structures="T,R")
+        assert a.structures == ["T", "R"]
+        assert a.rule is None
+        assert a.items, "some evidence"
+        t = [i for i in a.items if i.structure == "T"]
+        assert t and 1 in t[0].steps
+        for item in a.items:
+            assert len(item.timestamps) == len(item.steps)
+            assert all(ts and ts.startswith("2026-03-01T10:0") for ts in item.timestamps)
+            assert 0.0 <= item.score <= 1.0 and item.tokens > 0 and item.text
+        assert a.tokens >= sum(i.tokens for i in a.items) // 2
+        assert "no such table" in a.text()
+
+
+def test_append_assigns_indices_and_batches_are_atomic(root):
+    with mesa.Memory(root, "t") as m:
+        m.create_episode("e", task="t")
+        assert m.append("e", "first") == 0
+        assert m.append_many("e", [{"action": "a"}, {"action": "b", "observation": "o"}]) == [1, 2]
+        assert m.append("e", "later", index=10) == 10
+        with pytest.raises(mesa.InvalidInputError) as err:
+            m.append_many("e", [{"action": "ok"}, {"action": ""}])
+        assert err.value.code == "empty"
+        assert [s.index for s in m.steps("e")] == [0, 1, 2, 10], "nothing of the failed batch"
+        with pytest.raises(mesa.ConflictError) as err:
+            m.append("e", "again", index=3)
+        assert err.value.code == "index-taken"
+        assert m.steps("e")[-1].timestamp, "an append without a timestamp gets the time"
+
+
+def test_forget_correct_and_compact(root):
+    marker = "zebra-marker-7731"
+    with mesa.Memory(root, "t") as m:
+        fill(m)
+        m.append("run-1", f"note {marker}", "secret")
+        last = m.steps("run-1")[-1].index
+        a = m.query("run-1", f"What about {marker}?", structures="all")
+        assert any(marker in i.text for i in a.items)
+        assert m.forget("run-1", last) == 1
+        a = m.query("run-1", f"What about {marker}?", structures="all")
+        assert not any(marker in i.text for i in a.items)
+        m.correct("run-1", 3, "SELECT count(*) FROM items", "7")
+        assert m.steps("run-1")[3].action == "SELECT count(*) FROM items"
+        assert m.steps("run-1")[3].timestamp == "2026-03-01T10:03:00Z", "kept"
+        assert m.forget("run-1", 0, last=1) == 2
+        m.compact()
+    for f in root.rglob("*"):
+        if f.is_file():
+            assert marker.encode() not in f.read_bytes(), f
+    with mesa.Memory(root, "t") as m:
+        assert m.forget("run-1", whole=True) == 3
+        with pytest.raises(mesa.NotFoundError):
+            m.steps("run-1")
+
+
+def test_errors_carry_code_message_and_help(root):
+    with mesa.Memory(root, "t") as m:
+        with pytest.raises(mesa.NotFoundError) as err:
+            m.append("nope", "x")
+        e = err.value
+        assert e.code == "unknown-episode" and "nope" in e.message and e.help
+        assert isinstance(e, mesa.MesaError)
+        m.create_episode("e")
+        with pytest.raises(mesa.ConflictError):
+            m.create_episode("e")
+        with pytest.raises(mesa.NotFoundError) as err:
+            m.forget("e", 4)
+        assert err.value.code == "unknown-step"
+        with pytest.raises(mesa.InvalidInputError) as err:
+            m.append("e", "x", timestamp="yesterday-ish")
+        assert err.value.code == "bad-timestamp"
+        with pytest.raises(mesa.InvalidInputError) as err:
+            m.append("e", "x" * (1 << 20 + 1))
+        assert err.value.code == "too-large"
+        with pytest.raises(mesa.InvalidInputError):
+            m.forget("e")
+        with pytest.raises(mesa.InvalidInputError):
+            m.query("e", "q")
+        with pytest.raises(mesa.InvalidInputError):
+            m.query("e", "q", structures="S,Q")
+        with pytest.raises(mesa.InvalidInputError):
+            m.append_many("e", [{"observation": "no action"}])
+        with pytest.raises(TypeError):
+            m.append("e", 42)
+        with pytest.raises(mesa.InvalidInputError) as err:
+            mesa.Memory(root, "../escape")
+        assert err.value.code == "bad-tenant"
+
+
+def test_a_huge_question_is_answered_or_refused_cleanly(root):
+    with mesa.Memory(root, "t") as m:
+        fill(m)
+        a = m.query("run-1", "table " * 200_000, structures="all")
+        assert a.items
+        assert len(m.steps("run-1")) == len(STEPS)
+
+
+def test_closed_memory_and_writer_lock(root):
+    m = mesa.Memory(root, "t")
+    with pytest.raises(mesa.ConflictError) as err:
+        mesa.Memory(root, "t")
+    assert err.value.code == "locked"
+    fill(m)
+    m.close()
+    assert m.closed
+    with pytest.raises(mesa.ClosedError):
+        m.episodes()
+    reopened = mesa.Memory(root, "t")
+    assert len(reopened.steps("run-1")) == len(STEPS), "acknowledged writes survive"
+    reader = mesa.Memory(root, "t", read_only=True)
+    with pytest.raises(mesa.ConflictError) as err:
+        reader.append("run-1", "x")
+    assert err.value.code == "read-only"
+    reopened.append("run-1", "a new step")
+    assert len(reader.steps("run-1")) == len(STEPS) + 1, "a reader sees the writer's commits"
+    assert mesa.Memory.tenants(root) == ["t"]
+
+
+def test_tenants_are_partitions(root):
+    with mesa.Memory(root, "alice") as a, mesa.Memory(root, "bob") as b:
+        fill(a)
+        b.create_episode("run-1", task="other")
+        b.append("run-1", "bob's only step", "nothing about tables")
+        ans = b.query("run-1", "no such table orders", structures="all")
+        assert all("orders" not in i.text for i in ans.items)
+        assert len(b.steps("run-1")) == 1
+
+
+def test_results_equal_the_cli_json(root, mesa_bin, quickstart):
+    questions = ["Why did the query at step 1 fail?", "What did the agent write?"]
+    with mesa.Memory(root, "t") as m:
+        fill(m)
+        policy = mesa.Policy.load(quickstart)
+        answers = [m.query("run-1", q, policy=policy) for q in questions]
+        fixed = m.query("run-1", questions[0], structures="S,G,V")
+    for q, a in zip(questions, answers):
+        out = subprocess.run(
+            [mesa_bin, "query", str(root), "--tenant", "t", "--episode", "run-1", q,
+             "--policy", str(quickstart), "--format", "json"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        cli, py = json.loads(out), json.loads(a.to_json())
+        cli.pop("micros"), py.pop("micros")
+        assert py == cli
+        assert py["mask"] == a.structures and py["rule"] == a.rule
+    out = subprocess.run(
+        [mesa_bin, "query", str(root), "--tenant", "t", "--episode", "run-1", questions[0],
+         "--structures", "S,G,V", "--format", "json"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    cli, py = json.loads(out), json.loads(fixed.to_json())
+    cli.pop("micros"), py.pop("micros")
+    assert py == cli
