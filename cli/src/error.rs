@@ -60,6 +60,12 @@ pub enum CliError {
     /// A live-memory call failed.
     #[error(transparent)]
     Live(#[from] mesa_memory::LiveError),
+    /// The server could not start, or stopped with an error.
+    #[error(transparent)]
+    Serve(#[from] mesa_server::ServeError),
+    /// The token file could not be read or written.
+    #[error(transparent)]
+    Token(#[from] mesa_server::TokenError),
     /// A question could not be answered.
     #[error(transparent)]
     Query(#[from] QueryError),

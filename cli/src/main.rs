@@ -49,6 +49,10 @@ enum Command {
     Compact(cmd::live::CompactArgs),
     /// List a live memory tenant's episodes.
     Episodes(cmd::live::EpisodesArgs),
+    /// Serve a live memory over HTTP (a JSON API; tenants by bearer token).
+    Serve(cmd::serve::ServeArgs),
+    /// Make a bearer token for a tenant of a live memory served by `mesa serve`.
+    Token(cmd::serve::TokenArgs),
     /// The end-to-end job: build the store over AMA-Bench, sweep, optimize offline, print the report.
     Pipeline(cmd::pipeline::Args),
     /// Measure every question: previews, and each of the 31 subsets' utility and tokens.
@@ -76,6 +80,8 @@ fn main() -> ExitCode {
         Command::Correct(a) => cmd::live::correct(a),
         Command::Compact(a) => cmd::live::compact(a),
         Command::Episodes(a) => cmd::live::episodes(a),
+        Command::Serve(a) => cmd::serve::serve(a),
+        Command::Token(a) => cmd::serve::token(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Pipeline(a) => cmd::pipeline::run(a),
         Command::Eval(a) => cmd::optimize::eval(a),

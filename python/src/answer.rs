@@ -95,7 +95,7 @@ impl Answer {
             .as_object()
             .map(|m| {
                 m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()? as u64)))
                     .collect()
             })
             .unwrap_or_default();

@@ -23,6 +23,7 @@ def test_append_query_and_provenance(root):
             assert all(ts and ts.startswith("2026-03-01T10:0") for ts in item.timestamps)
             assert 0.0 <= item.score <= 1.0 and item.tokens > 0 and item.text
         assert a.tokens >= sum(i.tokens for i in a.items) // 2
+        assert a.micros["total"] >= a.micros["retrieve"] and set(a.micros) >= {"prepare", "select", "compose"}
         assert "no such table" in a.text()
 
 

@@ -10,6 +10,7 @@ pub mod optimize;
 pub mod pipeline;
 pub mod query;
 pub mod run;
+pub mod serve;
 pub mod std_cmd;
 pub mod sweep;
 

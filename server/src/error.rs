@@ -1,0 +1,91 @@
+//! Every error the API returns: a status and a JSON body
+//! `{"error": {"code": "...", "message": "..."}}` (and `diagnostics` for a
+//! policy that does not check).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use mesa_memory::{LiveError, LiveErrorKind};
+use serde_json::json;
+
+/// An error response.
+#[derive(Debug)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// A stable code (`unknown-episode`, `unauthorized`, ...).
+    pub code: String,
+    /// What went wrong and what to do.
+    pub message: String,
+    /// The checker's findings, for a policy that does not check.
+    pub diagnostics: Option<serde_json::Value>,
+}
+
+impl ApiError {
+    /// An error with this status, code and message.
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code: code.into(),
+            message: message.into(),
+            diagnostics: None,
+        }
+    }
+
+    /// 400: the request is not what the route takes.
+    pub fn bad_request(code: &str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 401, the same for a missing, malformed or unknown token: it says
+    /// nothing about which tenants exist.
+    pub fn unauthorized() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid bearer token is required (Authorization: Bearer TOKEN)",
+        )
+    }
+
+    /// 500, for a failure that is not the request's fault.
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+}
+
+impl From<LiveError> for ApiError {
+    fn from(e: LiveError) -> ApiError {
+        let status = match (e.kind(), &e) {
+            (_, LiveError::DiskFull { .. }) => StatusCode::INSUFFICIENT_STORAGE,
+            (LiveErrorKind::NotFound, _) => StatusCode::NOT_FOUND,
+            (LiveErrorKind::Invalid, _) => StatusCode::UNPROCESSABLE_ENTITY,
+            (LiveErrorKind::Conflict, _) => StatusCode::CONFLICT,
+            (LiveErrorKind::Builder, _) => StatusCode::BAD_GATEWAY,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.code(), e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({"error": {"code": self.code, "message": self.message}});
+        if let Some(d) = self.diagnostics {
+            body["diagnostics"] = d;
+        }
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+/// The code an error status gets when the framework, not a handler, made
+/// the response (an unknown route, a body over the limit, a timeout).
+pub fn code_of(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::NOT_FOUND => "no-route",
+        StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "body-too-large",
+        StatusCode::REQUEST_TIMEOUT => "timeout",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",
+        StatusCode::SERVICE_UNAVAILABLE => "unavailable",
+        _ => "error",
+    }
+}

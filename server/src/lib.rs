@@ -1,0 +1,279 @@
+//! MESA as a service: the live memory over HTTP, one tenant per bearer
+//! token, with policies uploaded, checked and hot-reloaded per tenant.
+//!
+//! ```text
+//! client ──HTTP──► axum router ─ track (metrics, JSON errors) ─ timeout ─ concurrency limit
+//!                     │ Authed: Authorization: Bearer T ─sha256─► tokens ─► tenant name
+//!                     ▼
+//!                 AppState ── tenant(name) ──► TenantState { Tenant (writer), policies, active }
+//!                     │                              │ spawn_blocking
+//!                     ▼                              ▼
+//!               mesa-query Asker  ◄──memory()── mesa-memory LiveMemory/Tenant (SQLite, WAL)
+//! ```
+//!
+//! Every route but `/health`, `/metrics` and `/openapi.json` needs a token,
+//! and the token alone picks the tenant: no route names a tenant, so none
+//! can read another's data, and a wrong token gets the same 401 whether or
+//! not any tenant exists. Library calls run on the blocking pool, so a
+//! long query never stalls the async threads. [`Running::stop`] stops
+//! accepting connections and waits for the requests in flight (writes
+//! included) to finish.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod auth;
+mod error;
+mod metrics;
+pub mod routes;
+mod state;
+
+pub use auth::{add_token, TokenError, Tokens};
+pub use error::ApiError;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post, put};
+use axum::Router;
+use mesa_memory::{LiveError, LiveMemory};
+use routes::Shared;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a request may be.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// The largest request body, in bytes. Default 16 MiB (a batch of
+    /// steps; one step's text is at most 1 MiB).
+    pub body_bytes: usize,
+    /// The longest question, in bytes. Default 64 KiB.
+    pub question_bytes: usize,
+    /// The most steps in one append. Default 1,000.
+    pub batch_steps: usize,
+    /// How long a request may take before it gets 408. Default 30 s.
+    pub timeout: Duration,
+    /// How many requests are served at once; more wait. Default 64.
+    pub concurrency: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            body_bytes: 16 << 20,
+            question_bytes: 64 << 10,
+            batch_steps: 1_000,
+            timeout: Duration::from_secs(30),
+            concurrency: 64,
+        }
+    }
+}
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The live memory directory (created if new).
+    pub root: PathBuf,
+    /// Where to listen. Default 127.0.0.1:7878.
+    pub addr: SocketAddr,
+    /// The token file. Default `ROOT/tokens`.
+    pub tokens: Option<PathBuf>,
+    /// The limits.
+    pub limits: Limits,
+}
+
+impl Config {
+    /// Serving `root` on the default address with the default limits.
+    pub fn new(root: PathBuf) -> Config {
+        Config {
+            root,
+            addr: SocketAddr::from(([127, 0, 0, 1], 7878)),
+            tokens: None,
+            limits: Limits::default(),
+        }
+    }
+
+    /// The token file this configuration reads.
+    pub fn tokens_path(&self) -> PathBuf {
+        self.tokens
+            .clone()
+            .unwrap_or_else(|| self.root.join("tokens"))
+    }
+}
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The live memory could not be opened.
+    #[error(transparent)]
+    Memory(#[from] LiveError),
+    /// The token file could not be read.
+    #[error(transparent)]
+    Tokens(#[from] TokenError),
+    /// The policy runtime could not start.
+    #[error("the policy runtime: {0}")]
+    Runtime(#[from] mesa_runtime::LoadError),
+    /// The address could not be bound, or serving failed.
+    #[error("{addr}: {source}")]
+    Io {
+        /// The address.
+        addr: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The router over this state (exposed for tests and embedding).
+pub fn router(state: Shared) -> Router {
+    let limits = state.limits.clone();
+    Router::new()
+        .route("/health", get(routes::health))
+        .route("/metrics", get(routes::metrics))
+        .route("/openapi.json", get(routes::openapi))
+        .route(
+            "/v1/episodes",
+            get(routes::list_episodes).post(routes::create_episode),
+        )
+        .route(
+            "/v1/episodes/{id}",
+            axum::routing::delete(routes::forget_episode),
+        )
+        .route(
+            "/v1/episodes/{id}/steps",
+            get(routes::list_steps).post(routes::append),
+        )
+        .route(
+            "/v1/episodes/{id}/steps/{index}",
+            put(routes::correct).delete(routes::forget_steps),
+        )
+        .route("/v1/episodes/{id}/query", post(routes::query))
+        .route("/v1/compact", post(routes::compact))
+        .route("/v1/policies", get(routes::list_policies))
+        .route("/v1/policies/reload", post(routes::reload))
+        .route("/v1/policies/{name}", put(routes::put_policy))
+        .route("/v1/active-policy", put(routes::set_active))
+        .layer(DefaultBodyLimit::max(limits.body_bytes))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            limits.timeout,
+        ))
+        .layer(tower::limit::ConcurrencyLimitLayer::new(limits.concurrency))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            routes::track,
+        ))
+        .with_state(state)
+}
+
+/// A bound server, not yet serving.
+pub struct Server {
+    listener: std::net::TcpListener,
+    state: Shared,
+}
+
+impl Server {
+    /// Opens the memory, reads the tokens and binds the address.
+    pub fn bind(config: &Config) -> Result<Server, ServeError> {
+        let memory = LiveMemory::open(&config.root)?;
+        let tokens = Tokens::load(&config.tokens_path())?;
+        let state = Arc::new(state::AppState::new(memory, tokens, config.limits.clone())?);
+        let io = |source| ServeError::Io {
+            addr: config.addr.to_string(),
+            source,
+        };
+        let listener = std::net::TcpListener::bind(config.addr).map_err(io)?;
+        listener.set_nonblocking(true).map_err(io)?;
+        Ok(Server { listener, state })
+    }
+
+    /// The address it listens on (the port is chosen when 0 was asked).
+    pub fn addr(&self) -> Result<SocketAddr, ServeError> {
+        self.listener.local_addr().map_err(|source| ServeError::Io {
+            addr: "the listener".into(),
+            source,
+        })
+    }
+
+    /// How many tokens it knows.
+    pub fn tokens(&self) -> usize {
+        self.state.tokens.len()
+    }
+
+    /// Serves until `shutdown` resolves, then finishes the requests in
+    /// flight.
+    pub fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let addr = self.addr()?.to_string();
+        let io = |source| ServeError::Io {
+            addr: addr.clone(),
+            source,
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(io)?;
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(self.listener).map_err(io)?;
+            axum::serve(listener, router(self.state))
+                .with_graceful_shutdown(shutdown)
+                .await
+                .map_err(io)
+        })
+    }
+
+    /// Serves on a thread of its own until [`Running::stop`].
+    pub fn spawn(self) -> Result<Running, ServeError> {
+        let addr = self.addr()?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            self.run_until(async move {
+                let _ = rx.await;
+            })
+        });
+        Ok(Running {
+            addr,
+            stop: Some(tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+/// A server serving on its own thread.
+pub struct Running {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<(), ServeError>>>,
+}
+
+impl Running {
+    /// Stops accepting, waits for the requests in flight, and returns how
+    /// serving ended.
+    pub fn stop(mut self) -> Result<(), ServeError> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<(), ServeError> {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(ServeError::Io {
+                addr: self.addr.to_string(),
+                source: std::io::Error::other("the server thread panicked"),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}

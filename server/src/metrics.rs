@@ -1,0 +1,103 @@
+//! Request counts and latency histograms per route, in the Prometheus text
+//! format (`GET /metrics`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Upper bounds of the latency buckets, in seconds.
+const BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+#[derive(Default)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+/// The server's counters.
+#[derive(Default)]
+pub struct Metrics {
+    /// (method, route, status) -> requests.
+    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    /// (method, route) -> latency.
+    latency: Mutex<BTreeMap<(String, String), Histogram>>,
+}
+
+impl Metrics {
+    /// Counts one request.
+    pub fn record(&self, method: &str, route: &str, status: u16, took: Duration) {
+        let key = (method.to_string(), route.to_string());
+        *self
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((key.0.clone(), key.1.clone(), status))
+            .or_default() += 1;
+        let mut latency = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        let h = latency.entry(key).or_default();
+        let s = took.as_secs_f64();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if s <= *b {
+                h.counts[i] += 1;
+            }
+        }
+        h.count += 1;
+        h.sum += s;
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP mesa_http_requests_total Requests by method, route and status.\n");
+        out.push_str("# TYPE mesa_http_requests_total counter\n");
+        for ((m, r, s), n) in self
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            let _ = writeln!(
+                out,
+                "mesa_http_requests_total{{method=\"{m}\",route=\"{r}\",status=\"{s}\"}} {n}"
+            );
+        }
+        out.push_str(
+            "# HELP mesa_http_request_duration_seconds Request latency by method and route.\n",
+        );
+        out.push_str("# TYPE mesa_http_request_duration_seconds histogram\n");
+        for ((m, r), h) in self
+            .latency
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
+            let labels = format!("method=\"{m}\",route=\"{r}\"");
+            for (b, c) in BUCKETS.iter().zip(h.counts) {
+                let _ = writeln!(
+                    out,
+                    "mesa_http_request_duration_seconds_bucket{{{labels},le=\"{b}\"}} {c}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "mesa_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+                h.count
+            );
+            let _ = writeln!(
+                out,
+                "mesa_http_request_duration_seconds_sum{{{labels}}} {}",
+                h.sum
+            );
+            let _ = writeln!(
+                out,
+                "mesa_http_request_duration_seconds_count{{{labels}}} {}",
+                h.count
+            );
+        }
+        out
+    }
+}

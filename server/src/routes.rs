@@ -1,0 +1,571 @@
+//! The routes: JSON over the live memory, one tenant per token.
+
+use crate::error::{code_of, ApiError};
+use crate::state::{policy_dir, valid_policy_name, AppState, TenantState};
+use axum::body::Bytes;
+use axum::extract::{FromRequestParts, MatchedPath, Path, Query, Request, State};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use mesa_core::Mask;
+use mesa_memory::{Forget, NewEpisode, NewStep};
+use mesa_query::{Asker, Chooser, Question};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The shared state handlers see.
+pub type Shared = Arc<AppState>;
+
+/// Every route, as the OpenAPI document lists it (a test keeps the two in
+/// step, and checks that each answers).
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/health"),
+    ("GET", "/metrics"),
+    ("GET", "/openapi.json"),
+    ("GET", "/v1/episodes"),
+    ("POST", "/v1/episodes"),
+    ("DELETE", "/v1/episodes/{id}"),
+    ("GET", "/v1/episodes/{id}/steps"),
+    ("POST", "/v1/episodes/{id}/steps"),
+    ("PUT", "/v1/episodes/{id}/steps/{index}"),
+    ("DELETE", "/v1/episodes/{id}/steps/{index}"),
+    ("POST", "/v1/episodes/{id}/query"),
+    ("POST", "/v1/compact"),
+    ("GET", "/v1/policies"),
+    ("PUT", "/v1/policies/{name}"),
+    ("POST", "/v1/policies/reload"),
+    ("PUT", "/v1/active-policy"),
+];
+
+/// The OpenAPI document, checked in beside the code.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// The tenant a request's bearer token names.
+pub struct Authed(pub Arc<TenantState>);
+
+impl FromRequestParts<Shared> for Authed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Shared) -> Result<Self, ApiError> {
+        let token = parts
+            .headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .ok_or_else(ApiError::unauthorized)?;
+        let tenant = state
+            .tokens
+            .tenant(token.trim())
+            .ok_or_else(ApiError::unauthorized)?
+            .to_string();
+        let state = state.clone();
+        blocking(move || state.tenant(&tenant)).await.map(Authed)
+    }
+}
+
+/// Runs a blocking library call off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("the call did not finish: {e}")))?
+}
+
+/// A JSON body of type `T` (415 unless the content type says JSON).
+fn body<T: DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> Result<T, ApiError> {
+    let ct = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !ct.starts_with("application/json") {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+            "send the body as JSON, with Content-Type: application/json",
+        ));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(
+            "bad-json",
+            format!("the body is not what this route takes: {e}"),
+        )
+    })
+}
+
+/// `GET /health`.
+pub async fn health() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// `GET /metrics`.
+pub async fn metrics(State(s): State<Shared>) -> impl IntoResponse {
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
+        s.metrics.render(),
+    )
+}
+
+/// `GET /openapi.json`.
+pub async fn openapi() -> impl IntoResponse {
+    ([(CONTENT_TYPE, "application/json")], OPENAPI)
+}
+
+/// `GET /v1/episodes`.
+pub async fn list_episodes(Authed(t): Authed) -> Result<Json<Value>, ApiError> {
+    let list = blocking(move || Ok(t.tenant.episodes()?)).await?;
+    let episodes: Vec<Value> = list
+        .into_iter()
+        .map(|e| {
+            json!({"id": e.id, "task": e.task, "domain": e.domain, "steps": e.steps, "created": e.created})
+        })
+        .collect();
+    Ok(Json(json!({ "episodes": episodes })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EpisodeBody {
+    id: String,
+    #[serde(default)]
+    task: String,
+    #[serde(default)]
+    domain: String,
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    meta: BTreeMap<String, String>,
+}
+
+/// `POST /v1/episodes`.
+pub async fn create_episode(
+    Authed(t): Authed,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let b: EpisodeBody = body(&headers, &bytes)?;
+    let e = NewEpisode {
+        id: b.id,
+        task: b.task,
+        domain: b.domain,
+        outcome: b.outcome,
+        meta: b.meta,
+    };
+    let id = e.id.clone();
+    blocking(move || Ok(t.tenant.create_episode(&e)?)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
+}
+
+/// `DELETE /v1/episodes/{id}`.
+pub async fn forget_episode(
+    Authed(t): Authed,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let n = blocking(move || Ok(t.tenant.forget(&id, Forget::Episode)?)).await?;
+    Ok(Json(json!({ "forgotten": n })))
+}
+
+/// `GET /v1/episodes/{id}/steps`.
+pub async fn list_steps(
+    Authed(t): Authed,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let steps = blocking(move || Ok(t.tenant.steps(&id)?)).await?;
+    Ok(Json(json!({ "steps": steps })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepBody {
+    action: String,
+    #[serde(default)]
+    observation: String,
+    #[serde(default)]
+    timestamp: Option<String>,
+    #[serde(default)]
+    index: Option<usize>,
+}
+
+impl From<StepBody> for NewStep {
+    fn from(s: StepBody) -> NewStep {
+        NewStep {
+            index: s.index,
+            action: s.action,
+            observation: s.observation,
+            timestamp: s.timestamp,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Batch {
+    steps: Vec<StepBody>,
+}
+
+/// `POST /v1/episodes/{id}/steps`: one step, or `{"steps": [...]}` in one
+/// transaction. Answers once the steps are on disk.
+pub async fn append(
+    State(s): State<Shared>,
+    Authed(t): Authed,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let value: Value = body(&headers, &bytes)?;
+    let steps: Vec<NewStep> = if value.get("steps").is_some() {
+        let b: Batch = serde_json::from_value(value).map_err(|e| {
+            ApiError::bad_request(
+                "bad-json",
+                format!("a batch is {{\"steps\": [step, ...]}}: {e}"),
+            )
+        })?;
+        b.steps.into_iter().map(NewStep::from).collect()
+    } else {
+        let one: StepBody = serde_json::from_value(value).map_err(|e| {
+            ApiError::bad_request(
+                "bad-json",
+                format!(
+                    "a step is {{\"action\", \"observation\"?, \"timestamp\"?, \"index\"?}}: {e}"
+                ),
+            )
+        })?;
+        vec![one.into()]
+    };
+    if steps.is_empty() || steps.len() > s.limits.batch_steps {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "batch-size",
+            format!(
+                "a batch has {} steps; send 1 to {}",
+                steps.len(),
+                s.limits.batch_steps
+            ),
+        ));
+    }
+    let indices = blocking(move || Ok(t.tenant.append_batch(&id, steps)?)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "indices": indices }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CorrectBody {
+    action: String,
+    #[serde(default)]
+    observation: String,
+    #[serde(default)]
+    timestamp: Option<String>,
+}
+
+/// `PUT /v1/episodes/{id}/steps/{index}`: corrects a step.
+pub async fn correct(
+    Authed(t): Authed,
+    Path((id, index)): Path<(String, usize)>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let b: CorrectBody = body(&headers, &bytes)?;
+    let step = NewStep {
+        index: Some(index),
+        action: b.action,
+        observation: b.observation,
+        timestamp: b.timestamp,
+    };
+    blocking(move || Ok(t.tenant.correct(&id, index, step)?)).await?;
+    Ok(Json(json!({ "corrected": index })))
+}
+
+#[derive(Deserialize)]
+/// `?last=N`: forget through step N.
+pub struct ForgetRange {
+    last: Option<usize>,
+}
+
+/// `DELETE /v1/episodes/{id}/steps/{index}[?last=N]`.
+pub async fn forget_steps(
+    Authed(t): Authed,
+    Path((id, index)): Path<(String, usize)>,
+    Query(range): Query<ForgetRange>,
+) -> Result<Json<Value>, ApiError> {
+    let what = match range.last {
+        Some(last) if last >= index => Forget::Range(index, last),
+        Some(last) => {
+            return Err(ApiError::bad_request(
+                "bad-range",
+                format!("last ({last}) is below the first step ({index})"),
+            ))
+        }
+        None => Forget::Step(index),
+    };
+    let n = blocking(move || Ok(t.tenant.forget(&id, what)?)).await?;
+    Ok(Json(json!({ "forgotten": n })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryBody {
+    question: String,
+    #[serde(default)]
+    policy: Option<String>,
+    #[serde(default)]
+    structures: Option<String>,
+    #[serde(default)]
+    qtype: Option<String>,
+}
+
+/// `POST /v1/episodes/{id}/query`: the answer as `mesa query --format
+/// json` prints it, with the policy that chose.
+pub async fn query(
+    State(s): State<Shared>,
+    Authed(t): Authed,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let q: QueryBody = body(&headers, &bytes)?;
+    if q.question.len() > s.limits.question_bytes {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "question-too-long",
+            format!(
+                "the question has {} bytes; the limit is {}",
+                q.question.len(),
+                s.limits.question_bytes
+            ),
+        ));
+    }
+    let (name, chooser) = chooser(&t, &q)?;
+    blocking(move || {
+        let memory = t.tenant.memory(&id)?;
+        let answer = match chooser {
+            Choice::Fixed(mask) => {
+                Asker::new(Chooser::Fixed(mask)).ask(&memory, &q.question, q.qtype.as_deref())
+            }
+            Choice::Policy(asker) => asker.lock().unwrap_or_else(|p| p.into_inner()).ask(
+                &memory,
+                &q.question,
+                q.qtype.as_deref(),
+            ),
+        }
+        .map_err(|e| ApiError::internal(format!("episode `{id}`: {e}")))?;
+        let question = Question {
+            episode: &id,
+            text: &q.question,
+            qtype: q.qtype.as_deref(),
+        };
+        let mut v = answer.to_json(&question, true);
+        v["policy"] = json!(name);
+        Ok(Json(v))
+    })
+    .await
+}
+
+enum Choice {
+    Fixed(Mask),
+    Policy(Arc<Mutex<Asker>>),
+}
+
+/// The fixed structures asked for, the policy named, or the active one.
+fn chooser(t: &TenantState, q: &QueryBody) -> Result<(Option<String>, Choice), ApiError> {
+    if let Some(s) = &q.structures {
+        if q.policy.is_some() {
+            return Err(ApiError::bad_request(
+                "bad-chooser",
+                "give either `policy` or `structures`, not both",
+            ));
+        }
+        let mask = s
+            .parse::<Mask>()
+            .map_err(|e| ApiError::bad_request("bad-structures", format!("structures: {e}")))?;
+        return Ok((None, Choice::Fixed(mask)));
+    }
+    let name = match &q.policy {
+        Some(n) => n.clone(),
+        None => t
+            .active
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "no-policy",
+                    "give `structures` (\"S,T\") or `policy`, or make a policy active (PUT /v1/active-policy)",
+                )
+            })?,
+    };
+    let asker = t
+        .policies
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&name)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "unknown-policy",
+                format!("there is no policy `{name}` (GET /v1/policies lists them)"),
+            )
+        })?;
+    Ok((Some(name), Choice::Policy(asker)))
+}
+
+/// `POST /v1/compact`.
+pub async fn compact(Authed(t): Authed) -> Result<Json<Value>, ApiError> {
+    blocking(move || Ok(t.tenant.compact()?)).await?;
+    Ok(Json(json!({ "compacted": true })))
+}
+
+/// `GET /v1/policies`.
+pub async fn list_policies(Authed(t): Authed) -> Json<Value> {
+    let names: Vec<String> = t
+        .policies
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .keys()
+        .cloned()
+        .collect();
+    let active = t.active.read().unwrap_or_else(|p| p.into_inner()).clone();
+    Json(json!({ "policies": names, "active": active }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyBody {
+    source: String,
+}
+
+/// `PUT /v1/policies/{name}`: checks the source; only if it checks is it
+/// written and loaded (an invalid one never replaces a valid one).
+pub async fn put_policy(
+    State(s): State<Shared>,
+    Authed(t): Authed,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let b: PolicyBody = body(&headers, &bytes)?;
+    if !valid_policy_name(&name) {
+        return Err(ApiError::bad_request(
+            "bad-policy-name",
+            "a policy name is 1 to 64 letters, digits, `-` or `_`",
+        ));
+    }
+    blocking(move || {
+        let asker = s.load(&name, &b.source)?;
+        let dir = policy_dir(&t);
+        let io = |e: std::io::Error| ApiError::internal(format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let tmp = dir.join(format!("{name}.mesa.tmp"));
+        std::fs::write(&tmp, &b.source).map_err(io)?;
+        std::fs::rename(&tmp, dir.join(format!("{name}.mesa"))).map_err(io)?;
+        t.policies
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.clone(), Arc::new(Mutex::new(asker)));
+        let warnings = mesa_runtime::Staged::check(&b.source)
+            .map(|st| {
+                st.warnings()
+                    .iter()
+                    .map(|d| d.to_json(&format!("{name}.mesa"), &b.source))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        Ok(Json(json!({ "name": name, "diagnostics": warnings })))
+    })
+    .await
+}
+
+/// `POST /v1/policies/reload`: rereads the tenant's policy files.
+pub async fn reload(State(s): State<Shared>, Authed(t): Authed) -> Result<Json<Value>, ApiError> {
+    let report = blocking(move || s.reload(&t)).await?;
+    let failed: Vec<Value> = report
+        .failed
+        .into_iter()
+        .map(|e| json!({"code": e.code, "message": e.message, "diagnostics": e.diagnostics}))
+        .collect();
+    Ok(Json(json!({ "loaded": report.loaded, "failed": failed })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActiveBody {
+    name: String,
+}
+
+/// `PUT /v1/active-policy`: the policy a query without `policy` or
+/// `structures` uses.
+pub async fn set_active(
+    Authed(t): Authed,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let b: ActiveBody = body(&headers, &bytes)?;
+    let known = t
+        .policies
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains_key(&b.name);
+    if !known {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown-policy",
+            format!("there is no policy `{}`; upload it first", b.name),
+        ));
+    }
+    let name = b.name.clone();
+    blocking(move || {
+        let dir = policy_dir(&t);
+        std::fs::write(dir.join("active"), &name)
+            .map_err(|e| ApiError::internal(format!("{}: {e}", dir.display())))?;
+        *t.active.write().unwrap_or_else(|p| p.into_inner()) = Some(name);
+        Ok(())
+    })
+    .await?;
+    Ok(Json(json!({ "active": b.name })))
+}
+
+/// Counts every request, and turns the framework's plain-text errors
+/// (unknown route, body too large, timeout) into the API's JSON errors.
+pub async fn track(State(s): State<Shared>, req: Request, next: Next) -> Response {
+    let method = req.method().to_string();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let t0 = Instant::now();
+    let res = jsonify(next.run(req).await).await;
+    s.metrics
+        .record(&method, &route, res.status().as_u16(), t0.elapsed());
+    res
+}
+
+async fn jsonify(res: Response) -> Response {
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if status.as_u16() < 400 || is_json {
+        return res;
+    }
+    let text = axum::body::to_bytes(res.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let message = if text.trim().is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text.trim().to_string()
+    };
+    let mut out = ApiError::new(status, code_of(status), message).into_response();
+    out.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    out
+}

@@ -1,0 +1,184 @@
+//! What the server holds: the live memory, the token map, and per tenant
+//! its open handle and its policies.
+//!
+//! A tenant's policies are files, `ROOT/tenants/T/policies/NAME.mesa`; an
+//! upload is checked first and written only if it checks, so an invalid
+//! policy never replaces a valid one. The active policy's name is in
+//! `policies/active`. A reload rereads every file and replaces only those
+//! that check.
+
+use crate::error::ApiError;
+use crate::Limits;
+use axum::http::StatusCode;
+use mesa_memory::{LiveMemory, Tenant};
+use mesa_query::{Asker, Chooser};
+use mesa_runtime::{EngineKind, PolicyError, PolicyFormat, Runtime, RuntimeConfig, Staged};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The server's shared state.
+pub struct AppState {
+    /// The live memory.
+    pub memory: LiveMemory,
+    /// Tokens to tenants.
+    pub tokens: crate::auth::Tokens,
+    /// The limits.
+    pub limits: Limits,
+    tenants: Mutex<HashMap<String, Arc<TenantState>>>,
+    /// The policy runtime (one engine configuration for every tenant).
+    pub runtime: Runtime,
+    /// Request counts and latencies.
+    pub metrics: crate::metrics::Metrics,
+}
+
+/// One tenant's open handle and policies.
+pub struct TenantState {
+    /// The writer handle.
+    pub tenant: Arc<Tenant>,
+    /// The loaded policies, by name.
+    pub policies: RwLock<BTreeMap<String, Arc<Mutex<Asker>>>>,
+    /// The active policy's name.
+    pub active: RwLock<Option<String>>,
+}
+
+/// A policy that does not check or load, as a 422 with its diagnostics.
+pub fn policy_error(name: &str, e: PolicyError) -> ApiError {
+    match e {
+        PolicyError::Check { diagnostics, text } => {
+            let list: Vec<_> = diagnostics
+                .iter()
+                .map(|d| d.to_json(&format!("{name}.mesa"), &text))
+                .collect();
+            let mut err = ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "policy-check",
+                format!(
+                    "policy `{name}` does not check ({} error(s)); the active policy is unchanged",
+                    diagnostics.iter().filter(|d| d.is_error()).count()
+                ),
+            );
+            err.diagnostics = serde_json::to_value(list).ok();
+            err
+        }
+        other => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "policy-load",
+            format!("policy `{name}`: {other}"),
+        ),
+    }
+}
+
+/// Whether a policy name is safe as a file name.
+pub fn valid_policy_name(name: &str) -> bool {
+    mesa_memory::live::valid_tenant(name)
+}
+
+impl AppState {
+    /// The state over `memory`.
+    pub fn new(
+        memory: LiveMemory,
+        tokens: crate::auth::Tokens,
+        limits: Limits,
+    ) -> Result<AppState, mesa_runtime::LoadError> {
+        let config = RuntimeConfig::for_workload(PolicyFormat::Source, u64::MAX);
+        Ok(AppState {
+            memory,
+            tokens,
+            limits,
+            tenants: Mutex::new(HashMap::new()),
+            runtime: Runtime::with_config(config)?,
+            metrics: crate::metrics::Metrics::default(),
+        })
+    }
+
+    /// Tenant `name`, opened (and its policy files loaded) on first use.
+    pub fn tenant(&self, name: &str) -> Result<Arc<TenantState>, ApiError> {
+        let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = map.get(name) {
+            return Ok(t.clone());
+        }
+        let tenant = Arc::new(self.memory.tenant(name)?);
+        let state = Arc::new(TenantState {
+            tenant,
+            policies: RwLock::new(BTreeMap::new()),
+            active: RwLock::new(None),
+        });
+        self.reload(&state)?;
+        map.insert(name.to_string(), state.clone());
+        Ok(state)
+    }
+
+    /// Checks and loads a policy source into an asker.
+    pub fn load(&self, name: &str, source: &str) -> Result<Asker, ApiError> {
+        let mut staged = Staged::check(source).map_err(|e| policy_error(name, e))?;
+        let engine = staged
+            .engine(&self.runtime, EngineKind::Wasm)
+            .map_err(|e| policy_error(name, e))?;
+        Ok(Asker::new(Chooser::Policy(Box::new(engine))))
+    }
+
+    /// Rereads the tenant's policy files: each that checks replaces the
+    /// loaded one; the others are reported and the loaded one kept.
+    pub fn reload(&self, t: &TenantState) -> Result<ReloadReport, ApiError> {
+        let dir = policy_dir(t);
+        let mut report = ReloadReport::default();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(report),
+            Err(e) => return Err(ApiError::internal(format!("{}: {e}", dir.display()))),
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "mesa"))
+            .collect();
+        files.sort();
+        for path in files {
+            let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            if !valid_policy_name(name) {
+                continue;
+            }
+            let loaded = std::fs::read_to_string(&path)
+                .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))
+                .and_then(|source| self.load(name, &source));
+            match loaded {
+                Ok(asker) => {
+                    t.policies
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.to_string(), Arc::new(Mutex::new(asker)));
+                    report.loaded.push(name.to_string());
+                }
+                Err(e) => report.failed.push(e),
+            }
+        }
+        if let Ok(active) = std::fs::read_to_string(dir.join("active")) {
+            let active = active.trim().to_string();
+            let known = t
+                .policies
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&active);
+            if known {
+                *t.active.write().unwrap_or_else(|p| p.into_inner()) = Some(active);
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// What a reload did.
+#[derive(Debug, Default)]
+pub struct ReloadReport {
+    /// The policies that checked and were loaded.
+    pub loaded: Vec<String>,
+    /// The ones that did not (the loaded versions were kept).
+    pub failed: Vec<ApiError>,
+}
+
+/// The tenant's policy folder.
+pub fn policy_dir(t: &TenantState) -> PathBuf {
+    t.tenant.dir().join("policies")
+}
