@@ -63,6 +63,9 @@ pub enum CliError {
     /// The server could not start, or stopped with an error.
     #[error(transparent)]
     Serve(#[from] mesa_server::ServeError),
+    /// The MCP server could not run.
+    #[error(transparent)]
+    Mcp(#[from] mesa_server::mcp::McpError),
     /// The token file could not be read or written.
     #[error(transparent)]
     Token(#[from] mesa_server::TokenError),

@@ -51,6 +51,8 @@ enum Command {
     Episodes(cmd::live::EpisodesArgs),
     /// Serve a live memory over HTTP (a JSON API; tenants by bearer token).
     Serve(cmd::serve::ServeArgs),
+    /// Serve a live memory tenant as a Model Context Protocol server on stdio.
+    Mcp(cmd::serve::McpArgs),
     /// Make a bearer token for a tenant of a live memory served by `mesa serve`.
     Token(cmd::serve::TokenArgs),
     /// The end-to-end job: build the store over AMA-Bench, sweep, optimize offline, print the report.
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Episodes(a) => cmd::live::episodes(a),
         Command::Serve(a) => cmd::serve::serve(a),
         Command::Token(a) => cmd::serve::token(a),
+        Command::Mcp(a) => cmd::serve::mcp(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Pipeline(a) => cmd::pipeline::run(a),
         Command::Eval(a) => cmd::optimize::eval(a),

@@ -24,6 +24,7 @@
 
 pub mod auth;
 mod error;
+pub mod mcp;
 mod metrics;
 pub mod routes;
 mod state;

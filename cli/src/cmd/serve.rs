@@ -118,3 +118,36 @@ pub fn token(args: TokenArgs) -> Result<ExitCode, CliError> {
     println!("{token}");
     Ok(ExitCode::SUCCESS)
 }
+
+/// `mesa mcp ROOT --tenant T`.
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// The live memory directory (created if new).
+    root: PathBuf,
+    /// The tenant the server reads and writes.
+    #[arg(long, short)]
+    tenant: String,
+    /// The policy `search_memory` asks (a `.mesa`, `.wasm` or `.cwasm`); all five structures without one.
+    #[arg(long, short)]
+    policy: Option<String>,
+}
+
+/// Serves the tenant as an MCP server on stdio; logs go to stderr.
+pub fn mcp(args: McpArgs) -> Result<ExitCode, CliError> {
+    let policy = match &args.policy {
+        Some(p) => {
+            let engine = crate::backend::load(p, crate::backend::EngineKind::Wasm, u64::MAX)?;
+            Some(mesa_query::Asker::new(mesa_query::Chooser::Policy(
+                Box::new(engine),
+            )))
+        }
+        None => None,
+    };
+    eprintln!(
+        "mesa mcp: tenant `{}` of {} on stdio",
+        args.tenant,
+        args.root.display()
+    );
+    mesa_server::mcp::serve_stdio(&args.root, &args.tenant, policy)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,341 @@
+//! `mesa mcp ROOT --tenant T`: the live memory as a Model Context Protocol
+//! server on stdio (the official Rust SDK, `rmcp`), for one tenant.
+//!
+//! ```text
+//! MCP client ──stdio JSON-RPC──► MemoryTools (#[tool_router])
+//!                                   │ spawn_blocking
+//!                                   ▼
+//!                      Tenant (writer) + Asker (policy or fixed structures)
+//! ```
+//!
+//! The tools are named as MCP memory servers name them: `add_memory`,
+//! `search_memory`, `explain_selection`, `forget_memory`, `correct_memory`,
+//! `list_episodes`, `read_episode`, `compact_memory`. A tool that ran and
+//! failed (an unknown episode, an empty action) answers with a tool error
+//! result (`isError: true`) carrying the library's message; protocol errors
+//! are left for malformed requests. Logs go to stderr; stdout carries only
+//! the protocol.
+
+use mesa_core::Mask;
+use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
+use mesa_query::{Asker, Chooser, Question};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// The tools over one tenant.
+#[derive(Clone)]
+pub struct MemoryTools {
+    tenant: Arc<Tenant>,
+    policy: Option<Arc<Mutex<Asker>>>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// `add_memory`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AddMemory {
+    /// The episode (a task, a conversation) the memory belongs to; created if new.
+    pub episode: String,
+    /// What happened: the agent's action, or the fact to remember.
+    pub action: String,
+    /// What the agent saw in return (optional).
+    #[serde(default)]
+    pub observation: String,
+    /// When it happened, RFC 3339 (default: now).
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    /// The episode's task, used when the episode is created.
+    #[serde(default)]
+    pub task: Option<String>,
+}
+
+/// `search_memory`'s and `explain_selection`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchMemory {
+    /// The episode to search.
+    pub episode: String,
+    /// The question.
+    pub question: String,
+    /// Read these structures instead of asking the policy, e.g. "S,T" or "all".
+    #[serde(default)]
+    pub structures: Option<String>,
+}
+
+/// `forget_memory`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForgetMemory {
+    /// The episode.
+    pub episode: String,
+    /// The step to forget (with `last`: the first of a range). Omit, with `whole`, to forget the episode.
+    #[serde(default)]
+    pub step: Option<usize>,
+    /// The last step of a range to forget.
+    #[serde(default)]
+    pub last: Option<usize>,
+    /// Forget the whole episode.
+    #[serde(default)]
+    pub whole: bool,
+}
+
+/// `correct_memory`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CorrectMemory {
+    /// The episode.
+    pub episode: String,
+    /// The step to correct.
+    pub step: usize,
+    /// The corrected action.
+    pub action: String,
+    /// The corrected observation.
+    #[serde(default)]
+    pub observation: String,
+}
+
+/// `read_episode`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadEpisode {
+    /// The episode.
+    pub episode: String,
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("the call did not finish: {e}"))?
+}
+
+fn live(e: LiveError) -> String {
+    format!("{} ({})", e, e.code())
+}
+
+#[tool_router]
+impl MemoryTools {
+    /// The tools over `tenant`, answering with `policy` unless a call
+    /// names structures (all five without a policy).
+    pub fn new(tenant: Arc<Tenant>, policy: Option<Asker>) -> MemoryTools {
+        MemoryTools {
+            tenant,
+            policy: policy.map(|a| Arc::new(Mutex::new(a))),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Store a memory: append one step (an action and what was observed) to an episode, creating the episode if new. Durable when it returns; returns the step's index."
+    )]
+    async fn add_memory(&self, Parameters(a): Parameters<AddMemory>) -> Result<String, String> {
+        let t = self.tenant.clone();
+        blocking(move || {
+            let known = t
+                .episodes()
+                .map_err(live)?
+                .iter()
+                .any(|e| e.id == a.episode);
+            if !known {
+                t.create_episode(&NewEpisode {
+                    id: a.episode.clone(),
+                    task: a.task.clone().unwrap_or_default(),
+                    ..NewEpisode::default()
+                })
+                .map_err(live)?;
+            }
+            let step = NewStep {
+                index: None,
+                action: a.action,
+                observation: a.observation,
+                timestamp: a.timestamp,
+            };
+            let index = t.append(&a.episode, step).map_err(live)?;
+            Ok(json!({"episode": a.episode, "index": index}).to_string())
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Search an episode's memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text."
+    )]
+    async fn search_memory(
+        &self,
+        Parameters(s): Parameters<SearchMemory>,
+    ) -> Result<String, String> {
+        self.answer(s, true).await
+    }
+
+    #[tool(
+        description = "Explain why the memory would read what it reads for a question: the structures selected, the deciding rule, the previews the policy read, and each item's provenance (without the texts)."
+    )]
+    async fn explain_selection(
+        &self,
+        Parameters(s): Parameters<SearchMemory>,
+    ) -> Result<String, String> {
+        self.answer(s, false).await
+    }
+
+    #[tool(
+        description = "Forget a step, a range of steps (step..=last) or a whole episode (whole=true). No search returns it afterwards."
+    )]
+    async fn forget_memory(
+        &self,
+        Parameters(f): Parameters<ForgetMemory>,
+    ) -> Result<String, String> {
+        let what = match (f.step, f.last, f.whole) {
+            (None, None, true) => Forget::Episode,
+            (Some(s), None, false) => Forget::Step(s),
+            (Some(s), Some(l), false) if l >= s => Forget::Range(s, l),
+            _ => {
+                return Err(
+                    "give `step`, `step` and `last` (last >= step), or `whole: true` alone".into(),
+                )
+            }
+        };
+        let t = self.tenant.clone();
+        blocking(move || {
+            let n = t.forget(&f.episode, what).map_err(live)?;
+            Ok(json!({"episode": f.episode, "forgotten": n}).to_string())
+        })
+        .await
+    }
+
+    #[tool(description = "Correct a stored step's text.")]
+    async fn correct_memory(
+        &self,
+        Parameters(c): Parameters<CorrectMemory>,
+    ) -> Result<String, String> {
+        let t = self.tenant.clone();
+        blocking(move || {
+            let step = NewStep {
+                index: Some(c.step),
+                action: c.action,
+                observation: c.observation,
+                timestamp: None,
+            };
+            t.correct(&c.episode, c.step, step).map_err(live)?;
+            Ok(json!({"episode": c.episode, "corrected": c.step}).to_string())
+        })
+        .await
+    }
+
+    #[tool(description = "List the episodes in memory, with their tasks and step counts.")]
+    async fn list_episodes(&self) -> Result<String, String> {
+        let t = self.tenant.clone();
+        blocking(move || {
+            let list: Vec<_> = t
+                .episodes()
+                .map_err(live)?
+                .into_iter()
+                .map(|e| json!({"id": e.id, "task": e.task, "domain": e.domain, "steps": e.steps}))
+                .collect();
+            Ok(json!({ "episodes": list }).to_string())
+        })
+        .await
+    }
+
+    #[tool(description = "Read an episode's stored steps, in order.")]
+    async fn read_episode(&self, Parameters(r): Parameters<ReadEpisode>) -> Result<String, String> {
+        let t = self.tenant.clone();
+        blocking(move || {
+            let steps = t.steps(&r.episode).map_err(live)?;
+            Ok(json!({"episode": r.episode, "steps": steps}).to_string())
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Rewrite the memory's files so that no byte of anything forgotten remains on disk."
+    )]
+    async fn compact_memory(&self) -> Result<String, String> {
+        let t = self.tenant.clone();
+        blocking(move || {
+            t.compact().map_err(live)?;
+            Ok(json!({"compacted": true}).to_string())
+        })
+        .await
+    }
+}
+
+impl MemoryTools {
+    async fn answer(&self, s: SearchMemory, with_text: bool) -> Result<String, String> {
+        let fixed = match &s.structures {
+            Some(text) => Some(
+                text.parse::<Mask>()
+                    .map_err(|e| format!("structures `{text}`: {e}"))?,
+            ),
+            None if self.policy.is_none() => Some(Mask::ALL),
+            None => None,
+        };
+        let t = self.tenant.clone();
+        let policy = self.policy.clone();
+        blocking(move || {
+            let memory = t.memory(&s.episode).map_err(live)?;
+            let answer = match (fixed, policy) {
+                (Some(mask), _) => Asker::new(Chooser::Fixed(mask)).ask(&memory, &s.question, None),
+                (None, Some(p)) => {
+                    p.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .ask(&memory, &s.question, None)
+                }
+                (None, None) => {
+                    Asker::new(Chooser::Fixed(Mask::ALL)).ask(&memory, &s.question, None)
+                }
+            }
+            .map_err(|e| format!("episode `{}`: {e}", s.episode))?;
+            let q = Question {
+                episode: &s.episode,
+                text: &s.question,
+                qtype: None,
+            };
+            Ok(answer.to_json(&q, with_text).to_string())
+        })
+        .await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemoryTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+            "MESA memory for one tenant: add_memory as you work, search_memory to recall (every item says which steps it came from and when), explain_selection to see why, forget_memory to remove.",
+        )
+    }
+}
+
+/// Why the MCP server could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The memory or tenant could not be opened.
+    #[error(transparent)]
+    Memory(#[from] LiveError),
+    /// The protocol or the runtime failed.
+    #[error("MCP: {0}")]
+    Protocol(String),
+}
+
+/// Serves tenant `tenant` of the memory at `root` on stdio until the client
+/// closes it.
+pub fn serve_stdio(root: &Path, tenant: &str, policy: Option<Asker>) -> Result<(), McpError> {
+    let tenant = Arc::new(LiveMemory::open(root)?.tenant(tenant)?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| McpError::Protocol(e.to_string()))?;
+    rt.block_on(async move {
+        let service = MemoryTools::new(tenant, policy)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| McpError::Protocol(e.to_string()))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| McpError::Protocol(e.to_string()))?;
+        Ok(())
+    })
+}
