@@ -1,0 +1,148 @@
+//! A load test of `mesa serve` (docs/BENCHMARKS.md, "HTTP server"): a server
+//! on 127.0.0.1 over a fresh memory, AMA-Bench's episodes imported through
+//! the API (one batch append each), then C concurrent clients, each for D
+//! seconds, sending mixed requests: 4 queries (all five structures, one of
+//! the episode's own questions) to 1 append (one step). It prints
+//! throughput and p50/p99 latency per route, and checks that every
+//! acknowledged append is stored.
+//!
+//! ```text
+//! cargo run --release -p mesa-server --example load -- ../shared/data/ama-bench/open_end_qa_set.jsonl 16 20
+//! ```
+
+use mesa_server::{add_token, Config, Server};
+use reqwest::blocking::Client;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::time::{Duration, Instant};
+
+struct Episode {
+    id: String,
+    questions: Vec<String>,
+    steps: Vec<Value>,
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let data = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
+    let clients: usize = args.get(2).map_or(Ok(16), |s| s.parse())?;
+    let seconds: u64 = args.get(3).map_or(Ok(20), |s| s.parse())?;
+    let mut episodes = Vec::new();
+    for line in std::io::BufReader::new(std::fs::File::open(&data)?).lines() {
+        let r: Value = serde_json::from_str(&line?)?;
+        let steps = r["trajectory"].as_array().cloned().unwrap_or_default();
+        episodes.push(Episode {
+            id: r["episode_id"].to_string(),
+            questions: r["qa_pairs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|q| q["question"].as_str().map(String::from))
+                .collect(),
+            steps: steps
+                .iter()
+                .map(|t| json!({"action": t["action"], "observation": t["observation"]}))
+                .collect(),
+        });
+    }
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().join("mem");
+    mesa_memory::LiveMemory::open(&root)?;
+    let token = add_token(&root.join("tokens"), "bench")?;
+    let mut config = Config::new(root.clone());
+    config.addr = "127.0.0.1:0".parse()?;
+    let server = Server::bind(&config)?.spawn()?;
+    let base = format!("http://{}", server.addr);
+    let http = Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let t0 = Instant::now();
+    for e in &episodes {
+        http.post(format!("{base}/v1/episodes"))
+            .bearer_auth(&token)
+            .json(&json!({"id": e.id, "task": "AMA-Bench"}))
+            .send()?
+            .error_for_status()?;
+        for chunk in e.steps.chunks(1000) {
+            http.post(format!("{base}/v1/episodes/{}/steps", e.id))
+                .bearer_auth(&token)
+                .json(&json!({"steps": chunk}))
+                .send()?
+                .error_for_status()?;
+        }
+    }
+    println!(
+        "imported {} episodes through the API in {:.1} s",
+        episodes.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    let episodes = std::sync::Arc::new(episodes);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let (base, token, episodes) = (base.clone(), token.clone(), episodes.clone());
+            std::thread::spawn(move || {
+                let http = Client::builder().timeout(Duration::from_secs(120)).build().expect("client");
+                let mut lat: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+                let (mut acked, mut errors) = (Vec::new(), 0usize);
+                let mut k = c * 7919;
+                while Instant::now() < deadline {
+                    k += 1;
+                    let e = &episodes[k % episodes.len()];
+                    let t = Instant::now();
+                    let (route, ok) = if k % 5 == 0 {
+                        let r = http.post(format!("{base}/v1/episodes/{}/steps", e.id)).bearer_auth(&token)
+                            .json(&json!({"action": format!("client {c} note {k}"), "observation": "load test"})).send();
+                        match r.ok().filter(|r| r.status().is_success()).and_then(|r| r.json::<Value>().ok()) {
+                            Some(v) => { acked.push((e.id.clone(), v["indices"][0].as_u64().unwrap_or(u64::MAX))); ("append", true) }
+                            None => ("append", false),
+                        }
+                    } else {
+                        let q = &e.questions[k % e.questions.len().max(1)];
+                        let r = http.post(format!("{base}/v1/episodes/{}/query", e.id)).bearer_auth(&token)
+                            .json(&json!({"question": q, "structures": "all"})).send();
+                        ("query", r.is_ok_and(|r| r.status().is_success()))
+                    };
+                    if ok { lat.entry(route).or_default().push(t.elapsed().as_secs_f64() * 1e3) } else { errors += 1 }
+                }
+                (lat, acked, errors)
+            })
+        })
+        .collect();
+    let mut lat: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let (mut acked, mut errors) = (Vec::new(), 0);
+    for h in handles {
+        let (l, a, e) = h.join().map_err(|_| "a client panicked")?;
+        for (k, v) in l {
+            lat.entry(k).or_default().extend(v)
+        }
+        acked.extend(a);
+        errors += e;
+    }
+    for (route, v) in &mut lat {
+        let n = v.len();
+        println!("{clients} clients, {seconds} s: {route}: {n} requests, {:.1}/s, p50 {:.1} ms, p99 {:.1} ms", n as f64 / seconds as f64, pct(v, 0.5), pct(v, 0.99));
+    }
+    server.stop()?;
+    let t = mesa_memory::LiveMemory::open(&root)?.tenant("bench")?;
+    let mut lost = 0;
+    for (e, i) in &acked {
+        if !t.steps(e)?.iter().any(|s| s.index as u64 == *i) {
+            lost += 1
+        }
+    }
+    println!(
+        "errors: {errors}; acknowledged appends: {}, lost: {lost}",
+        acked.len()
+    );
+    Ok(())
+}
