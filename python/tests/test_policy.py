@@ -70,3 +70,18 @@ def test_bad_policies_raise_policy_error(tmp_path):
         mesa.Policy.from_source(GOOD, engine="jit")
     with pytest.raises(mesa.InvalidInputError):
         mesa.Policy.from_source(GOOD).select("q", previews={"Q.tokens": 1})
+
+
+def test_select_equals_mesa_run(mesa_bin, quickstart):
+    import json
+    import subprocess
+
+    p = mesa.Policy.load(quickstart)
+    for q in ["Why did the build fail?", "What happened at step 4?", "Which file?"]:
+        out = subprocess.run(
+            [mesa_bin, "run", str(quickstart), "--query", q, "--format", "json"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        cli = json.loads(out)
+        s = p.select(q)
+        assert (s.structures, s.bits, s.rule) == (cli["mask"], cli["bits"], cli["rule"])

@@ -1,7 +1,7 @@
 //! [`QueryEngine`]: previews, select, retrieve, compose; and the JSON form
 //! of an [`Answer`].
 
-use mesa_core::{Engine, Input, Mask, PreviewKey, Selection};
+use mesa_core::{Engine, Input, Mask, PreviewKey, Previews, Selection};
 use mesa_memory::{Composition, EpisodeMemory, RetrieveError, Store};
 use mesa_runtime::{AnyEngine, SelectError};
 use serde_json::json;
@@ -221,14 +221,7 @@ impl Asker {
                 None,
             ),
             Chooser::Policy(engine) => {
-                let episode = &memory.episode;
-                let input = Input {
-                    query: text.to_string(),
-                    task: Some(episode.task.clone()),
-                    domain: Some(episode.domain.clone()),
-                    qtype: qtype.map(str::to_string),
-                    previews,
-                };
+                let input = policy_input(memory, text, qtype, previews);
                 let selection = engine.select(&input)?;
                 let name = selection.rule.map(|i| engine.rule_name(i));
                 (selection, name)
@@ -267,6 +260,56 @@ impl Asker {
             timings,
             times,
         })
+    }
+}
+
+/// What a policy reads for a question about `memory`.
+fn policy_input(
+    memory: &EpisodeMemory,
+    text: &str,
+    qtype: Option<&str>,
+    previews: Previews,
+) -> Input {
+    let episode = &memory.episode;
+    Input {
+        query: text.to_string(),
+        task: Some(episode.task.clone()),
+        domain: Some(episode.domain.clone()),
+        qtype: qtype.map(str::to_string),
+        previews,
+    }
+}
+
+impl Asker {
+    /// The policy's trace for a question `answer` answered: every rule in
+    /// order, its mask before and after and whether it fired, as `mesa run
+    /// --trace` prints it, with each rule's name added. The policy reruns on the same input (the answer's
+    /// previews), so it decides as it did. `None` with fixed structures.
+    pub fn trace(
+        &mut self,
+        memory: &EpisodeMemory,
+        text: &str,
+        qtype: Option<&str>,
+        answer: &Answer,
+    ) -> Result<Option<serde_json::Value>, QueryError> {
+        let Chooser::Policy(engine) = &mut self.chooser else {
+            return Ok(None);
+        };
+        let mut previews = Previews::default();
+        for (k, v) in &answer.previews {
+            previews.set(k.structure, k.feature, *v);
+        }
+        let outcome = engine.select_traced(&policy_input(memory, text, qtype, previews))?;
+        let mut trace = serde_json::to_value(&outcome.trace).unwrap_or(serde_json::Value::Null);
+        // Name each rule step, beside the index the trace keeps.
+        for step in trace["steps"].as_array_mut().into_iter().flatten() {
+            if step["step"] == "rule" {
+                if let Some(i) = step["index"].as_u64() {
+                    step["name"] = json!(engine.rule_name(i as usize));
+                }
+            }
+        }
+        Ok(Some(trace))
     }
 }
 

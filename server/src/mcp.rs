@@ -275,12 +275,17 @@ impl MemoryTools {
         let policy = self.policy.clone();
         blocking(move || {
             let memory = t.memory(&s.episode).map_err(live)?;
+            let mut trace = None;
             let answer = match (fixed, policy) {
                 (Some(mask), _) => Asker::new(Chooser::Fixed(mask)).ask(&memory, &s.question, None),
                 (None, Some(p)) => {
-                    p.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .ask(&memory, &s.question, None)
+                    let mut asker = p.lock().unwrap_or_else(|e| e.into_inner());
+                    let answer = asker.ask(&memory, &s.question, None);
+                    // explain_selection adds every rule's test and result.
+                    if let (Ok(a), false) = (&answer, with_text) {
+                        trace = asker.trace(&memory, &s.question, None, a).ok().flatten();
+                    }
+                    answer
                 }
                 (None, None) => {
                     Asker::new(Chooser::Fixed(Mask::ALL)).ask(&memory, &s.question, None)
@@ -292,7 +297,11 @@ impl MemoryTools {
                 text: &s.question,
                 qtype: None,
             };
-            Ok(answer.to_json(&q, with_text).to_string())
+            let mut v = answer.to_json(&q, with_text);
+            if let Some(t) = trace {
+                v["trace"] = t;
+            }
+            Ok(v.to_string())
         })
         .await
     }

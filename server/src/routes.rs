@@ -318,6 +318,9 @@ struct QueryBody {
     structures: Option<String>,
     #[serde(default)]
     qtype: Option<String>,
+    /// Add the policy's trace: every rule, what it tested, whether it fired.
+    #[serde(default)]
+    trace: bool,
 }
 
 /// `POST /v1/episodes/{id}/query`: the answer as `mesa query --format
@@ -344,17 +347,25 @@ pub async fn query(
     let (name, chooser) = chooser(&t, &q)?;
     blocking(move || {
         let memory = t.tenant.memory(&id)?;
-        let answer = match chooser {
+        let failed = |e: mesa_query::QueryError| ApiError::internal(format!("episode `{id}`: {e}"));
+        let qtype = q.qtype.as_deref();
+        let (answer, trace) = match chooser {
             Choice::Fixed(mask) => {
-                Asker::new(Chooser::Fixed(mask)).ask(&memory, &q.question, q.qtype.as_deref())
+                let answer = Asker::new(Chooser::Fixed(mask)).ask(&memory, &q.question, qtype);
+                (answer.map_err(failed)?, None)
             }
-            Choice::Policy(asker) => asker.lock().unwrap_or_else(|p| p.into_inner()).ask(
-                &memory,
-                &q.question,
-                q.qtype.as_deref(),
-            ),
-        }
-        .map_err(|e| ApiError::internal(format!("episode `{id}`: {e}")))?;
+            Choice::Policy(asker) => {
+                let mut asker = asker.lock().unwrap_or_else(|p| p.into_inner());
+                let answer = asker.ask(&memory, &q.question, qtype).map_err(failed)?;
+                let trace = match q.trace {
+                    true => asker
+                        .trace(&memory, &q.question, qtype, &answer)
+                        .map_err(failed)?,
+                    false => None,
+                };
+                (answer, trace)
+            }
+        };
         let question = Question {
             episode: &id,
             text: &q.question,
@@ -362,6 +373,9 @@ pub async fn query(
         };
         let mut v = answer.to_json(&question, true);
         v["policy"] = json!(name);
+        if let Some(t) = trace {
+            v["trace"] = t;
+        }
         Ok(Json(v))
     })
     .await

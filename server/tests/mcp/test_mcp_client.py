@@ -61,6 +61,8 @@ async def main(root):
             r = await session.call_tool("explain_selection", {"episode": "run-1", "question": "Why did the query fail?"})
             why = json.loads(text(r))
             assert why["mask"] == answer["mask"] and all("text" not in e for e in why["evidence"])
+            fired = [s for s in why["trace"]["steps"] if s.get("fired")]
+            assert fired and fired[0]["name"] == "causal", why["trace"]
 
             r = await session.call_tool("search_memory", {"episode": "run-1", "question": "zebra-7731", "structures": "all"})
             assert "zebra-7731" in json.dumps(json.loads(text(r))["evidence"])
