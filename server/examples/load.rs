@@ -23,6 +23,14 @@ struct Episode {
     steps: Vec<Value>,
 }
 
+fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * p).round() as usize]
@@ -50,7 +58,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .collect(),
             steps: steps
                 .iter()
-                .map(|t| json!({"action": t["action"], "observation": t["observation"]}))
+                // Observations cut at 32 KiB, as `mesa build` cuts them (one
+                // AMA-Bench observation is over the live memory's 1 MiB limit).
+                .map(|t| json!({"action": t["action"], "observation": cut(t["observation"].as_str().unwrap_or(""), 32 << 10)}))
                 .collect(),
         });
     }
