@@ -100,6 +100,8 @@ class Answer:
     items: List[EvidenceItem]
     micros: Dict[str, int]
     """Microseconds per stage: prepare, previews, select, retrieve, compose, total."""
+    stale: Dict[str, int]
+    """Steps a structure's evidence lacks, by letter (a summary rewritten over whole episodes lags appends); empty when current."""
     def to_json(self) -> str:
         """The answer exactly as ``mesa query --format json`` prints it."""
     def text(self) -> str:

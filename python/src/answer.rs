@@ -65,6 +65,11 @@ pub struct Answer {
     /// Time per stage, in microseconds.
     #[pyo3(get)]
     pub micros: BTreeMap<String, u64>,
+    /// Steps a selected structure's evidence lacks, by letter (a summary
+    /// rewritten over whole episodes lags behind appends); empty when all
+    /// are current.
+    #[pyo3(get)]
+    pub stale: BTreeMap<String, usize>,
     /// The library's answer, for `to_json` (built only when asked).
     answer: RsAnswer,
     qtype: Option<String>,
@@ -113,6 +118,7 @@ impl Answer {
             tokens: a.composition.tokens,
             items,
             micros,
+            stale: a.stale(),
             answer: a,
             qtype: q.qtype.map(str::to_string),
         }

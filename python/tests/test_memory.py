@@ -25,6 +25,7 @@ def test_append_query_and_provenance(root):
         assert a.tokens >= sum(i.tokens for i in a.items) // 2
         assert a.micros["total"] >= a.micros["retrieve"] and set(a.micros) >= {"prepare", "select", "compose"}
         assert "no such table" in a.text()
+        assert a.stale == {}, "the built-in summarizer keeps up with appends"
 
 
 def test_append_assigns_indices_and_batches_are_atomic(root):

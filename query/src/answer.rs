@@ -120,8 +120,8 @@ impl Answer {
 
     /// The answer as `mesa query --format json` prints it: episode,
     /// question, mask, bits, rule, previews, tokens, evidence (structure,
-    /// steps, score, tokens, and the text when `with_text`) and timings in
-    /// microseconds.
+    /// steps, score, tokens, and the text when `with_text`), timings in
+    /// microseconds, and `stale` (steps a structure lacks) when any does.
     pub fn to_json(&self, q: &Question<'_>, with_text: bool) -> serde_json::Value {
         let previews: serde_json::Map<String, serde_json::Value> = self
             .previews
@@ -147,7 +147,7 @@ impl Answer {
                 v
             })
             .collect();
-        json!({
+        let mut v = json!({
             "episode": q.episode,
             "question": q.text,
             "mask": self.selection.mask,
@@ -157,7 +157,24 @@ impl Answer {
             "tokens": self.composition.tokens,
             "evidence": items,
             "micros": self.timings.to_json(),
-        })
+        });
+        let stale = self.stale();
+        if !stale.is_empty() {
+            v["stale"] = json!(stale);
+        }
+        v
+    }
+
+    /// How many steps each selected structure's evidence lacks (a summary
+    /// an LLM rewrites over the whole episode lags behind appends), by
+    /// structure letter; empty when every structure is current.
+    pub fn stale(&self) -> BTreeMap<String, usize> {
+        self.composition
+            .sections
+            .iter()
+            .filter(|e| e.stale > 0)
+            .map(|e| (e.structure.letter().to_string(), e.stale))
+            .collect()
     }
 }
 

@@ -3,7 +3,7 @@
 
 use mesa_core::{Engine, Mask, Structure};
 use mesa_memory::{BuildOptions, Config, Source, Store};
-use mesa_query::{Chooser, QueryEngine, QueryError, Question};
+use mesa_query::{Asker, Chooser, QueryEngine, QueryError, Question};
 use mesa_runtime::{AnyEngine, EngineKind, Runtime, Staged};
 use std::path::PathBuf;
 
@@ -183,4 +183,55 @@ fn an_unknown_episode_is_named_with_a_suggestion() {
     drop(q);
     drop(store);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A summarizer that only rewrites whole episodes (as the LLM one does).
+struct WholeEpisode;
+
+impl mesa_memory::Summarizer for WholeEpisode {
+    fn name(&self) -> String {
+        "whole-episode-test".into()
+    }
+    fn summarize(
+        &self,
+        episode: &mesa_memory::Episode,
+        _budget: usize,
+    ) -> Result<Vec<mesa_memory::structures::SummaryLine>, mesa_memory::PluginError> {
+        Ok(vec![mesa_memory::structures::SummaryLine {
+            step: None,
+            text: format!("{} steps so far", episode.steps.len()),
+        }])
+    }
+}
+
+#[test]
+fn an_answer_says_when_a_summary_lags_behind_appends() {
+    use mesa_memory::{EpisodeMemory, Plugins, StepParts};
+    let loaded = mesa_memory::dataset::load_str(&dataset(), "data.jsonl", &Default::default())
+        .expect("parses");
+    let mut episode = loaded.episodes[0].clone();
+    let later: Vec<_> = episode.steps.split_off(10);
+    let plugins = Plugins {
+        summarizer: std::sync::Arc::new(WholeEpisode),
+        ..Plugins::default()
+    };
+    let config = Config::default();
+    let mut memory =
+        EpisodeMemory::build(std::sync::Arc::new(episode.clone()), &config, &plugins).unwrap();
+    let mut asker = Asker::new(Chooser::Fixed("S,T".parse().unwrap()));
+    let fresh = asker.ask(&memory, "What happened?", None).unwrap();
+    let q = Question {
+        episode: &episode.id,
+        text: "What happened?",
+        qtype: None,
+    };
+    assert!(fresh.stale().is_empty());
+    assert!(fresh.to_json(&q, false).get("stale").is_none());
+    let parts = StepParts::derive(&episode, &later, &config, &plugins).unwrap();
+    memory.extend(&later, &parts, &config).unwrap();
+    let lagging = asker.ask(&memory, "What happened?", None).unwrap();
+    assert_eq!(
+        lagging.to_json(&q, false)["stale"],
+        serde_json::json!({"S": later.len()})
+    );
 }
