@@ -8,7 +8,4 @@ venv=target/mcp-venv
 rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp>=1.9,<2"
-cargo build --locked -p mesa
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-MESA_BIN="$target_dir/debug/mesa" "$venv/bin/python" server/tests/mcp/test_mcp_client.py
+MESA_BIN=$(bash scripts/mesa-bin.sh) "$venv/bin/python" server/tests/mcp/test_mcp_client.py

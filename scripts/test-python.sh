@@ -14,10 +14,7 @@ python3 -m venv "$venv"
 # A dev-profile wheel shares the dependencies `cargo test` already built.
 "$venv/bin/maturin" build --quiet --locked --profile dev -m python/Cargo.toml -o "$wheels"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "$wheels"/mesa_memory-*.whl
-cargo build --locked -p mesa
-# Where cargo put it (CARGO_TARGET_DIR may move the target directory).
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+mesa_bin=$(bash scripts/mesa-bin.sh)
 # Run from outside the source tree, so `import mesa_memory` is the wheel.
 cd python/tests
-MESA_BIN="$target_dir/debug/mesa" "$OLDPWD/$venv/bin/python" -m pytest -q -p no:cacheprovider .
+MESA_BIN="$mesa_bin" "$OLDPWD/$venv/bin/python" -m pytest -q -p no:cacheprovider .

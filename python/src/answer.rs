@@ -96,14 +96,10 @@ impl Answer {
             .collect();
         let micros = a
             .timings
-            .to_json()
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()? as u64)))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .micros()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v as u64))
+            .collect();
         Answer {
             episode: q.episode.to_string(),
             question: q.text.to_string(),

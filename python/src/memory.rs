@@ -8,7 +8,7 @@ use crate::errors::{self, invalid, raise, ClosedError};
 use crate::policy::Policy;
 use mesa_core::Mask;
 use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
-use mesa_query::{Asker, Chooser, Question};
+use mesa_query::{Question, SharedChooser};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -239,7 +239,7 @@ impl Memory {
         structures: Option<Bound<'_, PyAny>>,
         qtype: Option<String>,
     ) -> PyResult<Answer> {
-        let fixed = match (&policy, structures) {
+        let chooser = match (policy, structures) {
             (Some(_), Some(_)) => {
                 return Err(invalid(
                     "bad-chooser",
@@ -252,8 +252,8 @@ impl Memory {
                     "give policy=Policy.load(...) or structures=\"S,T\"".into(),
                 ))
             }
-            (None, Some(s)) => Some(mask_of(&s)?),
-            (Some(_), None) => None,
+            (None, Some(s)) => SharedChooser::Fixed(mask_of(&s)?),
+            (Some(p), None) => p.chooser(),
         };
         let tenant = self.open()?;
         let q = Question {
@@ -261,19 +261,13 @@ impl Memory {
             text: &question,
             qtype: qtype.as_deref(),
         };
-        let policy: Option<&Policy> = policy.as_deref();
         py.detach(|| {
             let memory = tenant.memory(&episode).map_err(errors::live)?;
-            let answer = match (fixed, policy) {
-                (Some(mask), _) => {
-                    Asker::new(Chooser::Fixed(mask)).ask(&memory, &question, q.qtype)
-                }
-                (None, Some(p)) => p.asker().ask(&memory, &question, q.qtype),
-                (None, None) => unreachable!("checked above"),
-            };
-            let answer = answer.map_err(|e| {
-                raise::<errors::PolicyError>("query", format!("episode `{episode}`: {e}"), None)
-            })?;
+            let (answer, _) = chooser
+                .ask(&memory, &question, q.qtype, false)
+                .map_err(|e| {
+                    raise::<errors::PolicyError>("query", format!("episode `{episode}`: {e}"), None)
+                })?;
             Ok(Answer::of(&q, answer))
         })
     }

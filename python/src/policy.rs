@@ -6,12 +6,12 @@ use crate::answer::py_opt;
 use crate::errors::{self, invalid, raise};
 use mesa_compiler::{explain as explain_text, Input};
 use mesa_core::{apply_preview_assignment, Engine, Mask};
-use mesa_query::{Asker, Chooser};
+use mesa_query::{Asker, Chooser, SharedChooser};
 use mesa_runtime::{EngineKind, PolicyFormat, Runtime, RuntimeConfig, Staged};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One finding of the checker.
 #[pyclass(frozen, get_all, module = "mesa_memory")]
@@ -104,7 +104,8 @@ impl Selection {
 pub struct Policy {
     name: String,
     staged: Mutex<Staged>,
-    asker: Mutex<Asker>,
+    /// The asker, shared with the queries that use this policy.
+    asker: Arc<Mutex<Asker>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -144,13 +145,18 @@ impl Policy {
         Ok(Policy {
             name: name.to_string(),
             staged: Mutex::new(staged),
-            asker: Mutex::new(Asker::new(Chooser::Policy(Box::new(engine)))),
+            asker: Arc::new(Mutex::new(Asker::new(Chooser::Policy(Box::new(engine))))),
         })
     }
 
     /// The asker that answers questions with this policy.
-    pub fn asker(&self) -> MutexGuard<'_, Asker> {
+    fn asker(&self) -> MutexGuard<'_, Asker> {
         lock(&self.asker)
+    }
+
+    /// This policy as the chooser of a query.
+    pub fn chooser(&self) -> SharedChooser {
+        SharedChooser::Policy(self.asker.clone())
     }
 }
 

@@ -78,15 +78,25 @@ impl Timings {
 
     /// Each stage and the total in whole microseconds, as JSON.
     pub fn to_json(&self) -> serde_json::Value {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .micros()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        serde_json::Value::Object(map)
+    }
+
+    /// Each stage and the total, in whole microseconds.
+    pub fn micros(&self) -> [(&'static str, f64); 6] {
         let us = |d: Duration| (d.as_secs_f64() * 1e6).round();
-        json!({
-            "prepare": us(self.prepare),
-            "previews": us(self.previews),
-            "select": us(self.select),
-            "retrieve": us(self.retrieve),
-            "compose": us(self.compose),
-            "total": us(self.total()),
-        })
+        [
+            ("prepare", us(self.prepare)),
+            ("previews", us(self.previews)),
+            ("select", us(self.select)),
+            ("retrieve", us(self.retrieve)),
+            ("compose", us(self.compose)),
+            ("total", us(self.total())),
+        ]
     }
 }
 
@@ -327,6 +337,51 @@ impl Asker {
             }
         }
         Ok(Some(trace))
+    }
+}
+
+/// How a front end serving many threads chooses: fixed structures, or one
+/// policy's asker shared behind a lock (the Python package, `mesa serve`
+/// and `mesa mcp` all answer through it).
+#[derive(Clone)]
+pub enum SharedChooser {
+    /// A fixed set of structures.
+    Fixed(Mask),
+    /// A policy, its asker shared.
+    Policy(std::sync::Arc<std::sync::Mutex<Asker>>),
+}
+
+impl SharedChooser {
+    /// A shared policy asker.
+    pub fn policy(asker: Asker) -> SharedChooser {
+        SharedChooser::Policy(std::sync::Arc::new(std::sync::Mutex::new(asker)))
+    }
+
+    /// Answers one question as [`Asker::ask`] does; with `traced`, also the
+    /// policy's [`Asker::trace`] (`None` with fixed structures).
+    pub fn ask(
+        &self,
+        memory: &EpisodeMemory,
+        text: &str,
+        qtype: Option<&str>,
+        traced: bool,
+    ) -> Result<(Answer, Option<serde_json::Value>), QueryError> {
+        match self {
+            SharedChooser::Fixed(mask) => {
+                let answer = Asker::new(Chooser::Fixed(*mask)).ask(memory, text, qtype)?;
+                Ok((answer, None))
+            }
+            SharedChooser::Policy(asker) => {
+                // A thread that panicked mid-question left no state behind.
+                let mut asker = asker.lock().unwrap_or_else(|p| p.into_inner());
+                let answer = asker.ask(memory, text, qtype)?;
+                let trace = match traced {
+                    true => asker.trace(memory, text, qtype, &answer)?,
+                    false => None,
+                };
+                Ok((answer, trace))
+            }
+        }
     }
 }
 

@@ -20,4 +20,6 @@
 
 mod answer;
 
-pub use answer::{Answer, Asker, Chooser, QueryEngine, QueryError, Question, Timings};
+pub use answer::{
+    Answer, Asker, Chooser, QueryEngine, QueryError, Question, SharedChooser, Timings,
+};

@@ -18,7 +18,7 @@
 
 use mesa_core::Mask;
 use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
-use mesa_query::{Asker, Chooser, Question};
+use mesa_query::{Asker, Question, SharedChooser};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ServerCapabilities, ServerConfig};
@@ -27,13 +27,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The tools over one tenant.
 #[derive(Clone)]
 pub struct MemoryTools {
     tenant: Arc<Tenant>,
-    policy: Option<Arc<Mutex<Asker>>>,
+    /// The policy given, or all five structures.
+    chooser: SharedChooser,
     tool_router: ToolRouter<Self>,
 }
 
@@ -123,7 +124,7 @@ impl MemoryTools {
     pub fn new(tenant: Arc<Tenant>, policy: Option<Asker>) -> MemoryTools {
         MemoryTools {
             tenant,
-            policy: policy.map(|a| Arc::new(Mutex::new(a))),
+            chooser: policy.map_or(SharedChooser::Fixed(Mask::ALL), SharedChooser::policy),
             tool_router: Self::tool_router(),
         }
     }
@@ -134,26 +135,26 @@ impl MemoryTools {
     async fn add_memory(&self, Parameters(a): Parameters<AddMemory>) -> Result<String, String> {
         let t = self.tenant.clone();
         blocking(move || {
-            let known = t
-                .episodes()
-                .map_err(live)?
-                .iter()
-                .any(|e| e.id == a.episode);
-            if !known {
-                t.create_episode(&NewEpisode {
-                    id: a.episode.clone(),
-                    task: a.task.clone().unwrap_or_default(),
-                    ..NewEpisode::default()
-                })
-                .map_err(live)?;
-            }
             let step = NewStep {
                 index: None,
                 action: a.action,
                 observation: a.observation,
                 timestamp: a.timestamp,
             };
-            let index = t.append(&a.episode, step).map_err(live)?;
+            // The episode is created on the first add to it.
+            let index = match t.append(&a.episode, step.clone()) {
+                Err(LiveError::UnknownEpisode { .. }) => {
+                    t.create_episode(&NewEpisode {
+                        id: a.episode.clone(),
+                        task: a.task.clone().unwrap_or_default(),
+                        ..NewEpisode::default()
+                    })
+                    .map_err(live)?;
+                    t.append(&a.episode, step)
+                }
+                other => other,
+            }
+            .map_err(live)?;
             Ok(json!({"episode": a.episode, "index": index}).to_string())
         })
         .await
@@ -263,35 +264,20 @@ impl MemoryTools {
 
 impl MemoryTools {
     async fn answer(&self, s: SearchMemory, with_text: bool) -> Result<String, String> {
-        let fixed = match &s.structures {
-            Some(text) => Some(
+        let chooser = match &s.structures {
+            Some(text) => SharedChooser::Fixed(
                 text.parse::<Mask>()
                     .map_err(|e| format!("structures `{text}`: {e}"))?,
             ),
-            None if self.policy.is_none() => Some(Mask::ALL),
-            None => None,
+            None => self.chooser.clone(),
         };
         let t = self.tenant.clone();
-        let policy = self.policy.clone();
         blocking(move || {
             let memory = t.memory(&s.episode).map_err(live)?;
-            let mut trace = None;
-            let answer = match (fixed, policy) {
-                (Some(mask), _) => Asker::new(Chooser::Fixed(mask)).ask(&memory, &s.question, None),
-                (None, Some(p)) => {
-                    let mut asker = p.lock().unwrap_or_else(|e| e.into_inner());
-                    let answer = asker.ask(&memory, &s.question, None);
-                    // explain_selection adds every rule's test and result.
-                    if let (Ok(a), false) = (&answer, with_text) {
-                        trace = asker.trace(&memory, &s.question, None, a).ok().flatten();
-                    }
-                    answer
-                }
-                (None, None) => {
-                    Asker::new(Chooser::Fixed(Mask::ALL)).ask(&memory, &s.question, None)
-                }
-            }
-            .map_err(|e| format!("episode `{}`: {e}", s.episode))?;
+            // explain_selection adds every rule's test and result.
+            let (answer, trace) = chooser
+                .ask(&memory, &s.question, None, !with_text)
+                .map_err(|e| format!("episode `{}`: {e}", s.episode))?;
             let q = Question {
                 episode: &s.episode,
                 text: &s.question,

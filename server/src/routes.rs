@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mesa_core::Mask;
 use mesa_memory::{Forget, NewEpisode, NewStep};
-use mesa_query::{Asker, Chooser, Question};
+use mesa_query::{Question, SharedChooser};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -65,6 +65,10 @@ impl FromRequestParts<Shared> for Authed {
             .tenant(token.trim())
             .ok_or_else(ApiError::unauthorized)?
             .to_string();
+        if let Some(t) = state.opened(&tenant) {
+            return Ok(Authed(t));
+        }
+        // The first request opens the tenant's database: off the async threads.
         let state = state.clone();
         blocking(move || state.tenant(&tenant)).await.map(Authed)
     }
@@ -347,25 +351,9 @@ pub async fn query(
     let (name, chooser) = chooser(&t, &q)?;
     blocking(move || {
         let memory = t.tenant.memory(&id)?;
-        let failed = |e: mesa_query::QueryError| ApiError::internal(format!("episode `{id}`: {e}"));
-        let qtype = q.qtype.as_deref();
-        let (answer, trace) = match chooser {
-            Choice::Fixed(mask) => {
-                let answer = Asker::new(Chooser::Fixed(mask)).ask(&memory, &q.question, qtype);
-                (answer.map_err(failed)?, None)
-            }
-            Choice::Policy(asker) => {
-                let mut asker = asker.lock().unwrap_or_else(|p| p.into_inner());
-                let answer = asker.ask(&memory, &q.question, qtype).map_err(failed)?;
-                let trace = match q.trace {
-                    true => asker
-                        .trace(&memory, &q.question, qtype, &answer)
-                        .map_err(failed)?,
-                    false => None,
-                };
-                (answer, trace)
-            }
-        };
+        let (answer, trace) = chooser
+            .ask(&memory, &q.question, q.qtype.as_deref(), q.trace)
+            .map_err(|e| ApiError::internal(format!("episode `{id}`: {e}")))?;
         let question = Question {
             episode: &id,
             text: &q.question,
@@ -381,13 +369,8 @@ pub async fn query(
     .await
 }
 
-enum Choice {
-    Fixed(Mask),
-    Policy(Arc<Mutex<Asker>>),
-}
-
 /// The fixed structures asked for, the policy named, or the active one.
-fn chooser(t: &TenantState, q: &QueryBody) -> Result<(Option<String>, Choice), ApiError> {
+fn chooser(t: &TenantState, q: &QueryBody) -> Result<(Option<String>, SharedChooser), ApiError> {
     if let Some(s) = &q.structures {
         if q.policy.is_some() {
             return Err(ApiError::bad_request(
@@ -398,7 +381,7 @@ fn chooser(t: &TenantState, q: &QueryBody) -> Result<(Option<String>, Choice), A
         let mask = s
             .parse::<Mask>()
             .map_err(|e| ApiError::bad_request("bad-structures", format!("structures: {e}")))?;
-        return Ok((None, Choice::Fixed(mask)));
+        return Ok((None, SharedChooser::Fixed(mask)));
     }
     let name = match &q.policy {
         Some(n) => n.clone(),
@@ -427,7 +410,7 @@ fn chooser(t: &TenantState, q: &QueryBody) -> Result<(Option<String>, Choice), A
                 format!("there is no policy `{name}` (GET /v1/policies lists them)"),
             )
         })?;
-    Ok((Some(name), Choice::Policy(asker)))
+    Ok((Some(name), SharedChooser::Policy(asker)))
 }
 
 /// `POST /v1/compact`.
@@ -472,7 +455,7 @@ pub async fn put_policy(
         ));
     }
     blocking(move || {
-        let asker = s.load(&name, &b.source)?;
+        let (asker, warnings) = s.load(&name, &b.source)?;
         let dir = policy_dir(&t);
         let io = |e: std::io::Error| ApiError::internal(format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(&dir).map_err(io)?;
@@ -483,14 +466,10 @@ pub async fn put_policy(
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name.clone(), Arc::new(Mutex::new(asker)));
-        let warnings = mesa_runtime::Staged::check(&b.source)
-            .map(|st| {
-                st.warnings()
-                    .iter()
-                    .map(|d| d.to_json(&format!("{name}.mesa"), &b.source))
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default();
+        let warnings: Vec<_> = warnings
+            .iter()
+            .map(|d| d.to_json(&format!("{name}.mesa"), &b.source))
+            .collect();
         Ok(Json(json!({ "name": name, "diagnostics": warnings })))
     })
     .await

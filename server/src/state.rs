@@ -92,6 +92,13 @@ impl AppState {
         })
     }
 
+    /// Tenant `name` if it is open already (no I/O: the request path's
+    /// common case).
+    pub fn opened(&self, name: &str) -> Option<Arc<TenantState>> {
+        let map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(name).cloned()
+    }
+
     /// Tenant `name`, opened (and its policy files loaded) on first use.
     pub fn tenant(&self, name: &str) -> Result<Arc<TenantState>, ApiError> {
         let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
@@ -109,13 +116,18 @@ impl AppState {
         Ok(state)
     }
 
-    /// Checks and loads a policy source into an asker.
-    pub fn load(&self, name: &str, source: &str) -> Result<Asker, ApiError> {
+    /// Checks and loads a policy source into an asker; also its warnings.
+    pub fn load(
+        &self,
+        name: &str,
+        source: &str,
+    ) -> Result<(Asker, Vec<mesa_grammar::Diagnostic>), ApiError> {
         let mut staged = Staged::check(source).map_err(|e| policy_error(name, e))?;
         let engine = staged
             .engine(&self.runtime, EngineKind::Wasm)
             .map_err(|e| policy_error(name, e))?;
-        Ok(Asker::new(Chooser::Policy(Box::new(engine))))
+        let warnings = staged.warnings().to_vec();
+        Ok((Asker::new(Chooser::Policy(Box::new(engine))), warnings))
     }
 
     /// Rereads the tenant's policy files: each that checks replaces the
@@ -144,7 +156,7 @@ impl AppState {
                 .map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))
                 .and_then(|source| self.load(name, &source));
             match loaded {
-                Ok(asker) => {
+                Ok((asker, _)) => {
                     t.policies
                         .write()
                         .unwrap_or_else(|p| p.into_inner())
