@@ -90,7 +90,7 @@ pub fn intersects(a: &[u64], b: &[u64]) -> bool {
 
 /// Inverse document frequencies over a set of documents (each a sorted list
 /// of term hashes), for idf-weighted overlap scores.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Idf {
     docs: usize,
     df: HashMap<u64, u32>,
@@ -160,7 +160,7 @@ impl Idf {
 /// documents that contain it. [`TermIndex::overlaps`] gives every
 /// document's [`Idf::overlap`] with a question, bit for bit, reading only
 /// the postings of the question's terms.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct TermIndex {
     idf: Idf,
     postings: HashMap<u64, Vec<u32>>,
@@ -174,6 +174,11 @@ impl TermIndex {
             index.add(d);
         }
         index
+    }
+
+    /// Documents indexed.
+    pub fn docs(&self) -> usize {
+        self.idf.docs
     }
 
     /// Adds the next document (its distinct terms).

@@ -6,6 +6,7 @@
 //! meta(key, value)                      format, version, embedder, config
 //! episodes(id, task, domain, outcome, meta, created)
 //! steps(episode, idx, action, observation, timestamp, tokens, vector, triples)
+//! states(episode, steps, last_idx, fingerprint, state)   built structures, to open fast
 //! ```
 //!
 //! A step's row holds what the model-backed builders derived from it
@@ -45,7 +46,68 @@ CREATE TABLE IF NOT EXISTS steps (
     triples TEXT NOT NULL,
     PRIMARY KEY (episode, idx)
 ) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS states (
+    episode TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+    steps INTEGER NOT NULL,
+    last_idx INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    state BLOB NOT NULL
+) STRICT;
 ";
+
+/// A persisted memory state: the number of steps it covers, the last one's
+/// index, what it was built under, and the bytes.
+#[derive(Debug, Clone)]
+pub struct StateRow {
+    /// Steps covered (the first `steps` of the episode).
+    pub steps: usize,
+    /// The index of the last covered step.
+    pub last_idx: usize,
+    /// [`crate::structures::state_fingerprint`] at the time.
+    pub fingerprint: String,
+    /// [`crate::EpisodeMemory::state`].
+    pub state: Vec<u8>,
+}
+
+/// The persisted state of an episode, if any.
+pub fn state(conn: &Connection, episode: &str) -> rusqlite::Result<Option<StateRow>> {
+    conn.query_row(
+        "SELECT steps, last_idx, fingerprint, state FROM states WHERE episode = ?1",
+        [episode],
+        |r| {
+            Ok(StateRow {
+                steps: r.get::<_, i64>(0)? as usize,
+                last_idx: r.get::<_, i64>(1)? as usize,
+                fingerprint: r.get(2)?,
+                state: r.get(3)?,
+            })
+        },
+    )
+    .optional()
+}
+
+/// Replaces an episode's persisted state.
+pub fn put_state(conn: &Connection, episode: &str, row: &StateRow) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO states (episode, steps, last_idx, fingerprint, state)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            episode,
+            row.steps as i64,
+            row.last_idx as i64,
+            row.fingerprint,
+            row.state
+        ],
+    )
+    .map(|_| ())
+}
+
+/// Drops an episode's persisted state (it holds the text of every step it
+/// covers, so a forget or a correction drops it in the same transaction).
+pub fn delete_state(conn: &Connection, episode: &str) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM states WHERE episode = ?1", [episode])
+        .map(|_| ())
+}
 
 /// An episode's row.
 #[derive(Debug, Clone, PartialEq)]
@@ -294,6 +356,7 @@ pub fn delete_steps(
 
 /// Deletes an episode and its steps; returns how many steps.
 pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usize> {
+    delete_state(conn, episode)?;
     let steps = conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
     conn.execute("DELETE FROM episodes WHERE id = ?1", [episode])?;
     Ok(steps)

@@ -4,14 +4,16 @@
 //! ```text
 //! ROOT/
 //!   mesa-live.json                 marker: format and version
-//!   tenants/NAME/memory.sqlite     the tenant's episodes and steps (WAL mode)
+//!   tenants/NAME/memory.sqlite     the tenant's episodes, steps and persisted states (WAL mode)
 //!   tenants/NAME/writer.lock       held by the one handle that writes NAME
 //!
 //! append(step) ──derive StepParts (embed, extract: the new step only)──► one transaction ──► ack
 //!                                                      │ kept beside the episode's snapshot
-//! query ──snapshot(episode)── extended by the appended steps (EpisodeMemory::extended)
-//!                          └─ or, after a forget, a correction or on a reader, assembled
-//!                             from the stored parts (EpisodeMemory::from_parts); then shared
+//! query ──snapshot(episode)── extended by the appended steps (EpisodeMemory::extend)
+//!                          └─ or, after a forget, a correction or on a fresh handle,
+//!                             reopened from the persisted state and extended (state.rs),
+//!                             or assembled from the stored parts (EpisodeMemory::from_parts);
+//!                             then shared
 //! ```
 //!
 //! Every call names its tenant by holding its [`Tenant`]; a tenant is its own
@@ -33,6 +35,7 @@
 
 mod db;
 mod error;
+mod state;
 mod types;
 
 pub use error::{LiveError, LiveErrorKind};
@@ -261,6 +264,9 @@ struct Snapshots {
     /// the next question extends that snapshot instead of rebuilding.
     appended: HashMap<String, Vec<(Step, StepParts)>>,
     changes: HashMap<String, u64>,
+    /// Steps covered by the episode's persisted state, as this writer
+    /// knows it (see [`state`]).
+    persisted: HashMap<String, usize>,
     /// A reader's view of the database (`PRAGMA data_version`): when
     /// another connection commits, every snapshot is dropped.
     data_version: Option<i64>,
@@ -367,6 +373,7 @@ impl Tenant {
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         s.built.remove(episode);
         s.appended.remove(episode);
+        s.persisted.remove(episode);
         *s.changes.entry(episode.to_string()).or_default() += 1;
     }
 
@@ -546,7 +553,10 @@ impl Tenant {
         };
         let parts = self.derive(&row, std::slice::from_ref(&new))?;
         let conn = self.conn();
-        db::put_step(&conn, episode, &new, &parts[0]).map_err(self.db_error())?;
+        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
+        db::put_step(&tx, episode, &new, &parts[0]).map_err(self.db_error())?;
+        db::delete_state(&tx, episode).map_err(self.db_error())?;
+        tx.commit().map_err(self.db_error())?;
         drop(conn);
         self.forget_snapshot(episode);
         Ok(())
@@ -571,6 +581,7 @@ impl Tenant {
                 if n == 0 {
                     return Err(self.unknown_step(&tx, episode, i));
                 }
+                db::delete_state(&tx, episode).map_err(self.db_error())?;
                 n
             }
         };
@@ -583,7 +594,8 @@ impl Tenant {
     /// Rewrites the database without free pages and empties its log: after
     /// it, no file of the tenant holds a byte of anything forgotten.
     pub fn compact(&self) -> Result<(), LiveError> {
-        let _write = self.write_lock()?;
+        let write = self.write_lock()?;
+        self.persist_built(&write)?;
         db::compact(&self.conn()).map_err(self.db_error())
     }
 
@@ -621,18 +633,22 @@ impl Tenant {
                 (None, _) => ((s.changes.get(episode).copied(), s.epoch), None),
             }
         };
+        let cold = base.is_none();
         let built = match base {
             Some((m, pending)) => self.extend_snapshot(episode, m, pending)?,
             None => {
-                let (ep, parts) = self.load(episode)?;
-                Arc::new(EpisodeMemory::from_parts(
-                    Arc::new(ep),
-                    &parts,
-                    &self.config,
-                    &self.plugins,
-                )?)
+                let (ep, parts, state) = self.load(episode)?;
+                let (m, covered) = self.assemble(ep, parts, state)?;
+                if self.is_writer() {
+                    let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+                    if (s.changes.get(episode).copied(), s.epoch) == changes {
+                        s.persisted.insert(episode.to_string(), covered);
+                    }
+                }
+                Arc::new(m)
             }
         };
+        self.maybe_persist(episode, &built, changes, cold);
         built.vector.index_in_background();
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         if (s.changes.get(episode).copied(), s.epoch) == changes {
@@ -686,12 +702,13 @@ impl Tenant {
         Ok(())
     }
 
-    /// The episode and its parts, from one read.
-    fn load(&self, episode: &str) -> Result<(Episode, Vec<StepParts>), LiveError> {
+    /// The episode, its parts and its persisted state, from one read.
+    fn load(&self, episode: &str) -> Result<Loaded, LiveError> {
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
         let row = self.episode_row(&tx, episode)?;
         let rows = db::steps(&tx, episode).map_err(self.db_error())?;
+        let state = db::state(&tx, episode).map_err(self.db_error())?;
         drop(tx);
         drop(conn);
         let mut steps = Vec::with_capacity(rows.len());
@@ -703,7 +720,7 @@ impl Tenant {
                 message,
             })?);
         }
-        Ok((episode_of(row, steps), parts))
+        Ok((episode_of(row, steps), parts, state))
     }
 
     fn episode_row(&self, conn: &Connection, episode: &str) -> Result<EpisodeRow, LiveError> {
@@ -736,6 +753,9 @@ impl Tenant {
         })
     }
 }
+
+/// What [`Tenant::load`] reads.
+type Loaded = (Episode, Vec<StepParts>, Option<db::StateRow>);
 
 fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
     Episode {

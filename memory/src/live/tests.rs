@@ -100,6 +100,85 @@ fn streamed_equals_batch_on_ama_bench_episodes() {
     }
 }
 
+/// A writer persists a long episode's built state; a handle opened later
+/// reopens it and extends it by the steps appended since, and answers
+/// exactly as a batch build of the same steps. A damaged state is not
+/// trusted: the episode is rebuilt, with the same answers.
+#[test]
+fn a_persisted_state_reopens_to_the_same_answers() {
+    let Some(path) = crate::testing::ama_path() else {
+        eprintln!("SKIPPED: AMA-Bench not found");
+        return;
+    };
+    let loaded = crate::load(&path, &LoadOptions::default()).expect("loads");
+    let (_dir, m) = memory();
+    let long: Vec<&Episode> = loaded
+        .episodes
+        .iter()
+        .filter(|e| e.steps.len() >= state::PERSIST_MIN_STEPS + 40)
+        .take(2)
+        .collect();
+    assert!(!long.is_empty(), "AMA-Bench has long episodes");
+    for e in long {
+        let as_new = |s: &Step| NewStep {
+            index: Some(s.index),
+            action: s.action.clone(),
+            observation: s.observation.clone(),
+            timestamp: s.timestamp.clone(),
+        };
+        let cut = e.steps.len() - 30;
+        let t = m.tenant("bench").expect("tenant");
+        t.create_episode(&NewEpisode {
+            id: e.id.clone(),
+            task: e.task.clone(),
+            domain: e.domain.clone(),
+            outcome: e.outcome.clone(),
+            meta: e.meta.clone(),
+        })
+        .expect("create");
+        t.append_batch(&e.id, e.steps[..cut].iter().map(as_new).collect())
+            .expect("append");
+        t.memory(&e.id).expect("memory");
+        let row = db::state(&t.conn(), &e.id).unwrap().expect("persisted");
+        assert_eq!((row.steps, row.last_idx), (cut, e.steps[cut - 1].index));
+        t.append_batch(&e.id, e.steps[cut..].iter().map(as_new).collect())
+            .expect("append");
+        drop(t);
+        let stored = t_episode(&m, &e.id);
+        let batch = EpisodeMemory::build(Arc::new(stored), &Config::default(), &Plugins::default())
+            .expect("batch");
+        let mut questions: Vec<String> = e.questions.iter().map(|q| q.question.clone()).collect();
+        questions.push("What happened at step 3?".into());
+        let want = answers(&batch, &questions);
+        for damaged in [false, true] {
+            let t = m.tenant("bench").expect("tenant");
+            if damaged {
+                t.conn()
+                    .execute("UPDATE states SET state = x'0102'", [])
+                    .unwrap();
+            }
+            let reopened = t.memory(&e.id).expect("memory");
+            let covered = t.snapshots.read().unwrap().persisted.get(&e.id).copied();
+            // A damaged state is rebuilt over, and replaced by, the whole
+            // episode.
+            let n = e.steps.len();
+            assert_eq!(covered, Some(if damaged { n } else { cut }), "{}", e.id);
+            assert_eq!(reopened.episode.steps.len(), e.steps.len());
+            let got = answers(&reopened, &questions);
+            for (i, (x, y)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(x, y, "episode {} question {i}: {}", e.id, questions[i]);
+            }
+        }
+    }
+}
+
+fn t_episode(m: &LiveMemory, id: &str) -> Episode {
+    m.reader("bench")
+        .expect("reader")
+        .episode(id)
+        .expect("episode")
+}
+
 #[test]
 fn indices_are_assigned_and_timestamps_kept_or_given() {
     let (_dir, m) = memory();
@@ -135,10 +214,11 @@ fn forgotten_text_is_in_no_file_after_compaction() {
     let t = m.tenant("a").unwrap();
     t.create_episode(&new_episode("e")).unwrap();
     const MARKER: &str = "zq-SECRET-7f3a9c-marker";
-    for i in 0..40 {
-        t.append("e", step(&format!("step {i}"), "ordinary output"))
-            .unwrap();
-    }
+    // Long enough that the episode's built state is persisted too.
+    let filler: Vec<NewStep> = (0..300)
+        .map(|i| step(&format!("step {i}"), "ordinary output"))
+        .collect();
+    t.append_batch("e", filler).unwrap();
     t.append("e", step("read the key", &format!("the key is {MARKER}")))
         .unwrap();
     t.append("e", step("more", "after")).unwrap();
@@ -147,13 +227,21 @@ fn forgotten_text_is_in_no_file_after_compaction() {
         .compose(Mask::ALL)
         .unwrap();
     assert!(before.render().contains(MARKER));
-    assert_eq!(t.forget("e", Forget::Step(40)).unwrap(), 1);
+    let state = db::state(&t.conn(), "e")
+        .unwrap()
+        .expect("a persisted state");
+    assert!(state
+        .state
+        .windows(MARKER.len())
+        .any(|w| w == MARKER.as_bytes()));
+    assert_eq!(t.forget("e", Forget::Step(300)).unwrap(), 1);
+    assert!(db::state(&t.conn(), "e").unwrap().is_none());
     // Gone from every structure at once.
     let m2 = t.memory("e").unwrap();
     for s in Structure::ALL {
         let ev = Retrieval::new(&m2, &q).compose(Mask::single(s)).unwrap();
         assert!(!ev.render().contains(MARKER), "{s:?}");
-        assert!(ev.items().all(|i| !i.steps.contains(&40)), "{s:?}");
+        assert!(ev.items().all(|i| !i.steps.contains(&300)), "{s:?}");
     }
     // While the tenant is open its write-ahead log still holds the page
     // the step was first written to.

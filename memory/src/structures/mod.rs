@@ -14,6 +14,7 @@
 //! renderings, windows, summary, relations), so retrieval never tokenizes.
 
 pub mod graph;
+mod persist;
 pub mod raw;
 pub mod stepref;
 pub mod summary;
@@ -22,6 +23,7 @@ pub mod timeref;
 pub mod vector;
 
 pub use graph::{Graph, RuleExtractor, Triple, TripleExtractor};
+pub use persist::state_fingerprint;
 pub use raw::{windows, Raw, Window};
 pub use stepref::{StepRef, StepRefs};
 pub use summary::{ExtractiveSummarizer, Summarizer, Summary, SummaryLine};

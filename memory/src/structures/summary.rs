@@ -224,7 +224,7 @@ impl Summarizer for ExtractiveSummarizer {
 }
 
 /// One step's candidate line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Candidate {
     step: usize,
     score: f64,
@@ -237,7 +237,7 @@ struct Candidate {
 /// line depends only on the steps before it (the observation lines already
 /// used, the previous action's kind), so an append adds its own line and
 /// reruns the selection, which reads only the kept scores and costs.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Candidates {
     lines: Vec<Candidate>,
     seen: std::collections::HashSet<String>,
@@ -364,8 +364,11 @@ impl Candidates {
 }
 
 /// The summary of one episode.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Persisted as plain pairs (a line's JSON form leaves out a missing
+    /// step, which a compact binary form cannot read back).
+    #[serde(with = "plain_lines")]
     lines: Vec<SummaryLine>,
     text: String,
     tokens: usize,
@@ -376,6 +379,26 @@ pub struct Summary {
     candidates: Option<Candidates>,
     /// Steps appended since the summary was written that it does not cover.
     stale: usize,
+}
+
+/// [`SummaryLine`]s as `(step, text)` pairs.
+mod plain_lines {
+    use super::SummaryLine;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(lines: &[SummaryLine], s: S) -> Result<S::Ok, S::Error> {
+        let pairs: Vec<(Option<usize>, &str)> =
+            lines.iter().map(|l| (l.step, l.text.as_str())).collect();
+        pairs.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<SummaryLine>, D::Error> {
+        let pairs = Vec::<(Option<usize>, String)>::deserialize(d)?;
+        Ok(pairs
+            .into_iter()
+            .map(|(step, text)| SummaryLine { step, text })
+            .collect())
+    }
 }
 
 impl Summary {

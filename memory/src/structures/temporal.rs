@@ -20,16 +20,28 @@ const KEY_OBSERVATION_BYTES: usize = 300;
 const KEY_ACTION_BYTES: usize = 300;
 
 /// The temporal store of one episode.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Temporal {
+    /// Not kept in a persisted state: the memory's own rendering.
+    #[serde(skip)]
     pub(super) steps: Arc<StepTexts>,
     /// The turn keys' terms, by step position.
     keys: TermIndex,
-    /// Each step's timestamp, when readable.
+    /// Each step's timestamp, when readable (read again from the steps
+    /// when a persisted state is opened).
+    #[serde(skip)]
     times: Vec<Option<jiff::Timestamp>>,
     window: usize,
     max_steps: usize,
     top_k: usize,
+}
+
+/// Each step's timestamp, when readable.
+fn times_of(steps: &[crate::dataset::Step]) -> Vec<Option<jiff::Timestamp>> {
+    steps
+        .iter()
+        .map(|s| s.timestamp.as_deref().and_then(parse_timestamp))
+        .collect()
 }
 
 /// A turn's key: its action and the start of its observation.
@@ -48,11 +60,7 @@ impl Temporal {
         for s in &episode.steps {
             keys.add(&term_hashes(&turn_key(&s.action, &s.observation)));
         }
-        let times = episode
-            .steps
-            .iter()
-            .map(|s| s.timestamp.as_deref().and_then(parse_timestamp))
-            .collect();
+        let times = times_of(&episode.steps);
         Temporal {
             steps,
             keys,
@@ -74,6 +82,18 @@ impl Temporal {
                 .push(s.timestamp.as_deref().and_then(parse_timestamp));
         }
         self.steps = steps;
+    }
+
+    /// A persisted store over `episode`'s steps: takes the rendering and
+    /// reads the timestamps again. `None` if the store indexes another
+    /// number of steps.
+    pub(super) fn reopen(mut self, episode: &Episode, steps: Arc<StepTexts>) -> Option<Temporal> {
+        if self.keys.docs() != episode.steps.len() || steps.len() != episode.steps.len() {
+            return None;
+        }
+        self.times = times_of(&episode.steps);
+        self.steps = steps;
+        Some(self)
     }
 
     /// The rendered steps.

@@ -190,6 +190,22 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
+/// The `k` best of `scored` (position, cosine), best first, ties by
+/// position: the same as sorting all of them and keeping `k`, in time
+/// linear in their number.
+fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k == 0 {
+        return Vec::new();
+    }
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, order);
+        scored.truncate(k);
+    }
+    scored.sort_by(order);
+    scored
+}
+
 /// The vector index of one episode. Clones share the HNSW graph, which an
 /// append extends in place: a clone made before the append filters out the
 /// steps it does not have.
@@ -365,13 +381,11 @@ impl Vector {
         } else {
             (0..n).collect()
         };
-        let mut scored: Vec<(usize, f32)> = candidates
+        let scored: Vec<(usize, f32)> = candidates
             .into_iter()
             .map(|p| (p, self.dot(p, q)))
             .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        scored.truncate(self.top_k);
-        scored
+        top_k(scored, self.top_k)
     }
 }
 
@@ -456,6 +470,24 @@ mod tests {
         assert_eq!(b.items[0].steps, [20]);
         // Deterministic: the same answer again.
         assert_eq!(b, approx.retrieve(&q).unwrap());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn top_k_is_the_sorted_prefix(
+            scores in proptest::collection::vec(-4i8..4, 0..60),
+            k in 0usize..12,
+        ) {
+            let scored: Vec<(usize, f32)> = scores
+                .iter()
+                .enumerate()
+                .map(|(p, &s)| (p, f32::from(s) / 4.0))
+                .collect();
+            let mut all = scored.clone();
+            all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            all.truncate(k);
+            proptest::prop_assert_eq!(top_k(scored, k), all);
+        }
     }
 
     struct Wrong;

@@ -79,7 +79,7 @@ pub struct Relation {
 pub type RelationGraph = StableGraph<String, Relation>;
 
 /// One relation as retrieval reads it: its edge, step and endpoints.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Row {
     edge: EdgeIndex,
     step: usize,
@@ -100,7 +100,7 @@ struct Row {
 ///
 /// so a question reads the postings of its terms and a few neighbourhoods,
 /// never every relation (see [`retrieve`](self) for the exact argument).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Graph {
     graph: RelationGraph,
     by_name: HashMap<String, NodeIndex>,
@@ -180,6 +180,12 @@ impl Graph {
         if let Some(last) = steps.last() {
             self.last_step = last.index;
         }
+    }
+
+    /// Whether the graph indexes relations up to `episode`'s last step
+    /// (a persisted graph opened over its episode).
+    pub(in crate::structures) fn covers(&self, episode: &Episode) -> bool {
+        self.last_step == episode.steps.last().map_or(0, |s| s.index)
     }
 
     /// Adds one step's relations (at most `graph_edges_per_step`, each

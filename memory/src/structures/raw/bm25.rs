@@ -49,14 +49,14 @@ pub fn tokens(text: &str) -> Vec<String> {
 }
 
 /// One indexed window: its terms with their frequencies, and its length.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Doc {
     terms: Vec<(u32, u32)>,
     len: u32,
 }
 
 /// The index.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Bm25 {
     vocab: HashMap<String, u32>,
     /// Per term: (window, term frequency), windows increasing.

@@ -93,8 +93,10 @@ fn window_text(steps: &StepTexts, start: usize, end: usize) -> String {
 }
 
 /// The raw windows of one episode and their BM25 index.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Raw {
+    /// Not kept in a persisted state: the memory's own rendering.
+    #[serde(skip)]
     pub(in crate::structures) steps: Arc<StepTexts>,
     windows: Vec<Window>,
     index: Bm25,

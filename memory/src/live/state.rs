@@ -1,0 +1,200 @@
+//! Persisted memory states: a writer keeps each long episode's built
+//! structures in the database, so that opening it (a restart, a reader)
+//! reads them back and extends them by the steps appended since, instead of
+//! rebuilding S, T, G and R from every step.
+//!
+//! ```text
+//! question on a cold episode ──load: steps, parts, state row (one read)──┐
+//!   state fits (fingerprint, covered steps) ──► EpisodeMemory::reopen + extend(the rest)
+//!   else ─────────────────────────────────────► EpisodeMemory::from_parts
+//! writer: state written when the episode has PERSIST_MIN_STEPS steps and the
+//!         stored one lags by as many steps as it covers (so at most
+//!         log2(steps) writes), on compact and on close
+//! forget / correct ──same transaction──► the episode's state row deleted
+//! ```
+
+use super::db::{self, StateRow};
+use super::{LiveError, Tenant};
+use crate::dataset::{Episode, Step};
+use crate::structures::{state_fingerprint, EpisodeMemory, StepParts, Summary};
+use std::sync::Arc;
+
+/// Episodes shorter than this are rebuilt on opening (it costs a few
+/// milliseconds), and their state is not kept.
+pub const PERSIST_MIN_STEPS: usize = 256;
+
+/// What a snapshot was built from: the episode's change count and the
+/// handle's epoch, compared before a state is written.
+pub(super) type Seen = (Option<u64>, u64);
+
+impl Tenant {
+    /// The five structures over a loaded episode: reopened from its
+    /// persisted state when it fits, else assembled from the parts.
+    /// Returns the memory and how many of its steps the stored state
+    /// covers (0 for none).
+    pub(super) fn assemble(
+        &self,
+        episode: Episode,
+        parts: Vec<StepParts>,
+        state: Option<StateRow>,
+    ) -> Result<(EpisodeMemory, usize), LiveError> {
+        if let Some(state) = state.filter(|s| self.state_fits(&episode, s)) {
+            let (mut prefix, covered) = (episode, state.steps);
+            let rest = prefix.steps.split_off(covered);
+            match self.reopen(prefix, rest, &parts, &state) {
+                Ok(m) => return Ok((m, covered)),
+                Err(whole) => {
+                    let m = EpisodeMemory::from_parts(whole, &parts, &self.config, &self.plugins)?;
+                    return Ok((m, 0));
+                }
+            }
+        }
+        let m = EpisodeMemory::from_parts(Arc::new(episode), &parts, &self.config, &self.plugins)?;
+        Ok((m, 0))
+    }
+
+    fn state_fits(&self, episode: &Episode, s: &StateRow) -> bool {
+        s.steps > 0
+            && episode.steps.get(s.steps - 1).map(|x| x.index) == Some(s.last_idx)
+            && s.fingerprint == state_fingerprint(&self.config, &self.plugins)
+    }
+
+    /// The persisted prefix, then the steps after it (`rest`). If the
+    /// state does not open (damaged, or from another build), the whole
+    /// episode comes back for the caller to rebuild; the next write
+    /// replaces the state.
+    fn reopen(
+        &self,
+        prefix: Episode,
+        rest: Vec<Step>,
+        parts: &[StepParts],
+        s: &StateRow,
+    ) -> Result<EpisodeMemory, Arc<Episode>> {
+        let prefix = Arc::new(prefix);
+        let whole = |prefix: &Episode, rest: &[Step]| {
+            let mut e = prefix.clone();
+            e.steps.extend_from_slice(rest);
+            Arc::new(e)
+        };
+        let reopened = EpisodeMemory::reopen(
+            prefix.clone(),
+            &parts[..s.steps],
+            &s.state,
+            &self.config,
+            &self.plugins,
+        );
+        let Ok(mut m) = reopened else {
+            return Err(whole(&prefix, &rest));
+        };
+        // The memory's episode is extended in place once it is the only
+        // holder (an extension that does not fit changes nothing).
+        drop(prefix);
+        if m.extend(&rest, &parts[s.steps..], &self.config).is_err() {
+            return Err(whole(&m.episode, &rest));
+        }
+        if m.summary.stale() > 0 {
+            // A summarizer that only rewrites whole episodes writes the
+            // summary on opening, as a rebuild would.
+            let summarizer = self.plugins.summarizer.as_ref();
+            match Summary::build(&m.episode, summarizer, &self.config) {
+                Ok(summary) => m.summary = summary,
+                Err(_) => return Err(m.episode.clone()),
+            }
+        }
+        Ok(m)
+    }
+
+    /// After a question built or extended `m`: a writer stores its state
+    /// when the stored one lags far enough behind. `cold` is whether `m`
+    /// was just opened (then any lag of `PERSIST_MIN_STEPS` is written, as
+    /// the next opening would pay it again). Failures are not the
+    /// question's: the state is only a shortcut, and the next write tells
+    /// of a full disk.
+    pub(super) fn maybe_persist(&self, episode: &str, m: &EpisodeMemory, seen: Seen, cold: bool) {
+        if !self.is_writer() {
+            return;
+        }
+        let n = m.episode.steps.len();
+        let have = {
+            let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+            s.persisted.get(episode).copied().unwrap_or(0)
+        };
+        let lag = n.saturating_sub(have);
+        let due = if cold {
+            lag >= PERSIST_MIN_STEPS
+        } else {
+            n >= PERSIST_MIN_STEPS && lag >= have.max(PERSIST_MIN_STEPS)
+        };
+        if due {
+            if let Ok(write) = self.write_lock() {
+                let _ = self.persist(&write, episode, m, Some(seen));
+            }
+        }
+    }
+
+    /// Writes `m`'s state, unless the episode changed since `seen` (a
+    /// forget after the build must not bring the forgotten steps back).
+    pub(super) fn persist(
+        &self,
+        _write: &std::sync::MutexGuard<'_, ()>,
+        episode: &str,
+        m: &EpisodeMemory,
+        seen: Option<Seen>,
+    ) -> Result<(), LiveError> {
+        let current = {
+            let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+            (s.changes.get(episode).copied(), s.epoch)
+        };
+        if seen.is_some_and(|seen| seen != current) {
+            return Ok(());
+        }
+        let Some(last) = m.episode.steps.last().map(|s: &Step| s.index) else {
+            return Ok(());
+        };
+        let row = StateRow {
+            steps: m.episode.steps.len(),
+            last_idx: last,
+            fingerprint: state_fingerprint(&self.config, &self.plugins),
+            state: m.state(),
+        };
+        db::put_state(&self.conn(), episode, &row).map_err(self.db_error())?;
+        let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+        s.persisted.insert(episode.to_string(), row.steps);
+        Ok(())
+    }
+
+    /// Stores the state of every built episode whose stored state lags
+    /// (on compact and when the writer closes).
+    pub(super) fn persist_built(
+        &self,
+        write: &std::sync::MutexGuard<'_, ()>,
+    ) -> Result<(), LiveError> {
+        let due: Vec<(String, Arc<EpisodeMemory>)> = {
+            let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+            s.built
+                .iter()
+                .filter(|(id, m)| {
+                    let n = m.episode.steps.len();
+                    !s.appended.contains_key(*id)
+                        && n >= PERSIST_MIN_STEPS
+                        && s.persisted.get(*id).copied().unwrap_or(0) < n
+                })
+                .map(|(id, m)| (id.clone(), m.clone()))
+                .collect()
+        };
+        for (id, m) in due {
+            self.persist(write, &id, &m, None)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Tenant {
+    fn drop(&mut self) {
+        if self.is_writer() {
+            if let Ok(write) = self.write_lock() {
+                let _ = self.persist_built(&write);
+            }
+        }
+    }
+}
