@@ -63,6 +63,8 @@ enum Command {
     Eval(cmd::optimize::EvalArgs),
     /// Search for a policy (UCB over prior directions; offline or LLM proposer).
     Optimize(cmd::optimize::OptimizeArgs),
+    /// Place the 31 fixed subsets, the oracle and policies on a split's token/utility frontier.
+    Frontier(cmd::frontier::Args),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +91,7 @@ fn main() -> ExitCode {
         Command::Pipeline(a) => cmd::pipeline::run(a),
         Command::Eval(a) => cmd::optimize::eval(a),
         Command::Optimize(a) => cmd::optimize::run(a),
+        Command::Frontier(a) => cmd::frontier::run(a),
     };
     match result {
         Ok(code) => code,

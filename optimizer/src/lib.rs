@@ -41,6 +41,7 @@ mod archive;
 mod baselines;
 mod directions;
 mod eval;
+pub mod frontier;
 mod measure;
 mod propose;
 mod report;

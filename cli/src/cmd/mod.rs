@@ -4,6 +4,7 @@ pub mod build;
 pub mod check;
 pub mod compile;
 pub mod fmt;
+pub mod frontier;
 pub mod inspect;
 pub mod live;
 pub mod optimize;

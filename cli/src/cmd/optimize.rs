@@ -129,7 +129,7 @@ pub struct OptimizeArgs {
     pub quiet: bool,
 }
 
-fn check_number(flag: &str, value: f64) -> Result<(), CliError> {
+pub fn check_number(flag: &str, value: f64) -> Result<(), CliError> {
     if !value.is_finite() || value < 0.0 {
         return Err(CliError::Usage(format!(
             "{flag} must be a finite number >= 0, got {value}"

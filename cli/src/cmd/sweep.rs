@@ -14,6 +14,8 @@ pub enum UtilityArg {
     /// Share of the labelled evidence steps the evidence shows (offline).
     #[default]
     EvidenceRecall,
+    /// Evidence recall over the labels the question does not name itself (offline).
+    AnswerOnlyRecall,
     /// Share of the reference answer's content words the evidence contains (offline).
     AnswerCoverage,
     /// An answer model and an LLM judge (MESA_LLM_BASE_URL, MESA_LLM_API_KEY, ...).
@@ -24,6 +26,7 @@ impl From<UtilityArg> for UtilityKind {
     fn from(u: UtilityArg) -> Self {
         match u {
             UtilityArg::EvidenceRecall => UtilityKind::EvidenceRecall,
+            UtilityArg::AnswerOnlyRecall => UtilityKind::AnswerOnlyRecall,
             UtilityArg::AnswerCoverage => UtilityKind::AnswerCoverage,
             UtilityArg::Judge => UtilityKind::Judge,
         }

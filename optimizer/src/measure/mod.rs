@@ -178,8 +178,15 @@ fn measure_one(
         *t = composed_tokens(sections.0.iter().filter(|e| mask.contains(e.structure))) as f64;
     }
     let (utility, labelled, source) = match options.utility {
-        UtilityKind::EvidenceRecall => {
-            let (labels, source) = utility::evidence_labels(episode, q);
+        UtilityKind::EvidenceRecall | UtilityKind::AnswerOnlyRecall => {
+            let (mut labels, source) = utility::evidence_labels(episode, q);
+            let mut source = source;
+            if options.utility == UtilityKind::AnswerOnlyRecall {
+                labels = utility::answer_only(episode, q, labels);
+                if labels.is_empty() {
+                    source = LabelSource::None;
+                }
+            }
             let shown: Vec<BTreeSet<usize>> = sections.0.iter().map(utility::shown_steps).collect();
             let u = per_mask(|mask| {
                 let union: BTreeSet<usize> = Structure::ALL

@@ -8,8 +8,13 @@
 //!   step"...), read with the temporal structure's step-reference parser and
 //!   kept only when the episode has them. A question with neither is
 //!   unlabelled and left out of evaluation.
+//! - **answer-only recall**: evidence recall over the labels the question
+//!   does not name itself (the steps it names are retrieved by T by
+//!   construction, so they do not test retrieval). A question whose labels
+//!   are all named in it is unlabelled.
 //! - **answer coverage**: the share of the reference answer's content words
-//!   (lower-cased words that are not stopwords and do not occur in the
+//!   (lower-cased words that are not stopwords, not bare numbers, not the
+//!   words the evidence layout itself prints, and do not occur in the
 //!   question) that occur in the evidence text. A question without an
 //!   answer, or whose answer has no such word, is unlabelled.
 
@@ -54,6 +59,24 @@ pub fn evidence_labels(episode: &Episode, q: &Question) -> (Vec<usize>, LabelSou
     }
 }
 
+/// The labels of `q` (from [`evidence_labels`]) that the question text
+/// does not name.
+pub fn answer_only(episode: &Episode, q: &Question, labels: Vec<usize>) -> Vec<usize> {
+    let indices: Vec<usize> = episode.steps.iter().map(|s| s.index).collect();
+    let named: BTreeSet<usize> = StepRefs::parse(&q.question)
+        .resolve(&indices, 0, usize::MAX)
+        .into_iter()
+        .map(|p| indices[p])
+        .collect();
+    labels.into_iter().filter(|l| !named.contains(l)).collect()
+}
+
+/// Words the evidence layout prints whatever it shows: the step rendering
+/// (`[step N] action: … observation: …`), R's window header (`[steps
+/// A-B]`) and the summary's `Task:` and `Outcome:` lines. An answer word
+/// among them is found in nearly any evidence, so it measures nothing.
+pub const LAYOUT_WORDS: &[&str] = &["step", "steps", "action", "observation", "task", "outcome"];
+
 /// The steps an evidence section shows.
 pub fn shown_steps(e: &Evidence) -> BTreeSet<usize> {
     e.items
@@ -80,6 +103,7 @@ pub fn answer_words(q: &Question) -> Vec<String> {
     let mut seen = HashSet::new();
     words(answer)
         .filter(|w| !is_stopword(w) && !in_question.contains(w))
+        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()) && !LAYOUT_WORDS.contains(&w.as_str()))
         .filter(|w| seen.insert(w.clone()))
         .collect()
 }
@@ -161,6 +185,25 @@ mod tests {
     }
 
     #[test]
+    fn answer_only_labels_drop_the_steps_the_question_names() {
+        let e = episode(10);
+        let q = question(
+            "What happened at step 3?",
+            Some("It failed, as at step 7."),
+            vec![],
+        );
+        let (labels, _) = evidence_labels(&e, &q);
+        assert_eq!(answer_only(&e, &q, labels), vec![7]);
+        let q = question(
+            "What happened in steps 2-4?",
+            Some("At step 3 it broke."),
+            vec![],
+        );
+        let (labels, _) = evidence_labels(&e, &q);
+        assert!(answer_only(&e, &q, labels).is_empty());
+    }
+
+    #[test]
     fn recall_and_coverage_by_hand() {
         let shown: BTreeSet<usize> = [1, 2, 5].into();
         assert_eq!(recall(&[1, 3], &shown), 0.5);
@@ -172,6 +215,13 @@ mod tests {
         );
         let w = answer_words(&q);
         assert_eq!(w, vec!["queried", "orders", "customers"]);
+        // Numbers and the evidence layout's own words are not counted.
+        let q2 = question(
+            "What did it run?",
+            Some("At step 12 the action ran pytest 3 times"),
+            vec![],
+        );
+        assert_eq!(answer_words(&q2), vec!["ran", "pytest", "times"]);
         let a: HashSet<String> = ["orders".to_string()].into();
         let b: HashSet<String> = ["customers".to_string(), "x".to_string()].into();
         assert!((coverage(&w, &[&a]) - 1.0 / 3.0).abs() < 1e-12);

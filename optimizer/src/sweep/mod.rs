@@ -52,6 +52,11 @@ pub const SWEEP_VERSION: u32 = 1;
 pub enum UtilityKind {
     /// Recall of the labelled evidence steps.
     EvidenceRecall,
+    /// Recall of the answer-only labels: the labelled steps that the
+    /// question itself does not name (the temporal structure retrieves the
+    /// steps a question names by construction, so only these test
+    /// retrieval).
+    AnswerOnlyRecall,
     /// Coverage of the reference answer's tokens by the evidence.
     AnswerCoverage,
     /// An answer model's answer, graded by an LLM judge.
@@ -63,6 +68,7 @@ impl UtilityKind {
     pub fn name(self) -> &'static str {
         match self {
             UtilityKind::EvidenceRecall => "evidence-recall",
+            UtilityKind::AnswerOnlyRecall => "answer-only-recall",
             UtilityKind::AnswerCoverage => "answer-coverage",
             UtilityKind::Judge => "judge",
         }

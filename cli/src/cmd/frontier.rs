@@ -1,0 +1,65 @@
+//! `mesa frontier`: the fixed subsets' frontier, the oracle and policies
+//! on a split of a sweep.
+
+use super::optimize::{ReportFormat, SplitArg};
+use crate::error::CliError;
+use mesa_optimizer::frontier::frontier;
+use mesa_optimizer::PolicyFile;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `mesa frontier --sweep FILE [--policy P]...`
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// The sweep file.
+    #[arg(long)]
+    pub sweep: PathBuf,
+    /// Policies to place against the frontier (`.mesa` or `.wasm`; repeatable).
+    #[arg(long)]
+    pub policy: Vec<PathBuf>,
+    /// The split to score (the fixed subsets are scored on it in hindsight).
+    #[arg(long, value_enum, default_value_t)]
+    pub split: SplitArg,
+    /// How many split seeds (0, 1, ...).
+    #[arg(long, default_value_t = 5)]
+    pub seeds: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 0)]
+    pub first_seed: u64,
+    /// The token price of the oracle's objective.
+    #[arg(long, default_value_t = 1e-6)]
+    pub lambda: f64,
+    /// Hide the question type from the policies.
+    #[arg(long)]
+    pub no_qtype: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+}
+
+/// Runs `mesa frontier`.
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    if args.seeds == 0 {
+        return Err(CliError::Usage("--seeds must be at least 1".into()));
+    }
+    super::optimize::check_number("--lambda", args.lambda)?;
+    let policies = args
+        .policy
+        .iter()
+        .map(|p| PolicyFile::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let seeds = args.first_seed..args.first_seed.saturating_add(args.seeds);
+    let report = frontier(
+        &args.sweep,
+        &policies,
+        args.split.into(),
+        seeds,
+        args.lambda,
+        args.no_qtype,
+    )?;
+    match args.format {
+        ReportFormat::Md => print!("{}", report.to_markdown()),
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+    }
+    Ok(ExitCode::SUCCESS)
+}

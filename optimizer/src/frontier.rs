@@ -1,0 +1,350 @@
+//! The token/utility frontier of a split: where every one of the 31 fixed
+//! subsets, the per-question oracle and given policies sit against reading
+//! all five structures, and the two numbers that say whether selection
+//! earns its keep.
+//!
+//! ```text
+//! sweep ──Problem──► split (seed) ──► 31 fixed points (J, C), oracle point, policy points
+//!                                      └─► headline per method:
+//!                                          tokens for 99% of all five's J (share of its C)
+//!                                          J with at most 50% of all five's C (share of its J)
+//! ```
+//!
+//! The fixed subsets are scored on the split itself, so "the best fixed
+//! subset" is the best in hindsight: a bound a learned policy has to beat
+//! without seeing the split.
+
+use crate::eval::{EvalError, Metrics, Problem};
+use crate::split::Split;
+use mesa_core::Mask;
+use serde::Serialize;
+
+/// The share of all five's J a method must keep.
+pub const KEEP: f64 = 0.99;
+/// The share of all five's tokens a method may spend.
+pub const HALF: f64 = 0.5;
+
+/// A method's mean utility and tokens on a split.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// `{S, T}`, `oracle`, a policy's file.
+    pub name: String,
+    /// Mean utility.
+    pub j: f64,
+    /// Mean evidence tokens.
+    pub c: f64,
+}
+
+/// The two numbers of a set of points (a method's frontier), as shares of
+/// all five's: `None` when no point qualifies.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Headline {
+    /// The fewest tokens (share of all five's) among points keeping
+    /// [`KEEP`] of all five's J.
+    pub tokens_for_keep: Option<f64>,
+    /// The highest J (share of all five's) among points spending at most
+    /// [`HALF`] of all five's tokens.
+    pub j_at_half: Option<f64>,
+}
+
+impl Headline {
+    /// The headline of `points` against `all_five`.
+    pub fn of<'a>(points: impl IntoIterator<Item = &'a Point>, all_five: &Point) -> Headline {
+        let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
+        let (mut tokens_for_keep, mut j_at_half) = (None::<f64>, None::<f64>);
+        for p in points {
+            let (j, c) = (share(p.j, all_five.j), share(p.c, all_five.c));
+            if j >= KEEP - 1e-12 {
+                tokens_for_keep = Some(tokens_for_keep.map_or(c, |t| t.min(c)));
+            }
+            if c <= HALF + 1e-12 {
+                j_at_half = Some(j_at_half.map_or(j, |b| b.max(j)));
+            }
+        }
+        Headline {
+            tokens_for_keep,
+            j_at_half,
+        }
+    }
+}
+
+/// One split's frontier.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SplitFrontier {
+    /// The split seed.
+    pub seed: u64,
+    /// Questions scored.
+    pub questions: usize,
+    /// All five structures.
+    pub all_five: Point,
+    /// The 31 fixed subsets, by mask index.
+    pub fixed: Vec<Point>,
+    /// Indices into `fixed` that no other fixed subset beats on both J and
+    /// tokens, by increasing tokens.
+    pub pareto: Vec<usize>,
+    /// The per-question oracle (the best mask by objective).
+    pub oracle: Point,
+    /// The given policies' points.
+    pub policies: Vec<Point>,
+    /// The fixed subsets' headline.
+    pub fixed_headline: Headline,
+    /// The oracle's.
+    pub oracle_headline: Headline,
+    /// Each policy's.
+    pub policy_headlines: Vec<Headline>,
+}
+
+fn point(name: String, m: Metrics) -> Point {
+    Point {
+        name,
+        j: m.j,
+        c: m.c,
+    }
+}
+
+/// The frontier of `split` under `seed`; `policies` are a name and the
+/// mask selected for each of `problem.questions`.
+pub fn of_split(
+    problem: &Problem,
+    split: Split,
+    seed: u64,
+    policies: &[(String, Vec<Mask>)],
+) -> Result<SplitFrontier, EvalError> {
+    let splits = problem.splits(seed)?;
+    let idx = problem.indices(&splits, split);
+    let fixed: Vec<Point> = (0..Mask::SUBSETS)
+        .map(|k| {
+            let mask = Mask::subset(k);
+            point(mask.to_string(), Metrics::of(problem, &idx, |_| mask))
+        })
+        .collect();
+    let all_five = fixed[Mask::SUBSETS - 1].clone();
+    let oracle = point(
+        "oracle".into(),
+        Metrics::of(problem, &idx, |i| Mask::subset(problem.oracle(i))),
+    );
+    let policies: Vec<Point> = policies
+        .iter()
+        .map(|(name, masks)| point(name.clone(), Metrics::of(problem, &idx, |i| masks[i])))
+        .collect();
+    Ok(SplitFrontier {
+        seed,
+        questions: idx.len(),
+        pareto: pareto(&fixed),
+        fixed_headline: Headline::of(&fixed, &all_five),
+        oracle_headline: Headline::of([&oracle], &all_five),
+        policy_headlines: policies
+            .iter()
+            .map(|p| Headline::of([p], &all_five))
+            .collect(),
+        all_five,
+        fixed,
+        oracle,
+        policies,
+    })
+}
+
+/// The points no other point beats on both J (higher) and tokens (lower),
+/// by increasing tokens.
+pub fn pareto(points: &[Point]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| {
+        points[a]
+            .c
+            .total_cmp(&points[b].c)
+            .then(points[b].j.total_cmp(&points[a].j))
+    });
+    let mut best = f64::NEG_INFINITY;
+    order
+        .into_iter()
+        .filter(|&i| {
+            let keep = points[i].j > best;
+            best = best.max(points[i].j);
+            keep
+        })
+        .collect()
+}
+
+/// Everything `mesa frontier` reports: one frontier per seed, and the
+/// headlines' mean and spread over seeds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrontierReport {
+    /// The sweep's utility.
+    pub utility: String,
+    /// The split scored.
+    pub split: Split,
+    /// The token price of the oracle's objective.
+    pub lambda: f64,
+    /// Per seed.
+    pub seeds: Vec<SplitFrontier>,
+}
+
+/// Scores the fixed subsets, the oracle and `policies` on `split` for
+/// `seeds` split seeds from `first_seed`.
+pub fn frontier(
+    sweep: &std::path::Path,
+    policies: &[crate::PolicyFile],
+    split: Split,
+    seeds: std::ops::Range<u64>,
+    lambda: f64,
+    hide_qtype: bool,
+) -> Result<FrontierReport, EvalError> {
+    let read = crate::sweep::Sweep::read(sweep)?;
+    let problem = Problem::new(&read, lambda, hide_qtype)?;
+    let mut selected = Vec::new();
+    for policy in policies {
+        let out = crate::eval::run::selections(policy, &problem, mesa_runtime::EngineKind::Wasm)
+            .map_err(|failure| EvalError::Policy {
+                path: policy.path().to_string(),
+                failure,
+            })?;
+        selected.push((
+            policy.path().to_string(),
+            out.iter().map(|s| s.mask).collect(),
+        ));
+    }
+    let seeds = seeds
+        .map(|seed| of_split(&problem, split, seed, &selected))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(FrontierReport {
+        utility: read.header.utility.name().to_string(),
+        split,
+        lambda,
+        seeds,
+    })
+}
+
+fn mean_sd(values: &[f64]) -> String {
+    if values.is_empty() {
+        return "-".into();
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let sd = if values.len() > 1 {
+        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    format!("{:.1}% ± {:.1}", 100.0 * mean, 100.0 * sd)
+}
+
+impl FrontierReport {
+    /// The report as Markdown: the headline table over seeds, then the
+    /// first seed's 31 fixed subsets.
+    pub fn to_markdown(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let n = self.seeds.len();
+        let _ = writeln!(
+            s,
+            "Frontier on {} ({}), {n} seed(s); shares of all five's J and tokens, mean ± sd over seeds.\n",
+            self.split.name(),
+            self.utility
+        );
+        let _ = writeln!(
+            s,
+            "| method | tokens for {:.0}% of all five's J | J with at most {:.0}% of all five's tokens |\n| --- | --- | --- |",
+            100.0 * KEEP,
+            100.0 * HALF
+        );
+        let row = |s: &mut String, name: &str, hs: Vec<Headline>| {
+            let keep: Vec<f64> = hs.iter().filter_map(|h| h.tokens_for_keep).collect();
+            let half: Vec<f64> = hs.iter().filter_map(|h| h.j_at_half).collect();
+            let missing = |k: usize| {
+                if k < n {
+                    format!(" ({} of {n} seeds)", k)
+                } else {
+                    String::new()
+                }
+            };
+            let _ = writeln!(
+                s,
+                "| {name} | {}{} | {}{} |",
+                mean_sd(&keep),
+                missing(keep.len()),
+                mean_sd(&half),
+                missing(half.len())
+            );
+        };
+        row(
+            &mut s,
+            "best fixed subset (in hindsight)",
+            self.seeds.iter().map(|f| f.fixed_headline).collect(),
+        );
+        row(
+            &mut s,
+            "oracle",
+            self.seeds.iter().map(|f| f.oracle_headline).collect(),
+        );
+        if let Some(first) = self.seeds.first() {
+            for (k, p) in first.policies.iter().enumerate() {
+                row(
+                    &mut s,
+                    &p.name,
+                    self.seeds.iter().map(|f| f.policy_headlines[k]).collect(),
+                );
+            }
+            let _ = writeln!(
+                s,
+                "\nSeed {}: {} questions; all five J {:.4}, {:.0} tokens. The 31 fixed subsets (* on the frontier):\n\n| subset | J | share of J | tokens | share of tokens |\n| --- | --- | --- | --- | --- |",
+                first.seed, first.questions, first.all_five.j, first.all_five.c
+            );
+            let mut order: Vec<usize> = (0..first.fixed.len()).collect();
+            order.sort_by(|&a, &b| first.fixed[a].c.total_cmp(&first.fixed[b].c));
+            for k in order {
+                let p = &first.fixed[k];
+                let mark = if first.pareto.contains(&k) { " *" } else { "" };
+                let _ = writeln!(
+                    s,
+                    "| {}{mark} | {:.4} | {:.1}% | {:.0} | {:.1}% |",
+                    p.name,
+                    p.j,
+                    100.0 * p.j / first.all_five.j.max(f64::MIN_POSITIVE),
+                    p.c,
+                    100.0 * p.c / first.all_five.c.max(f64::MIN_POSITIVE)
+                );
+            }
+            let o = &first.oracle;
+            let _ = writeln!(
+                s,
+                "| oracle | {:.4} | {:.1}% | {:.0} | {:.1}% |",
+                o.j,
+                100.0 * o.j / first.all_five.j.max(f64::MIN_POSITIVE),
+                o.c,
+                100.0 * o.c / first.all_five.c.max(f64::MIN_POSITIVE)
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(name: &str, j: f64, c: f64) -> Point {
+        Point {
+            name: name.into(),
+            j,
+            c,
+        }
+    }
+
+    #[test]
+    fn headline_and_pareto_by_hand() {
+        let all = p("all", 1.0, 100.0);
+        let pts = [
+            p("a", 0.5, 10.0),
+            p("b", 0.995, 60.0),
+            p("c", 0.9, 50.0),
+            p("d", 0.8, 70.0),
+            all.clone(),
+        ];
+        let h = Headline::of(&pts, &all);
+        assert_eq!(h.tokens_for_keep, Some(0.6));
+        assert_eq!(h.j_at_half, Some(0.9));
+        assert_eq!(pareto(&pts), vec![0, 2, 1, 4]);
+        let none = Headline::of([&p("x", 0.2, 90.0)], &all);
+        assert_eq!((none.tokens_for_keep, none.j_at_half), (None, None));
+    }
+}
