@@ -92,6 +92,90 @@ pub struct SplitFrontier {
     pub oracle_headline: Headline,
     /// Each policy's.
     pub policy_headlines: Vec<Headline>,
+    /// The policies' together (their frontier: e.g. one policy per token
+    /// price).
+    pub policies_headline: Headline,
+    /// The policies' headline minus the fixed subsets', with a paired
+    /// bootstrap interval over the split's questions (`None` without
+    /// policies).
+    pub against_fixed: Option<Paired>,
+}
+
+/// Bootstrap draws of [`Paired`].
+pub const DRAWS: usize = 1000;
+
+/// A bootstrap estimate: the mean over draws and the 2.5% and 97.5%
+/// quantiles.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    /// The mean difference.
+    pub mean: f64,
+    /// 2.5% quantile.
+    pub lo: f64,
+    /// 97.5% quantile.
+    pub hi: f64,
+    /// Draws where both sides were defined.
+    pub draws: usize,
+}
+
+/// Differences of the two headline numbers (policies minus fixed subsets,
+/// in shares of all five's), each resample of the questions scoring both
+/// sides on the same questions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Paired {
+    /// Tokens for [`KEEP`] of all five's J (negative: the policies need
+    /// fewer).
+    pub tokens_for_keep: Option<Interval>,
+    /// J at [`HALF`] of all five's tokens (positive: the policies keep
+    /// more).
+    pub j_at_half: Option<Interval>,
+}
+
+fn interval(mut v: Vec<f64>) -> Option<Interval> {
+    if v.len() < DRAWS / 2 {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    Some(Interval {
+        mean: v.iter().sum::<f64>() / v.len() as f64,
+        lo: at(0.025),
+        hi: at(0.975),
+        draws: v.len(),
+    })
+}
+
+/// The paired bootstrap of the policies' headline against the fixed
+/// subsets' over the questions `idx` (resampled with replacement).
+fn paired(problem: &Problem, idx: &[usize], seed: u64, masks: &[&Vec<Mask>]) -> Paired {
+    let mut rng = crate::rng::Rng::derive(&[seed, 0xb007]);
+    let (mut keep, mut half) = (Vec::new(), Vec::new());
+    let named = |m: Metrics| point(String::new(), m);
+    for _ in 0..DRAWS {
+        let sample: Vec<usize> = (0..idx.len()).map(|_| idx[rng.below(idx.len())]).collect();
+        let fixed: Vec<Point> = (0..Mask::SUBSETS)
+            .map(|k| named(Metrics::of(problem, &sample, |_| Mask::subset(k))))
+            .collect();
+        let policies: Vec<Point> = masks
+            .iter()
+            .map(|m| named(Metrics::of(problem, &sample, |i| m[i])))
+            .collect();
+        let all_five = &fixed[Mask::SUBSETS - 1];
+        let (f, p) = (
+            Headline::of(&fixed, all_five),
+            Headline::of(&policies, all_five),
+        );
+        if let (Some(a), Some(b)) = (p.tokens_for_keep, f.tokens_for_keep) {
+            keep.push(a - b);
+        }
+        if let (Some(a), Some(b)) = (p.j_at_half, f.j_at_half) {
+            half.push(a - b);
+        }
+    }
+    Paired {
+        tokens_for_keep: interval(keep),
+        j_at_half: interval(half),
+    }
 }
 
 fn point(name: String, m: Metrics) -> Point {
@@ -123,6 +207,8 @@ pub fn of_split(
         "oracle".into(),
         Metrics::of(problem, &idx, |i| Mask::subset(problem.oracle(i))),
     );
+    let masks: Vec<&Vec<Mask>> = policies.iter().map(|(_, m)| m).collect();
+    let against_fixed = (!masks.is_empty()).then(|| paired(problem, &idx, seed, &masks));
     let policies: Vec<Point> = policies
         .iter()
         .map(|(name, masks)| point(name.clone(), Metrics::of(problem, &idx, |i| masks[i])))
@@ -137,6 +223,8 @@ pub fn of_split(
             .iter()
             .map(|p| Headline::of([p], &all_five))
             .collect(),
+        policies_headline: Headline::of(&policies, &all_five),
+        against_fixed,
         all_five,
         fixed,
         oracle,
@@ -179,11 +267,16 @@ pub struct FrontierReport {
     pub seeds: Vec<SplitFrontier>,
 }
 
-/// Scores the fixed subsets, the oracle and `policies` on `split` for
-/// `seeds` split seeds from `first_seed`.
+/// The text a policy path has in place of the seed, so that each seed
+/// reads the policy searched on its own train and val splits.
+pub const SEED_PLACEHOLDER: &str = "{seed}";
+
+/// Scores the fixed subsets, the oracle and the policies at `policies` on
+/// `split` for each of `seeds`. A path containing [`SEED_PLACEHOLDER`] is
+/// read per seed with the seed in its place.
 pub fn frontier(
     sweep: &std::path::Path,
-    policies: &[crate::PolicyFile],
+    policies: &[String],
     split: Split,
     seeds: std::ops::Range<u64>,
     lambda: f64,
@@ -191,26 +284,29 @@ pub fn frontier(
 ) -> Result<FrontierReport, EvalError> {
     let read = crate::sweep::Sweep::read(sweep)?;
     let problem = Problem::new(&read, lambda, hide_qtype)?;
-    let mut selected = Vec::new();
-    for policy in policies {
-        let out = crate::eval::run::selections(policy, &problem, mesa_runtime::EngineKind::Wasm)
-            .map_err(|failure| EvalError::Policy {
-                path: policy.path().to_string(),
-                failure,
-            })?;
-        selected.push((
-            policy.path().to_string(),
-            out.iter().map(|s| s.mask).collect(),
-        ));
+    let mut per_seed = Vec::new();
+    for seed in seeds {
+        let mut selected = Vec::new();
+        for template in policies {
+            let path = template.replace(SEED_PLACEHOLDER, &seed.to_string());
+            let policy = crate::PolicyFile::read(std::path::Path::new(&path))?;
+            let engine = mesa_runtime::EngineKind::Wasm;
+            let out =
+                crate::eval::run::selections(&policy, &problem, engine).map_err(|failure| {
+                    EvalError::Policy {
+                        path: path.clone(),
+                        failure,
+                    }
+                })?;
+            selected.push((template.clone(), out.iter().map(|s| s.mask).collect()));
+        }
+        per_seed.push(of_split(&problem, split, seed, &selected)?);
     }
-    let seeds = seeds
-        .map(|seed| of_split(&problem, split, seed, &selected))
-        .collect::<Result<Vec<_>, _>>()?;
     Ok(FrontierReport {
         utility: read.header.utility.name().to_string(),
         split,
         lambda,
-        seeds,
+        seeds: per_seed,
     })
 }
 
@@ -226,6 +322,39 @@ fn mean_sd(values: &[f64]) -> String {
         0.0
     };
     format!("{:.1}% ± {:.1}", 100.0 * mean, 100.0 * sd)
+}
+
+/// `lo..hi` of a difference, in points of share.
+fn interval_md(i: Option<Interval>) -> String {
+    i.map_or("-".into(), |i| {
+        format!(
+            "{:+.1} [{:+.1}, {:+.1}]",
+            100.0 * i.mean,
+            100.0 * i.lo,
+            100.0 * i.hi
+        )
+    })
+}
+
+/// The per-seed paired bootstrap rows.
+fn paired_md(s: &mut String, seeds: &[SplitFrontier]) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        s,
+        "\nThe policies (together) minus the best fixed subset, in points of share: mean [95% paired bootstrap interval over the split's questions, {DRAWS} draws].\n\n| seed | tokens for {:.0}% of all five's J | J at {:.0}% of its tokens |\n| --- | --- | --- |",
+        100.0 * KEEP,
+        100.0 * HALF
+    );
+    for f in seeds {
+        let p = f.against_fixed;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} |",
+            f.seed,
+            interval_md(p.and_then(|p| p.tokens_for_keep)),
+            interval_md(p.and_then(|p| p.j_at_half))
+        );
+    }
 }
 
 impl FrontierReport {
@@ -283,6 +412,13 @@ impl FrontierReport {
                     &p.name,
                     self.seeds.iter().map(|f| f.policy_headlines[k]).collect(),
                 );
+            }
+            if first.policies.len() > 1 {
+                let together = self.seeds.iter().map(|f| f.policies_headline).collect();
+                row(&mut s, "the policies together", together);
+            }
+            if !first.policies.is_empty() {
+                paired_md(&mut s, &self.seeds);
             }
             let _ = writeln!(
                 s,

@@ -39,6 +39,7 @@
 
 mod archive;
 mod baselines;
+pub mod choice;
 mod directions;
 mod eval;
 pub mod frontier;

@@ -12,6 +12,7 @@
 
 use crate::archive::{Archive, ArchiveEntry, ArchiveError, RunSettings};
 use crate::baselines::{baselines, best_fixed, BaselineResult, DEFAULT_DRAWS};
+use crate::choice::{one_se, rules_in, Choice, Contender};
 use crate::directions::Direction;
 use crate::eval::engine::{compile_policy, CandidateFailure, CompiledPolicy, Stage, StageTimings};
 use crate::eval::{EvalError, Metrics, Problem, SplitData};
@@ -77,6 +78,8 @@ pub struct OptimizeOptions {
     pub max_endpoint_failures: usize,
     /// Draws of the random baseline. Default [`DEFAULT_DRAWS`] (32).
     pub draws: usize,
+    /// How the tested candidate is chosen. Default [`Choice::BestVal`].
+    pub choice: Choice,
 }
 
 impl OptimizeOptions {
@@ -96,6 +99,7 @@ impl OptimizeOptions {
             progress: false,
             max_endpoint_failures: 3,
             draws: DEFAULT_DRAWS,
+            choice: Choice::BestVal,
         }
     }
 
@@ -370,6 +374,50 @@ impl Search<'_> {
         best
     }
 
+    /// The candidate the run tests, by [`OptimizeOptions::choice`].
+    fn chosen(&mut self) -> Option<ArchiveEntry> {
+        if self.opts.choice == Choice::BestVal {
+            return self.best().cloned();
+        }
+        let sources: Vec<(usize, String)> = self
+            .archive
+            .entries
+            .iter()
+            .filter(|e| e.val_objective().is_some() && e.duplicate_of.is_none())
+            .filter_map(|e| Some((e.id, e.source.clone()?)))
+            .collect();
+        let contenders: Vec<Contender> = sources
+            .into_iter()
+            .filter_map(|(id, source)| {
+                Some(Contender {
+                    id,
+                    rules: rules_in(&source),
+                    objectives: self.val_objectives(&source)?,
+                })
+            })
+            .collect();
+        match one_se(&contenders) {
+            Some(id) => self.archive.entries.get(id).cloned(),
+            None => self.best().cloned(),
+        }
+    }
+
+    /// A candidate's objective on each val question, in `val.idx` order.
+    fn val_objectives(&self, source: &str) -> Option<Vec<f64>> {
+        let mut compiled = compile_policy(&self.runtime, source, self.problem, false).ok()?;
+        let mut out = Vec::new();
+        compiled.select_all(&self.val.inputs, &mut out).ok()?;
+        let q = &self.problem.questions;
+        Some(
+            self.val
+                .idx
+                .iter()
+                .zip(&out)
+                .map(|(&i, s)| Mask::subset_index(s.mask).map_or(0.0, |k| q[i].objective[k]))
+                .collect(),
+        )
+    }
+
     fn top(&self, k: usize) -> Vec<&ArchiveEntry> {
         let mut v: Vec<&ArchiveEntry> = self
             .archive
@@ -598,10 +646,7 @@ impl Search<'_> {
         started: Instant,
         settings: RunSettings,
     ) -> Result<RunSummary, OptimizeError> {
-        let best = self
-            .best()
-            .cloned()
-            .ok_or(OptimizeError::NoValidCandidate)?;
+        let best = self.chosen().ok_or(OptimizeError::NoValidCandidate)?;
         let source = best.source.clone().unwrap_or_default();
         // Frozen: the best val objective, tested once (compiled when it was
         // evaluated, unless it was evaluated before a resume).

@@ -4,7 +4,6 @@
 use super::optimize::{ReportFormat, SplitArg};
 use crate::error::CliError;
 use mesa_optimizer::frontier::frontier;
-use mesa_optimizer::PolicyFile;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,9 +13,10 @@ pub struct Args {
     /// The sweep file.
     #[arg(long)]
     pub sweep: PathBuf,
-    /// Policies to place against the frontier (`.mesa` or `.wasm`; repeatable).
+    /// Policies to place against the frontier (`.mesa` or `.wasm`; repeatable). `{seed}` in
+    /// a path is replaced by each seed, so each seed reads its own run's policy.
     #[arg(long)]
-    pub policy: Vec<PathBuf>,
+    pub policy: Vec<String>,
     /// The split to score (the fixed subsets are scored on it in hindsight).
     #[arg(long, value_enum, default_value_t)]
     pub split: SplitArg,
@@ -43,15 +43,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         return Err(CliError::Usage("--seeds must be at least 1".into()));
     }
     super::optimize::check_number("--lambda", args.lambda)?;
-    let policies = args
-        .policy
-        .iter()
-        .map(|p| PolicyFile::read(p))
-        .collect::<Result<Vec<_>, _>>()?;
     let seeds = args.first_seed..args.first_seed.saturating_add(args.seeds);
     let report = frontier(
         &args.sweep,
-        &policies,
+        &args.policy,
         args.split.into(),
         seeds,
         args.lambda,

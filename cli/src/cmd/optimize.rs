@@ -124,9 +124,32 @@ pub struct OptimizeArgs {
     /// Stop after this many endpoint failures in a row (resume later).
     #[arg(long, default_value_t = OptimizeOptions::defaults().max_endpoint_failures)]
     pub max_endpoint_failures: usize,
+    /// How the tested candidate is chosen: the best val objective, or the policy with the
+    /// fewest rules within one standard error of it.
+    #[arg(long, value_enum, default_value_t)]
+    pub choose: ChoiceArg,
     /// No progress lines on standard error.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// `--choose`.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum ChoiceArg {
+    /// The best val objective.
+    #[default]
+    BestVal,
+    /// The fewest rules within one standard error of the best val objective.
+    OneSe,
+}
+
+impl From<ChoiceArg> for mesa_optimizer::choice::Choice {
+    fn from(c: ChoiceArg) -> Self {
+        match c {
+            ChoiceArg::BestVal => mesa_optimizer::choice::Choice::BestVal,
+            ChoiceArg::OneSe => mesa_optimizer::choice::Choice::OneSe,
+        }
+    }
 }
 
 pub fn check_number(flag: &str, value: f64) -> Result<(), CliError> {
@@ -193,6 +216,7 @@ pub fn options(args: &OptimizeArgs) -> Result<OptimizeOptions, CliError> {
         hide_qtype: args.no_qtype,
         progress: !args.quiet,
         max_endpoint_failures: args.max_endpoint_failures.max(1),
+        choice: args.choose.into(),
         ..OptimizeOptions::new(&args.sweep, &args.out)
     })
 }

@@ -95,6 +95,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         ..OptimizeOptions::new(&sweep_file, &run_dir)
     })?;
     print!("{}", summary.report.to_markdown());
+    // Where the frozen policy sits against the 31 fixed subsets and the
+    // oracle, on the same test split.
+    let best = run_dir.join("best.mesa").display().to_string();
+    let frontier = mesa_optimizer::frontier::frontier(
+        &sweep_file,
+        &[best],
+        mesa_optimizer::Split::Test,
+        args.seed..args.seed + 1,
+        summary.report.settings.lambda,
+        args.no_qtype,
+    )?;
+    print!("\n## The frontier\n\n{}", frontier.to_markdown());
     eprintln!(
         "done: the best policy is `{}` (and `.wasm`); the archive, report.json and pareto.svg are in `{}`",
         run_dir.join("best.mesa").display(),

@@ -345,6 +345,21 @@ impl<'a> Fit<'a> {
             .collect()
     }
 
+    /// The question-shape cues of the standard library (`query matches
+    /// std.stepref`, `query has std.causal`, ...): rules a person would
+    /// write, which say what a question asks for (named steps, a range,
+    /// the recent past, a cause, a count) rather than fit its words.
+    pub fn std_cues(&self) -> Vec<Cond> {
+        self.table
+            .std_sets
+            .iter()
+            .map(|(name, pattern)| Cond::Std {
+                name: name.clone(),
+                pattern: *pattern,
+            })
+            .collect()
+    }
+
     /// `qtype is X` for every type the policies may see.
     pub fn qtypes(&self) -> Vec<Cond> {
         self.distinct(|i| self.problem.questions[i].input.qtype.clone())

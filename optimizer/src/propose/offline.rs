@@ -53,7 +53,16 @@ impl OfflineProposer {
         hide_qtype: bool,
     ) -> Vec<Cond> {
         match d {
-            Direction::QueryCues => fit.mine_words(base, false, None, insert, p),
+            Direction::QueryCues => {
+                let mut pool = fit.std_cues();
+                for c in fit.std_cues() {
+                    for dm in fit.domains() {
+                        pool.push(Cond::and(dm, c.clone()));
+                    }
+                }
+                pool.extend(fit.mine_words(base, false, None, insert, p));
+                pool
+            }
             Direction::TaskCues => fit.mine_words(base, true, None, insert, p),
             Direction::QtypeRouting if !hide_qtype => {
                 let mut pool = fit.qtypes();
@@ -97,6 +106,7 @@ impl OfflineProposer {
         if !hide_qtype {
             pool.extend(fit.qtypes());
         }
+        pool.extend(fit.std_cues());
         pool.extend(fit.mine_words(base, false, None, Insert::Front, p));
         pool
     }

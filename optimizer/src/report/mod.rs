@@ -228,6 +228,9 @@ pub struct Best {
     pub breakdown: Breakdown,
     /// The policy.
     pub source: String,
+    /// The choice rule that picked it (`best-val`, `one-se`).
+    #[serde(default)]
+    pub chosen_by: String,
 }
 
 /// The optimizer's report (RUN/report.json).
@@ -387,6 +390,7 @@ impl OptimizeReport {
                 test,
                 breakdown,
                 source: best.source.clone().unwrap_or_default(),
+                chosen_by: opts.choice.name().to_string(),
             },
             baselines_test,
             baselines_val,
