@@ -4,7 +4,7 @@
 # the offline optimizer's policies sit against the 31 fixed subsets'
 # frontier and the oracle on the test split, five split seeds, without the
 # question type. Each seed's policies are searched on that seed's train and
-# val splits only, at four token prices; the test split is read once, by
+# val splits only, at eight token prices; the test split is read once, by
 # `mesa frontier`. Every number in the file is printed by a command the file
 # names.
 #
@@ -14,7 +14,7 @@ MESA=${1:-target/release/mesa}
 DATA=${2:-../shared/data/ama-bench/open_end_qa_set.jsonl}
 WORK=${3:-target/frontier}
 OUT=${4:-docs/FRONTIER.md}
-LAMBDAS=(1e-6 3e-6 1e-5 3e-5)
+LAMBDAS=(1e-6 2e-6 3e-6 5e-6 1e-5 2e-5 3e-5 5e-5)
 mkdir -p "$WORK"
 "$MESA" build "$DATA" -o "$WORK/store" --quiet
 optimize() { # sweep out lambda seed choice
@@ -48,7 +48,7 @@ optimize() { # sweep out lambda seed choice
     echo
     echo "    $(head -1 "$sweep")"
     echo
-    echo "### Policies at four token prices (chosen by the best val objective)"
+    echo "### Policies at eight token prices (chosen by the best val objective)"
     echo
     echo "\`mesa frontier --sweep $sweep --no-qtype ${policies[*]}\`"
     echo
@@ -60,6 +60,39 @@ optimize() { # sweep out lambda seed choice
     echo "\`mesa frontier ${cmd[*]}\`"
     echo
     "$MESA" frontier "${cmd[@]}" | sed -n '1,/^Seed /p' | sed '$d'
+  done
+  echo
+  echo "## Transfer: leave one domain out"
+  echo
+  echo "For each domain D, \`mesa optimize\` (defaults: offline, 30 iterations, lambda 1e-6, seed 0, no"
+  echo "question type) searches on the sweep without D (\`scripts/sweep_domain.py SWEEP D --without\`),"
+  echo "and \`mesa frontier --split all --seeds 1 --format json\` scores its policy on every question of D"
+  echo "(\`--only\`), which the search never saw. Shares of all five's J and tokens on D; \"-\" where no"
+  echo "point meets the target."
+  for u in evidence-recall answer-coverage; do
+    sweep="$WORK/sweep-$u.jsonl"
+    echo
+    echo "### $u"
+    echo
+    echo "| held-out domain | questions | best fixed: tokens for 99% of J | best fixed: J at 50% of tokens | oracle: tokens for 99% | policy: J | policy: tokens | policy: tokens for 99% | policy: J at 50% |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    for d in $(python3 -c "import json,sys; f=open(sys.argv[1]); f.readline(); print(' '.join(sorted({json.loads(l)['domain'] for l in f})))" "$sweep"); do
+      scripts/sweep_domain.py "$sweep" "$d" --without "$WORK/lodo-$u-without-$d.jsonl"
+      scripts/sweep_domain.py "$sweep" "$d" --only "$WORK/lodo-$u-only-$d.jsonl"
+      optimize "$WORK/lodo-$u-without-$d.jsonl" "$WORK/lodo-run-$u-$d" 1e-6 0 best-val
+      "$MESA" frontier --sweep "$WORK/lodo-$u-only-$d.jsonl" --split all --seeds 1 --no-qtype \
+        --policy "$WORK/lodo-run-$u-$d/best.mesa" --format json > "$WORK/lodo-$u-$d.json"
+      python3 - "$WORK/lodo-$u-$d.json" "$d" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["seeds"][0]
+pct = lambda x: "-" if x is None else f"{100 * x:.1f}%"
+a, p = r["all_five"], r["policies"][0]
+f, o, h = r["fixed_headline"], r["oracle_headline"], r["policy_headlines"][0]
+print(f"| {sys.argv[2]} | {r['questions']} | {pct(f['tokens_for_keep'])} | {pct(f['j_at_half'])} | "
+      f"{pct(o['tokens_for_keep'])} | {pct(p['j'] / a['j'])} | {pct(p['c'] / a['c'])} | "
+      f"{pct(h['tokens_for_keep'])} | {pct(h['j_at_half'])} |")
+PY
+    done
   done
 } > "$OUT"
 echo "wrote $OUT" >&2

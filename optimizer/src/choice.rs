@@ -84,6 +84,81 @@ pub fn one_se(contenders: &[Contender]) -> Option<usize> {
         .map(|c| c.id)
 }
 
+/// How val objectives predict test objectives across an archive.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ValTest {
+    /// Candidates.
+    pub n: usize,
+    /// Pearson correlation of val and test objectives.
+    pub pearson: f64,
+    /// Spearman rank correlation.
+    pub spearman: f64,
+    /// The test rank (1 = best) of the candidate with the best val
+    /// objective.
+    pub best_val_test_rank: usize,
+}
+
+fn pearson(pairs: &[(f64, f64)]) -> f64 {
+    let n = pairs.len() as f64;
+    if pairs.len() < 2 {
+        return f64::NAN;
+    }
+    let (mx, my) = (
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let cov: f64 = pairs.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    let vx: f64 = pairs.iter().map(|(x, _)| (x - mx).powi(2)).sum();
+    let vy: f64 = pairs.iter().map(|(_, y)| (y - my).powi(2)).sum();
+    if vx == 0.0 || vy == 0.0 {
+        return f64::NAN;
+    }
+    cov / (vx * vy).sqrt()
+}
+
+/// Ranks (average ranks for ties), 1-based.
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut r = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && v[order[j + 1]] == v[order[i]] {
+            j += 1;
+        }
+        for &k in &order[i..=j] {
+            r[k] = (i + j) as f64 / 2.0 + 1.0;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+impl ValTest {
+    /// From (val, test) objective pairs.
+    pub fn of(pairs: &[(f64, f64)]) -> ValTest {
+        let (rv, rt) = (
+            ranks(&pairs.iter().map(|p| p.0).collect::<Vec<_>>()),
+            ranks(&pairs.iter().map(|p| p.1).collect::<Vec<_>>()),
+        );
+        let ranked: Vec<(f64, f64)> = rv.into_iter().zip(rt).collect();
+        let best = pairs
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(b.0.cmp(&a.0)))
+            .map(|(i, _)| i);
+        let best_val_test_rank =
+            best.map_or(0, |i| 1 + pairs.iter().filter(|p| p.1 > pairs[i].1).count());
+        ValTest {
+            n: pairs.len(),
+            pearson: pearson(pairs),
+            spearman: pearson(&ranked),
+            best_val_test_rank,
+        }
+    }
+}
+
 /// Rules in a policy's source: its `rule` lines.
 pub fn rules_in(source: &str) -> usize {
     source
@@ -117,6 +192,9 @@ mod tests {
         let exact = [c(0, 1, &[0.5, 0.5]), c(1, 5, &[0.6, 0.6])];
         assert_eq!(one_se(&exact), Some(1));
         assert_eq!(one_se(&[]), None);
+        let vt = ValTest::of(&[(0.1, 0.2), (0.2, 0.1), (0.3, 0.4), (0.4, 0.3)]);
+        assert!((vt.spearman - 0.6).abs() < 1e-12, "{vt:?}");
+        assert_eq!((vt.n, vt.best_val_test_rank), (4, 2));
         assert_eq!(rules_in("policy \"p\"\nrule a when x -> select {S}\n  rule b when y -> select {T}\ndefault all"), 2);
     }
 }

@@ -99,6 +99,72 @@ pub struct SplitFrontier {
     /// bootstrap interval over the split's questions (`None` without
     /// policies).
     pub against_fixed: Option<Paired>,
+    /// The policies chosen for each target on the val split (so that the
+    /// scored split does not choose among them), scored on this split.
+    pub chosen_on_val: ChosenOnVal,
+}
+
+/// A policy chosen on val, and its shares of all five's J and tokens on
+/// the scored split.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Chosen {
+    /// Index into the policies.
+    pub policy: usize,
+    /// Its J, as a share of all five's.
+    pub j: f64,
+    /// Its tokens, as a share of all five's.
+    pub c: f64,
+}
+
+/// Per target, the policy that meets it on val: the cheapest keeping
+/// [`KEEP`] of all five's J, the best spending at most [`HALF`] of its
+/// tokens (`None` when no policy meets it on val).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ChosenOnVal {
+    /// For [`KEEP`].
+    pub keep: Option<Chosen>,
+    /// For [`HALF`].
+    pub half: Option<Chosen>,
+}
+
+/// Shares of `p` against `all`.
+fn shares(p: &Point, all: &Point) -> (f64, f64) {
+    let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
+    (share(p.j, all.j), share(p.c, all.c))
+}
+
+/// The choice per target on the val questions `val`, scored on `idx`.
+fn choose_on_val(
+    problem: &Problem,
+    val: &[usize],
+    idx: &[usize],
+    masks: &[&Vec<Mask>],
+) -> ChosenOnVal {
+    let on = |q: &[usize]| -> (Point, Vec<Point>) {
+        let all = point(String::new(), Metrics::of(problem, q, |_| Mask::ALL));
+        let ps = masks
+            .iter()
+            .map(|m| point(String::new(), Metrics::of(problem, q, |i| m[i])))
+            .collect();
+        (all, ps)
+    };
+    let (val_all, val_ps) = on(val);
+    let (all, ps) = on(idx);
+    let scored = |k: usize| {
+        let (j, c) = shares(&ps[k], &all);
+        Chosen { policy: k, j, c }
+    };
+    let val_shares: Vec<(f64, f64)> = val_ps.iter().map(|p| shares(p, &val_all)).collect();
+    let keep = (0..masks.len())
+        .filter(|&k| val_shares[k].0 >= KEEP - 1e-12)
+        .min_by(|&a, &b| val_shares[a].1.total_cmp(&val_shares[b].1));
+    let half = (0..masks.len())
+        .filter(|&k| val_shares[k].1 <= HALF + 1e-12)
+        .max_by(|&a, &b| val_shares[a].0.total_cmp(&val_shares[b].0).then(b.cmp(&a)));
+    ChosenOnVal {
+        keep: keep.map(scored),
+        half: half.map(scored),
+    }
 }
 
 /// Bootstrap draws of [`Paired`].
@@ -190,12 +256,15 @@ fn point(name: String, m: Metrics) -> Point {
 /// mask selected for each of `problem.questions`.
 pub fn of_split(
     problem: &Problem,
-    split: Split,
+    split: Option<Split>,
     seed: u64,
     policies: &[(String, Vec<Mask>)],
 ) -> Result<SplitFrontier, EvalError> {
     let splits = problem.splits(seed)?;
-    let idx = problem.indices(&splits, split);
+    let idx = match split {
+        Some(split) => problem.indices(&splits, split),
+        None => (0..problem.questions.len()).collect(),
+    };
     let fixed: Vec<Point> = (0..Mask::SUBSETS)
         .map(|k| {
             let mask = Mask::subset(k);
@@ -209,6 +278,12 @@ pub fn of_split(
     );
     let masks: Vec<&Vec<Mask>> = policies.iter().map(|(_, m)| m).collect();
     let against_fixed = (!masks.is_empty()).then(|| paired(problem, &idx, seed, &masks));
+    // Scoring every question (another benchmark, a held-out domain) leaves
+    // no val split of this sweep to choose on.
+    let chosen_on_val = match split {
+        Some(_) => choose_on_val(problem, &problem.indices(&splits, Split::Val), &idx, &masks),
+        None => ChosenOnVal::default(),
+    };
     let policies: Vec<Point> = policies
         .iter()
         .map(|(name, masks)| point(name.clone(), Metrics::of(problem, &idx, |i| masks[i])))
@@ -225,6 +300,7 @@ pub fn of_split(
             .collect(),
         policies_headline: Headline::of(&policies, &all_five),
         against_fixed,
+        chosen_on_val,
         all_five,
         fixed,
         oracle,
@@ -260,7 +336,8 @@ pub struct FrontierReport {
     /// The sweep's utility.
     pub utility: String,
     /// The split scored.
-    pub split: Split,
+    /// `None`: every labelled question.
+    pub split: Option<Split>,
     /// The token price of the oracle's objective.
     pub lambda: f64,
     /// Per seed.
@@ -277,7 +354,7 @@ pub const SEED_PLACEHOLDER: &str = "{seed}";
 pub fn frontier(
     sweep: &std::path::Path,
     policies: &[String],
-    split: Split,
+    split: Option<Split>,
     seeds: std::ops::Range<u64>,
     lambda: f64,
     hide_qtype: bool,
@@ -357,7 +434,56 @@ fn paired_md(s: &mut String, seeds: &[SplitFrontier]) {
     }
 }
 
+/// The per-seed rows of the policies chosen on val.
+fn chosen_md(s: &mut String, seeds: &[SplitFrontier]) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        s,
+        "\nChosen on val (the cheapest policy keeping {:.0}% of all five's J there; the best spending at most {:.0}% of its tokens there), scored here as shares of all five's J / tokens:\n\n| seed | for {:.0}% of J: policy, J, tokens | for {:.0}% of tokens: policy, J, tokens |\n| --- | --- | --- |",
+        100.0 * KEEP,
+        100.0 * HALF,
+        100.0 * KEEP,
+        100.0 * HALF
+    );
+    let cell = |f: &SplitFrontier, c: &Option<Chosen>| {
+        c.as_ref().map_or("none meets it on val".into(), |c| {
+            format!(
+                "#{} {}, {:.1}%, {:.1}%",
+                c.policy + 1,
+                f.policies[c.policy].name.rsplit('/').nth(1).unwrap_or(""),
+                100.0 * c.j,
+                100.0 * c.c
+            )
+        })
+    };
+    for f in seeds {
+        let v = &f.chosen_on_val;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} |",
+            f.seed,
+            cell(f, &v.keep),
+            cell(f, &v.half)
+        );
+    }
+}
+
 impl FrontierReport {
+    /// The first seed's figure (SVG): every fixed subset, both frontiers,
+    /// the policies and the oracle.
+    pub fn to_svg(&self) -> String {
+        let title = format!(
+            "{}: {} split, seed {}",
+            self.utility,
+            self.split.map_or("every question", Split::name),
+            self.seeds.first().map_or(0, |f| f.seed)
+        );
+        match self.seeds.first() {
+            Some(f) => crate::frontier_svg::frontier_svg(&title, f),
+            None => String::new(),
+        }
+    }
+
     /// The report as Markdown: the headline table over seeds, then the
     /// first seed's 31 fixed subsets.
     pub fn to_markdown(&self) -> String {
@@ -367,7 +493,7 @@ impl FrontierReport {
         let _ = writeln!(
             s,
             "Frontier on {} ({}), {n} seed(s); shares of all five's J and tokens, mean ± sd over seeds.\n",
-            self.split.name(),
+            self.split.map_or("every question", Split::name),
             self.utility
         );
         let _ = writeln!(
@@ -419,6 +545,7 @@ impl FrontierReport {
             }
             if !first.policies.is_empty() {
                 paired_md(&mut s, &self.seeds);
+                chosen_md(&mut s, &self.seeds);
             }
             let _ = writeln!(
                 s,

@@ -392,7 +392,7 @@ impl Search<'_> {
                 Some(Contender {
                     id,
                     rules: rules_in(&source),
-                    objectives: self.val_objectives(&source)?,
+                    objectives: self.objectives(&source, &self.val)?,
                 })
             })
             .collect();
@@ -402,20 +402,58 @@ impl Search<'_> {
         }
     }
 
-    /// A candidate's objective on each val question, in `val.idx` order.
-    fn val_objectives(&self, source: &str) -> Option<Vec<f64>> {
+    /// Each rule's support and gain on train and val (empty if the policy
+    /// cannot select there, which its evaluation already ruled out).
+    fn rule_stats(
+        &self,
+        compiled: &mut crate::eval::engine::CompiledPolicy,
+        source: &str,
+    ) -> Vec<crate::rules::RuleStat> {
+        let (mut train, mut val) = (Vec::new(), Vec::new());
+        if compiled.select_all(&self.train.inputs, &mut train).is_err()
+            || compiled.select_all(&self.val.inputs, &mut val).is_err()
+        {
+            return Vec::new();
+        }
+        let names = crate::rules::rule_names(source);
+        crate::rules::rule_stats(
+            self.problem,
+            &names,
+            (&self.train.idx, &train),
+            (&self.val.idx, &val),
+        )
+    }
+
+    /// A candidate's objective on each question of `on`, in `on.idx` order.
+    fn objectives(&self, source: &str, on: &SplitData) -> Option<Vec<f64>> {
         let mut compiled = compile_policy(&self.runtime, source, self.problem, false).ok()?;
         let mut out = Vec::new();
-        compiled.select_all(&self.val.inputs, &mut out).ok()?;
+        compiled.select_all(&on.inputs, &mut out).ok()?;
         let q = &self.problem.questions;
         Some(
-            self.val
-                .idx
+            on.idx
                 .iter()
                 .zip(&out)
                 .map(|(&i, s)| Mask::subset_index(s.mask).map_or(0.0, |k| q[i].objective[k]))
                 .collect(),
         )
+    }
+
+    /// The val and test objectives of every evaluated candidate (for the
+    /// report only: nothing is chosen on test).
+    fn val_test(&self, test: &SplitData) -> crate::choice::ValTest {
+        let pairs: Vec<(f64, f64)> = self
+            .archive
+            .entries
+            .iter()
+            .filter(|e| e.duplicate_of.is_none())
+            .filter_map(|e| {
+                let val = e.val_objective()?;
+                let t = self.objectives(e.source.as_deref()?, test)?;
+                Some((val, t.iter().sum::<f64>() / t.len().max(1) as f64))
+            })
+            .collect();
+        crate::choice::ValTest::of(&pairs)
     }
 
     fn top(&self, k: usize) -> Vec<&ArchiveEntry> {
@@ -669,6 +707,8 @@ impl Search<'_> {
             })
         })?;
         let test_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
+        let rules = self.rule_stats(&mut compiled, &source);
+        let val_test = self.val_test(test);
         let lookup = |i: usize| {
             let pos = test.idx.binary_search(&i).unwrap_or(0);
             test_masks[pos]
@@ -695,7 +735,7 @@ impl Search<'_> {
         );
         let ucb = self.ucb_before(usize::MAX);
         let stats = self.stats(&ucb);
-        let report = OptimizeReport::new(
+        let mut report = OptimizeReport::new(
             &settings,
             self.opts,
             self.problem,
@@ -710,6 +750,8 @@ impl Search<'_> {
             stats,
             started.elapsed().as_secs_f64(),
         );
+        report.best.rules = rules;
+        report.val_test = Some(val_test);
         write_run_report(
             &self.opts.out,
             &report,

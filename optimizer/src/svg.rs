@@ -28,7 +28,7 @@ pub struct Point {
     pub kind: PointKind,
 }
 
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -36,7 +36,7 @@ fn escape(s: &str) -> String {
 }
 
 /// A "nice" tick step for a range of `span` with about `n` ticks.
-fn step(span: f64, n: f64) -> f64 {
+pub(crate) fn step(span: f64, n: f64) -> f64 {
     if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return 1.0;
     }

@@ -77,6 +77,7 @@ fn hand_computed_numbers() {
     let sweep = hand_sweep(dir.path());
     let mut opts = EvalOptions::new(&sweep);
     opts.lambda = 1e-4;
+    opts.split = mesa_optimizer::Split::Test;
     let policy = source("policy \"by-type\"\nrule x when qtype is X -> select {S}\ndefault {T}\n");
     let r = evaluate_policy(&policy, &opts).unwrap();
     assert_eq!(r.labelled, 20, "the unlabelled question is left out");

@@ -1,9 +1,10 @@
 //! `mesa frontier`: the fixed subsets' frontier, the oracle and policies
 //! on a split of a sweep.
 
-use super::optimize::{ReportFormat, SplitArg};
+use super::optimize::ReportFormat;
 use crate::error::CliError;
 use mesa_optimizer::frontier::frontier;
+use mesa_optimizer::Split;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,9 +18,10 @@ pub struct Args {
     /// a path is replaced by each seed, so each seed reads its own run's policy.
     #[arg(long)]
     pub policy: Vec<String>,
-    /// The split to score (the fixed subsets are scored on it in hindsight).
+    /// The split to score (the fixed subsets are scored on it in hindsight); `all` scores
+    /// every labelled question (a sweep the policies were not searched on).
     #[arg(long, value_enum, default_value_t)]
-    pub split: SplitArg,
+    pub split: FrontierSplit,
     /// How many split seeds (0, 1, ...).
     #[arg(long, default_value_t = 5)]
     pub seeds: u64,
@@ -35,6 +37,34 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+    /// Also draw the first seed's frontier here (SVG).
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
+}
+
+/// `--split`.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum FrontierSplit {
+    /// The train split.
+    Train,
+    /// The validation split.
+    Val,
+    /// The test split.
+    #[default]
+    Test,
+    /// Every labelled question.
+    All,
+}
+
+impl FrontierSplit {
+    fn split(self) -> Option<Split> {
+        match self {
+            FrontierSplit::Train => Some(Split::Train),
+            FrontierSplit::Val => Some(Split::Val),
+            FrontierSplit::Test => Some(Split::Test),
+            FrontierSplit::All => None,
+        }
+    }
 }
 
 /// Runs `mesa frontier`.
@@ -47,11 +77,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let report = frontier(
         &args.sweep,
         &args.policy,
-        args.split.into(),
+        args.split.split(),
         seeds,
         args.lambda,
         args.no_qtype,
     )?;
+    if let Some(path) = &args.svg {
+        std::fs::write(path, report.to_svg()).map_err(CliError::io("write", path.display()))?;
+    }
     match args.format {
         ReportFormat::Md => print!("{}", report.to_markdown()),
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),

@@ -24,10 +24,11 @@ pub enum ReportFormat {
 pub enum SplitArg {
     /// The train split (20% of episodes).
     Train,
-    /// The validation split (20%).
+    /// The validation split (20%): the default, so that development reads train and val and
+    /// the test split is read once, at the end.
+    #[default]
     Val,
     /// The test split (60%).
-    #[default]
     Test,
 }
 
@@ -59,7 +60,7 @@ pub struct EvalArgs {
     /// The sweep file (JSONL, format mesa-sweep version 1).
     #[arg(long)]
     pub sweep: PathBuf,
-    /// The split to score.
+    /// The split to score (val by default: read test once, at the end).
     #[arg(long, value_enum, default_value_t)]
     pub split: SplitArg,
     /// How many split seeds (0, 1, ...); mean and std are reported.

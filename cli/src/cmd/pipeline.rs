@@ -101,7 +101,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let frontier = mesa_optimizer::frontier::frontier(
         &sweep_file,
         &[best],
-        mesa_optimizer::Split::Test,
+        Some(mesa_optimizer::Split::Test),
         args.seed..args.seed + 1,
         summary.report.settings.lambda,
         args.no_qtype,

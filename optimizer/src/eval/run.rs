@@ -16,7 +16,7 @@ use std::path::PathBuf;
 pub struct EvalOptions {
     /// The sweep file.
     pub sweep: PathBuf,
-    /// The split scored (test by default).
+    /// The split scored (val by default: development reads train and val; test is read once, at the end).
     pub split: Split,
     /// How many seeds: `first_seed`, `first_seed + 1`, ...
     pub seeds: usize,
@@ -33,11 +33,11 @@ pub struct EvalOptions {
 }
 
 impl EvalOptions {
-    /// Defaults for `sweep`: test split, 5 seeds from 0, lambda 1e-6.
+    /// Defaults for `sweep`: val split, 5 seeds from 0, lambda 1e-6.
     pub fn new(sweep: impl Into<PathBuf>) -> EvalOptions {
         EvalOptions {
             sweep: sweep.into(),
-            split: Split::Test,
+            split: Split::Val,
             seeds: crate::split::DEFAULT_SEEDS,
             first_seed: 0,
             lambda: 1e-6,

@@ -231,6 +231,9 @@ pub struct Best {
     /// The choice rule that picked it (`best-val`, `one-se`).
     #[serde(default)]
     pub chosen_by: String,
+    /// Each rule's support and gain on train and val.
+    #[serde(default)]
+    pub rules: Vec<crate::rules::RuleStat>,
 }
 
 /// The optimizer's report (RUN/report.json).
@@ -264,6 +267,9 @@ pub struct OptimizeReport {
     pub top: Vec<TopRow>,
     /// A cut-off archive line dropped on resume.
     pub recovered: Option<Recovery>,
+    /// How the candidates' val objectives relate to their test objectives.
+    #[serde(default)]
+    pub val_test: Option<crate::choice::ValTest>,
 }
 
 impl OptimizeReport {
@@ -391,11 +397,13 @@ impl OptimizeReport {
                 breakdown,
                 source: best.source.clone().unwrap_or_default(),
                 chosen_by: opts.choice.name().to_string(),
+                rules: Vec::new(),
             },
             baselines_test,
             baselines_val,
             top,
             recovered: archive.recovered.clone(),
+            val_test: None,
         }
     }
 
@@ -448,7 +456,11 @@ impl OptimizeReport {
             "\n## Frozen best: #{} ({} {}, iteration {})\n",
             b.id, b.mode, b.direction, b.iteration
         );
-        let _ = writeln!(s, "Chosen by val objective, then tested once on test.\n");
+        let how = match b.chosen_by.as_str() {
+            "one-se" => "the fewest rules within one standard error of the best val objective",
+            _ => "the best val objective",
+        };
+        let _ = writeln!(s, "Chosen by {how}, then tested once on test.\n");
         let _ = writeln!(
             s,
             "| split | objective | J | C (tokens) | structures |\n| --- | --- | --- | --- | --- |"
@@ -463,6 +475,23 @@ impl OptimizeReport {
             }
         }
         let _ = writeln!(s, "\n```mesa\n{}```", b.source);
+        if let Some(v) = &self.val_test {
+            let _ = writeln!(
+                s,
+                "\nAcross the {} evaluated candidates, val and test objectives correlate with Pearson r = {:.3} and Spearman rho = {:.3}; the best val candidate ranks {} of {} on test.",
+                v.n, v.pearson, v.spearman, v.best_val_test_rank, v.n
+            );
+        }
+        if !b.rules.is_empty() {
+            let _ = writeln!(s, "\nEach rule: the questions it decides (support) and its gain (the objective of its choice minus all five's over them, per question of the split).\n\n| rule | train support | train gain | val support | val gain |\n| --- | --- | --- | --- | --- |");
+            for r in &b.rules {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {:+.4} | {} | {:+.4} |",
+                    r.name, r.train_support, r.train_gain, r.val_support, r.val_gain
+                );
+            }
+        }
         let _ = writeln!(s, "\n## Test split: best against the baselines\n");
         let _ = writeln!(s, "| policy | objective | J | C (tokens) | structures | detail |\n| --- | --- | --- | --- | --- | --- |");
         let _ = writeln!(
