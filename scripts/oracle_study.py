@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""What predicts the oracle's choice, studied on one seed's train split only:
+for each candidate feature (the sweep's previews, and the evidence-aware
+features `oracle_features` computes), the best one-threshold split of the
+train questions into two groups, each reading its own best fixed subset, and
+the tokens that split needs for 99% of all five's J on train. The val column
+applies the train-fitted groups and subsets to val, unchanged.
+
+Usage: scripts/oracle_study.py SWEEP FEATURES.jsonl [SEED]
+"""
+import json
+import re
+import sys
+
+M = (1 << 64) - 1
+
+
+def fnv(b):
+    h = 0xCBF29CE484222325
+    for x in b:
+        h ^= x
+        h = (h * 0x100000001B3) & M
+    return h
+
+
+def mix(z):
+    z = (z + 0x9E3779B97F4A7C15) & M
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+    return z ^ (z >> 31)
+
+
+def splits(episodes, seed):
+    """The optimizer's episode-level 2:2:6 split (optimizer/src/split.rs)."""
+    ids = sorted(set(episodes))
+    n = len(ids)
+    s = mix(seed)
+    keyed = sorted((mix(fnv(i.encode()) ^ s), i) for i in ids)
+    nt = (2 * n + 5) // 10
+    return {i: ("train" if j < nt else "val" if j < 2 * nt else "test") for j, (_, i) in enumerate(keyed)}
+
+
+LAMBDAS = [x * 1e-6 for x in (0, 0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 12, 20, 30, 50, 80, 120, 200, 400)]
+
+
+def fit(recs, group):
+    """Per group, per lambda, the subset with the best total objective."""
+    out = {}
+    groups = {}
+    for r in recs:
+        groups.setdefault(group(r), []).append(r)
+    for lam in LAMBDAS:
+        out[lam] = {
+            g: max(range(31), key=lambda m: sum(r["utility"][m] - lam * r["tokens"][m] for r in rs))
+            for g, rs in groups.items()
+        }
+    return out
+
+
+def tokens_for_99(recs, group, fitted):
+    j5 = sum(r["utility"][30] for r in recs)
+    c5 = sum(r["tokens"][30] for r in recs)
+    best = None
+    for lam, choice in fitted.items():
+        j = sum(r["utility"][choice.get(group(r), 30)] for r in recs) / j5
+        c = sum(r["tokens"][choice.get(group(r), 30)] for r in recs) / c5
+        if j >= 0.99 and (best is None or c < best):
+            best = c
+    return best
+
+
+def main():
+    sweep, feats_path = sys.argv[1], sys.argv[2]
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    with open(sweep) as f:
+        f.readline()
+        recs = [r for r in map(json.loads, f) if r["labelled"]]
+    feats = {}
+    with open(feats_path) as f:
+        for line in f:
+            d = json.loads(line)
+            feats[d["question_id"]] = d["features"]
+    sp = splits([r["episode"] for r in recs], seed)
+    train = [r for r in recs if sp[r["episode"]] == "train"]
+    val = [r for r in recs if sp[r["episode"]] == "val"]
+    stepref = re.compile(r"(?i)\b(steps?|turns?|actions?)\s*#?\s*\d+")
+    value = {}
+    for r in recs:
+        v = dict(feats[r["question_id"]])
+        for s, (tok, top, hits) in r["previews"].items():
+            v[f"{s}.tokens"], v[f"{s}.top"], v[f"{s}.hits"] = tok, top, hits
+        v["std.stepref"] = 1.0 if stepref.search(r["query"]) else 0.0
+        value[r["question_id"]] = v
+    names = sorted(value[train[0]["question_id"]])
+    rows = []
+    for name in names:
+        xs = sorted({value[r["question_id"]][name] for r in train})
+        cuts = [xs[int(len(xs) * q)] for q in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)] if len(xs) > 10 else xs
+        best = None
+        for t in sorted(set(cuts)):
+            g = lambda r, t=t: value[r["question_id"]][name] > t
+            fitted = fit(train, g)
+            tr = tokens_for_99(train, g, fitted)
+            if tr is not None and (best is None or tr < best[0]):
+                best = (tr, t, tokens_for_99(val, g, fitted))
+        if best:
+            rows.append((best[0], name, best[1], best[2]))
+    rows.sort()
+    print(f"Seed {seed}: {len(train)} train and {len(val)} val questions. One feature, one threshold, two groups:")
+    print()
+    print("| feature | threshold (group: value > it) | tokens for 99% of J, train | the same groups and subsets on val |")
+    print("| --- | --- | --- | --- |")
+    none = fit(train, lambda r: 0)
+    print(f"| (none: one fixed subset) | - | {100 * tokens_for_99(train, lambda r: 0, none):.1f}% | "
+          f"{fmt(tokens_for_99(val, lambda r: 0, none))} |")
+    for tr, name, t, va in rows[:15]:
+        print(f"| {name} | {t:.3g} | {100 * tr:.1f}% | {fmt(va)} |")
+
+
+def fmt(x):
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+if __name__ == "__main__":
+    main()
