@@ -1,0 +1,69 @@
+//! G's per-question cost on one long episode, without the live store: the
+//! episode is made of AMA-Bench steps in order (as in `live_bench`), built
+//! once, then asked the same 50 questions as `live_bench`'s length rows,
+//! each `MESA_BENCH_REPEAT` times (default 5). For profiling G alone.
+//!
+//! ```text
+//! cargo run --release -p mesa-memory --example graph_bench -- DATA [STEPS]
+//! ```
+
+use mesa_core::Structure;
+use mesa_memory::dataset::{Episode, LoadOptions, Step};
+use mesa_memory::structures::Plugins;
+use mesa_memory::{Config, EpisodeMemory, Query};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let data = args.get(1).ok_or("usage: graph_bench DATA [STEPS]")?;
+    let n: usize = args.get(2).map_or(Ok(15_000), |s| s.parse())?;
+    let repeat: usize = std::env::var("MESA_BENCH_REPEAT").map_or(Ok(5), |s| s.parse())?;
+    let loaded = mesa_memory::load(std::path::Path::new(data), &LoadOptions::default())?;
+    let all: Vec<&Step> = loaded.episodes.iter().flat_map(|e| &e.steps).collect();
+    let episode = Episode {
+        id: "long".into(),
+        task: "a generic long episode of AMA-Bench steps".into(),
+        domain: "MIXED".into(),
+        outcome: None,
+        meta: Default::default(),
+        steps: (0..n)
+            .map(|i| Step {
+                index: i,
+                ..all[i % all.len()].clone()
+            })
+            .collect(),
+        questions: Vec::new(),
+        notes: Vec::new(),
+    };
+    let t0 = Instant::now();
+    let m = EpisodeMemory::build(Arc::new(episode), &Config::default(), &Plugins::default())?;
+    eprintln!(
+        "built {n} steps in {:.0} ms",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    let mut times = Vec::new();
+    for k in 0..50 {
+        let question = match k % 3 {
+            0 => format!("What did the agent do at step {}?", (k * 997) % n),
+            1 => "Why did the SQL query fail with an invalid identifier?".to_string(),
+            _ => "Which file did the agent open after the error?".to_string(),
+        };
+        for _ in 0..repeat {
+            let q = Query::new(&question);
+            let t0 = Instant::now();
+            let _ = m.retrieve(Structure::Graph, &q)?;
+            times.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    println!(
+        "G over {n} steps, {} questions: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms",
+        times.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99)
+    );
+    Ok(())
+}
