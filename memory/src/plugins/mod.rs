@@ -149,6 +149,8 @@ pub struct PluginOptions {
 
 impl PluginOptions {
     /// Options with an explicit MiniLM directory.
+    // Without the `llm` feature the update names no field.
+    #[allow(clippy::needless_update)]
     pub fn with_minilm_dir(minilm_dir: Option<PathBuf>) -> PluginOptions {
         PluginOptions {
             minilm_dir,

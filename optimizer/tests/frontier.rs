@@ -1,0 +1,100 @@
+//! `frontier`: the fixed subsets' frontier, the oracle and policies on a
+//! hand-made sweep whose numbers can be worked out by hand.
+
+use mesa_core::{Mask, Previews};
+use mesa_optimizer::frontier::frontier;
+use mesa_optimizer::{write_sweep, Split, SweepRecord, UtilityKind};
+use std::path::Path;
+
+/// Twenty episodes, each with a question that needs S (type X) and one
+/// that needs T (type Y): a subset's utility is 1 if it holds the needed
+/// structure, else 0; each structure adds 200 tokens. So all five: J 1,
+/// 1000 tokens; the cheapest fixed subset keeping 99% of J is {S, T} (40%
+/// of the tokens, J 100%); routing X to {S} and Y to {T} needs 20%.
+fn sweep(dir: &Path) -> std::path::PathBuf {
+    let mut records = Vec::new();
+    for e in 0..20 {
+        for (j, (qtype, needs)) in [("X", 0usize), ("Y", 1)].into_iter().enumerate() {
+            let mut utility = [0.0; Mask::SUBSETS];
+            let mut tokens = [0.0; Mask::SUBSETS];
+            for k in 0..Mask::SUBSETS {
+                let bits = k + 1;
+                utility[k] = if bits & (1 << needs) != 0 { 1.0 } else { 0.0 };
+                tokens[k] = 200.0 * f64::from((bits as u32).count_ones());
+            }
+            records.push(SweepRecord {
+                episode: format!("ep{e}"),
+                question_id: format!("ep{e}:{j}"),
+                domain: "alpha".into(),
+                qtype: Some(qtype.into()),
+                task: "do things".into(),
+                query: format!("question of type {qtype}"),
+                labelled: true,
+                previews: Previews::full([[200.0, 0.5, 1.0]; 5]),
+                utility,
+                tokens,
+            });
+        }
+    }
+    let path = dir.join("hand.jsonl");
+    write_sweep(&path, UtilityKind::EvidenceRecall, "hand", "none", &records).unwrap();
+    path
+}
+
+#[test]
+fn the_frontier_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sweep(dir.path());
+    // One policy file per seed, read through `{seed}`.
+    for seed in 0..2 {
+        let src = "policy \"routed\"\nrule x when qtype is X -> select {S}\ndefault {T}\n";
+        std::fs::write(dir.path().join(format!("routed-{seed}.mesa")), src).unwrap();
+    }
+    let all = dir.path().join("all.mesa");
+    std::fs::write(&all, "policy \"all\"\ndefault all\n").unwrap();
+    let policies = [
+        dir.path().join("routed-{seed}.mesa").display().to_string(),
+        all.display().to_string(),
+    ];
+    let r = frontier(&path, &policies, Some(Split::Test), 0..2, 1e-6, false).unwrap();
+    assert_eq!(r.seeds.len(), 2);
+    for f in &r.seeds {
+        assert_eq!(f.fixed.len(), Mask::SUBSETS);
+        assert_eq!((f.all_five.j, f.all_five.c), (1.0, 1000.0));
+        let fixed = f.fixed_headline;
+        assert!(
+            (fixed.tokens_for_keep.unwrap() - 0.4).abs() < 1e-12,
+            "{fixed:?}"
+        );
+        assert!((fixed.j_at_half.unwrap() - 1.0).abs() < 1e-12);
+        let routed = f.policy_headlines[0];
+        assert!((routed.tokens_for_keep.unwrap() - 0.2).abs() < 1e-12);
+        assert!((f.oracle_headline.tokens_for_keep.unwrap() - 0.2).abs() < 1e-12);
+        let all = f.policy_headlines[1];
+        assert_eq!(all.tokens_for_keep, Some(1.0));
+        assert_eq!(all.j_at_half, None);
+        // Every resample gives the same difference: -0.2.
+        let keep = f.against_fixed.unwrap().tokens_for_keep.unwrap();
+        assert!(
+            (keep.lo + 0.2).abs() < 1e-12 && (keep.hi + 0.2).abs() < 1e-12,
+            "{keep:?}"
+        );
+        // Val picks the routed policy for both targets.
+        let chosen = f.chosen_on_val.keep.as_ref().unwrap();
+        assert_eq!(chosen.policy, 0);
+        assert!((chosen.c - 0.2).abs() < 1e-12);
+        // {S, T} and {S} / {T} are on the fixed frontier; all five is not.
+        assert!(!f.pareto.contains(&(Mask::SUBSETS - 1)));
+    }
+    let md = r.to_markdown();
+    assert!(
+        md.contains("| best fixed subset (in hindsight) | 40.0% ± 0.0 | 100.0% ± 0.0 |"),
+        "{md}"
+    );
+    let svg = r.to_svg();
+    assert!(svg.starts_with("<svg") && svg.matches("<rect x=").count() >= Mask::SUBSETS);
+    // A missing policy file is an error that names it.
+    let missing = [dir.path().join("none-{seed}.mesa").display().to_string()];
+    let e = frontier(&path, &missing, Some(Split::Test), 0..1, 1e-6, false).unwrap_err();
+    assert!(e.to_string().contains("none-0.mesa"), "{e}");
+}
