@@ -3,8 +3,9 @@
 for each candidate feature (the sweep's previews, and the evidence-aware
 features `oracle_features` computes), the best one-threshold split of the
 train questions into two groups, each reading its own best fixed subset, and
-the tokens that split needs for 99% of all five's J on train. The val column
-applies the train-fitted groups and subsets to val, unchanged.
+the tokens that split needs for 99% of all five's J on train. The val columns
+apply the train fit (threshold, token price and each group's subset) to val
+unchanged, and give its J and tokens there.
 
 Usage: scripts/oracle_study.py SWEEP FEATURES.jsonl [SEED]
 """
@@ -57,15 +58,23 @@ def fit(recs, group):
     return out
 
 
-def tokens_for_99(recs, group, fitted):
+def shares(recs, group, choice):
+    """J and tokens of a fit's choices, as shares of all five's."""
     j5 = sum(r["utility"][30] for r in recs)
     c5 = sum(r["tokens"][30] for r in recs)
+    j = sum(r["utility"][choice.get(group(r), 30)] for r in recs) / j5
+    c = sum(r["tokens"][choice.get(group(r), 30)] for r in recs) / c5
+    return j, c
+
+
+def tokens_for_99(recs, group, fitted):
+    """The fewest tokens among the fitted token prices keeping 99% of J, and
+    the choices that give it."""
     best = None
-    for lam, choice in fitted.items():
-        j = sum(r["utility"][choice.get(group(r), 30)] for r in recs) / j5
-        c = sum(r["tokens"][choice.get(group(r), 30)] for r in recs) / c5
-        if j >= 0.99 and (best is None or c < best):
-            best = c
+    for choice in fitted.values():
+        j, c = shares(recs, group, choice)
+        if j >= 0.99 and (best is None or c < best[0]):
+            best = (c, choice)
     return best
 
 
@@ -80,7 +89,10 @@ def main():
         for line in f:
             d = json.loads(line)
             feats[d["question_id"]] = d["features"]
-    sp = splits([r["episode"] for r in recs], seed)
+    with open(sweep) as f:
+        f.readline()
+        # The optimizer splits every record's episode, labelled or not.
+        sp = splits([json.loads(line)["episode"] for line in f if line.strip()], seed)
     train = [r for r in recs if sp[r["episode"]] == "train"]
     val = [r for r in recs if sp[r["episode"]] == "val"]
     stepref = re.compile(r"(?i)\b(steps?|turns?|actions?)\s*#?\s*\d+")
@@ -99,26 +111,22 @@ def main():
         best = None
         for t in sorted(set(cuts)):
             g = lambda r, t=t: value[r["question_id"]][name] > t
-            fitted = fit(train, g)
-            tr = tokens_for_99(train, g, fitted)
-            if tr is not None and (best is None or tr < best[0]):
-                best = (tr, t, tokens_for_99(val, g, fitted))
+            tr = tokens_for_99(train, g, fit(train, g))
+            if tr is not None and (best is None or tr[0] < best[0]):
+                best = (tr[0], t, shares(val, g, tr[1]))
         if best:
             rows.append((best[0], name, best[1], best[2]))
     rows.sort()
     print(f"Seed {seed}: {len(train)} train and {len(val)} val questions. One feature, one threshold, two groups:")
     print()
-    print("| feature | threshold (group: value > it) | tokens for 99% of J, train | the same groups and subsets on val |")
-    print("| --- | --- | --- | --- |")
-    none = fit(train, lambda r: 0)
-    print(f"| (none: one fixed subset) | - | {100 * tokens_for_99(train, lambda r: 0, none):.1f}% | "
-          f"{fmt(tokens_for_99(val, lambda r: 0, none))} |")
-    for tr, name, t, va in rows[:15]:
-        print(f"| {name} | {t:.3g} | {100 * tr:.1f}% | {fmt(va)} |")
-
-
-def fmt(x):
-    return "-" if x is None else f"{100 * x:.1f}%"
+    print("| feature | threshold (group: value > it) | tokens for 99% of J, train | the train fit on val: J | on val: tokens |")
+    print("| --- | --- | --- | --- | --- |")
+    one = lambda r: 0
+    none = tokens_for_99(train, one, fit(train, one))
+    vj, vc = shares(val, one, none[1])
+    print(f"| (none: one fixed subset) | - | {100 * none[0]:.1f}% | {100 * vj:.1f}% | {100 * vc:.1f}% |")
+    for tr, name, t, (vj, vc) in rows[:15]:
+        print(f"| {name} | {t:.3g} | {100 * tr:.1f}% | {100 * vj:.1f}% | {100 * vc:.1f}% |")
 
 
 if __name__ == "__main__":

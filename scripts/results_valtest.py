@@ -11,6 +11,9 @@ import sys
 
 
 def ms(xs, digits=3):
+    # A correlation is null (NaN) when a run has fewer than two candidates
+    # or constant objectives: left out.
+    xs = [x for x in xs if x is not None]
     if not xs:
         return "-"
     s = statistics.stdev(xs) if len(xs) > 1 else 0.0

@@ -49,11 +49,14 @@ pub struct Headline {
 
 impl Headline {
     /// The headline of `points` against `all_five`.
+    /// Both are `None` when all five's J or tokens are 0 (no share is
+    /// defined).
     pub fn of<'a>(points: impl IntoIterator<Item = &'a Point>, all_five: &Point) -> Headline {
-        let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
         let (mut tokens_for_keep, mut j_at_half) = (None::<f64>, None::<f64>);
         for p in points {
-            let (j, c) = (share(p.j, all_five.j), share(p.c, all_five.c));
+            let Some((j, c)) = shares(p, all_five) else {
+                break;
+            };
             if j >= KEEP - 1e-12 {
                 tokens_for_keep = Some(tokens_for_keep.map_or(c, |t| t.min(c)));
             }
@@ -127,10 +130,10 @@ pub struct ChosenOnVal {
     pub half: Option<Chosen>,
 }
 
-/// Shares of `p` against `all`.
-fn shares(p: &Point, all: &Point) -> (f64, f64) {
-    let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
-    (share(p.j, all.j), share(p.c, all.c))
+/// Shares of `p`'s J and tokens of `all`'s; `None` if either of `all`'s
+/// is not positive.
+fn shares(p: &Point, all: &Point) -> Option<(f64, f64)> {
+    (all.j > 0.0 && all.c > 0.0).then(|| (p.j / all.j, p.c / all.c))
 }
 
 /// The choice per target on the val questions `val`, scored on `idx`.
@@ -148,13 +151,22 @@ fn choose_on_val(
             .collect();
         (all, ps)
     };
+    if val.is_empty() {
+        return ChosenOnVal::default();
+    }
     let (val_all, val_ps) = on(val);
     let (all, ps) = on(idx);
     let scored = |k: usize| {
-        let (j, c) = shares(&ps[k], &all);
-        Chosen { policy: k, j, c }
+        let (j, c) = shares(&ps[k], &all)?;
+        Some(Chosen { policy: k, j, c })
     };
-    let val_shares: Vec<(f64, f64)> = val_ps.iter().map(|p| shares(p, &val_all)).collect();
+    let Some(val_shares) = val_ps
+        .iter()
+        .map(|p| shares(p, &val_all))
+        .collect::<Option<Vec<(f64, f64)>>>()
+    else {
+        return ChosenOnVal::default();
+    };
     let keep = (0..masks.len())
         .filter(|&k| val_shares[k].0 >= KEEP - 1e-12)
         .min_by(|&a, &b| val_shares[a].1.total_cmp(&val_shares[b].1));
@@ -162,8 +174,8 @@ fn choose_on_val(
         .filter(|&k| val_shares[k].1 <= HALF + 1e-12)
         .max_by(|&a, &b| val_shares[a].0.total_cmp(&val_shares[b].0).then(b.cmp(&a)));
     ChosenOnVal {
-        keep: keep.map(scored),
-        half: half.map(scored),
+        keep: keep.and_then(scored),
+        half: half.and_then(scored),
     }
 }
 
@@ -212,13 +224,31 @@ fn interval(mut v: Vec<f64>) -> Option<Interval> {
 }
 
 /// The paired bootstrap of the policies' headline against the fixed
-/// subsets' over the questions `idx` (resampled with replacement).
+/// subsets' over the questions `idx`, resampling whole episodes with
+/// replacement (the splits are by episode, and an episode's questions are
+/// not independent).
 fn paired(problem: &Problem, idx: &[usize], seed: u64, masks: &[&Vec<Mask>]) -> Paired {
     let mut rng = crate::rng::Rng::derive(&[seed, 0xb007]);
     let (mut keep, mut half) = (Vec::new(), Vec::new());
     let named = |m: Metrics| point(String::new(), m);
+    let mut by_episode: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for &i in idx {
+        by_episode
+            .entry(&problem.questions[i].episode)
+            .or_default()
+            .push(i);
+    }
+    let episodes: Vec<&Vec<usize>> = by_episode.values().collect();
+    if episodes.is_empty() {
+        return Paired {
+            tokens_for_keep: None,
+            j_at_half: None,
+        };
+    }
     for _ in 0..DRAWS {
-        let sample: Vec<usize> = (0..idx.len()).map(|_| idx[rng.below(idx.len())]).collect();
+        let sample: Vec<usize> = (0..episodes.len())
+            .flat_map(|_| episodes[rng.below(episodes.len())].iter().copied())
+            .collect();
         let fixed: Vec<Point> = (0..Mask::SUBSETS)
             .map(|k| named(Metrics::of(problem, &sample, |_| Mask::subset(k))))
             .collect();
@@ -260,11 +290,15 @@ pub fn of_split(
     seed: u64,
     policies: &[(String, Vec<Mask>)],
 ) -> Result<SplitFrontier, EvalError> {
-    let splits = problem.splits(seed)?;
-    let idx = match split {
-        Some(split) => problem.indices(&splits, split),
-        None => (0..problem.questions.len()).collect(),
+    // `--split all` needs no splits (a held-out sweep may be small).
+    let splits = split.map(|_| problem.splits(seed)).transpose()?;
+    let idx = match (split, &splits) {
+        (Some(split), Some(splits)) => problem.indices(splits, split),
+        _ => (0..problem.questions.len()).collect(),
     };
+    if let (Some(split), true) = (split, idx.is_empty()) {
+        return Err(EvalError::EmptySplit { split, seed });
+    }
     let fixed: Vec<Point> = (0..Mask::SUBSETS)
         .map(|k| {
             let mask = Mask::subset(k);
@@ -279,10 +313,13 @@ pub fn of_split(
     let masks: Vec<&Vec<Mask>> = policies.iter().map(|(_, m)| m).collect();
     let against_fixed = (!masks.is_empty()).then(|| paired(problem, &idx, seed, &masks));
     // Scoring every question (another benchmark, a held-out domain) leaves
-    // no val split of this sweep to choose on.
-    let chosen_on_val = match split {
-        Some(_) => choose_on_val(problem, &problem.indices(&splits, Split::Val), &idx, &masks),
-        None => ChosenOnVal::default(),
+    // no val split of this sweep to choose on, and scoring val itself
+    // would choose on what it scores.
+    let chosen_on_val = match (split, &splits) {
+        (Some(Split::Train | Split::Test), Some(splits)) => {
+            choose_on_val(problem, &problem.indices(splits, Split::Val), &idx, &masks)
+        }
+        _ => ChosenOnVal::default(),
     };
     let policies: Vec<Point> = policies
         .iter()
@@ -434,6 +471,16 @@ fn paired_md(s: &mut String, seeds: &[SplitFrontier]) {
     }
 }
 
+/// A policy's short label: the directory of `RUN/best.mesa`, else the file.
+fn policy_label(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let file = parts.next().unwrap_or(path);
+    match parts.next() {
+        Some(dir) if file == "best.mesa" || file == "best.wasm" => dir,
+        _ => file,
+    }
+}
+
 /// The per-seed rows of the policies chosen on val.
 fn chosen_md(s: &mut String, seeds: &[SplitFrontier]) {
     use std::fmt::Write;
@@ -450,7 +497,7 @@ fn chosen_md(s: &mut String, seeds: &[SplitFrontier]) {
             format!(
                 "#{} {}, {:.1}%, {:.1}%",
                 c.policy + 1,
-                f.policies[c.policy].name.rsplit('/').nth(1).unwrap_or(""),
+                policy_label(&f.policies[c.policy].name),
                 100.0 * c.j,
                 100.0 * c.c
             )

@@ -83,9 +83,13 @@ pub fn frontier_svg(title: &str, f: &SplitFrontier) -> String {
     let fixed: Vec<(f64, f64)> = f.fixed.iter().map(share).collect();
     let policies: Vec<(f64, f64)> = f.policies.iter().map(share).collect();
     let oracle = share(&f.oracle);
-    let ys = fixed.iter().chain(&policies).map(|p| p.1).chain([oracle.1]);
-    let y0 = (ys.fold(f64::MAX, f64::min) - 5.0).clamp(0.0, 95.0);
-    let (x0, x1, y1) = (0.0, 105.0, 103.0);
+    let points = || fixed.iter().chain(&policies).chain([&oracle]);
+    let y0 = (points().map(|p| p.1).fold(f64::MAX, f64::min) - 5.0).clamp(0.0, 95.0);
+    // All five is at (100%, 100%); a utility where a subset beats it (a
+    // judge) needs more room above.
+    let y1 = points().map(|p| p.1 + 3.0).fold(103.0, f64::max);
+    let x1 = points().map(|p| p.0 + 5.0).fold(105.0, f64::max);
+    let x0 = 0.0;
     let sx = |x: f64| left + (x - x0) / (x1 - x0) * (w - left - right);
     let sy = |y: f64| h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom);
     let mut s = String::new();

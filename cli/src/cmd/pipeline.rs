@@ -102,7 +102,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         &sweep_file,
         &[best],
         Some(mesa_optimizer::Split::Test),
-        args.seed..args.seed + 1,
+        args.seed..args.seed.saturating_add(1),
         summary.report.settings.lambda,
         args.no_qtype,
     )?;

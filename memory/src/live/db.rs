@@ -22,8 +22,13 @@ use std::path::Path;
 
 /// The format marker and version in `meta`.
 pub const FORMAT: &str = "mesa-live-memory";
-/// The layout version this build reads and writes.
-pub const VERSION: i64 = 1;
+/// The layout version this build writes. Version 2 added `states`; a
+/// version-1 file is upgraded when opened (the table is added), so that a
+/// build that does not know `states` (and would not drop a state with the
+/// steps it covers) refuses the file from then on.
+pub const VERSION: i64 = 2;
+/// The earlier version this build upgrades.
+pub const UPGRADES: i64 = 1;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -165,7 +170,13 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
                 })
                 .map_err(db)?;
             let found = version.parse::<i64>().unwrap_or(0);
-            if found != VERSION {
+            if found == UPGRADES {
+                conn.execute(
+                    "UPDATE meta SET value = ?1 WHERE key = 'version'",
+                    [VERSION.to_string()],
+                )
+                .map_err(db)?;
+            } else if found != VERSION {
                 return Err(LiveError::Version {
                     path: shown,
                     found,

@@ -10,10 +10,10 @@
 //! append(step) ──derive StepParts (embed, extract: the new step only)──► one transaction ──► ack
 //!                                                      │ kept beside the episode's snapshot
 //! query ──snapshot(episode)── extended by the appended steps (EpisodeMemory::extend)
-//!                          └─ or, after a forget, a correction or on a fresh handle,
-//!                             reopened from the persisted state and extended (state.rs),
-//!                             or assembled from the stored parts (EpisodeMemory::from_parts);
-//!                             then shared
+//!                          └─ or, on a fresh handle, reopened from the persisted state
+//!                             and extended (state.rs); after a forget or a correction
+//!                             (which delete the state) or without a state, assembled from
+//!                             the stored parts (EpisodeMemory::from_parts); then shared
 //! ```
 //!
 //! Every call names its tenant by holding its [`Tenant`]; a tenant is its own
@@ -100,7 +100,11 @@ impl LiveMemory {
             });
         }
         let found = value.get("version").and_then(|v| v.as_i64()).unwrap_or(0);
-        if found != db::VERSION {
+        if found == db::UPGRADES {
+            // Each tenant's file is upgraded when it is opened.
+            let text = serde_json::json!({"format": db::FORMAT, "version": db::VERSION});
+            write_synced(&marker, text.to_string().as_bytes())?;
+        } else if found != db::VERSION {
             return Err(LiveError::Version {
                 path: marker.display().to_string(),
                 found,
@@ -363,6 +367,17 @@ impl Tenant {
         Ok(self.writer.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// The write lock if it is free at once (`None` on a reader or while a
+    /// write runs): for work a question may skip.
+    fn try_write_lock(&self) -> Option<MutexGuard<'_, ()>> {
+        self.lock.as_ref()?;
+        match self.writer.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// Whether this handle writes (else it only reads).
     pub fn is_writer(&self) -> bool {
         self.lock.is_some()
@@ -595,7 +610,9 @@ impl Tenant {
     /// it, no file of the tenant holds a byte of anything forgotten.
     pub fn compact(&self) -> Result<(), LiveError> {
         let write = self.write_lock()?;
-        self.persist_built(&write)?;
+        // The states are a shortcut: a full disk must not stop the call
+        // that frees space and removes forgotten bytes.
+        let _ = self.persist_built(&write);
         db::compact(&self.conn()).map_err(self.db_error())
     }
 
@@ -648,13 +665,15 @@ impl Tenant {
                 Arc::new(m)
             }
         };
-        self.maybe_persist(episode, &built, changes, cold);
         built.vector.index_in_background();
-        let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
-        if (s.changes.get(episode).copied(), s.epoch) == changes {
-            s.built.insert(episode.to_string(), built.clone());
-            s.appended.remove(episode);
+        {
+            let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+            if (s.changes.get(episode).copied(), s.epoch) == changes {
+                s.built.insert(episode.to_string(), built.clone());
+                s.appended.remove(episode);
+            }
         }
+        self.maybe_persist(episode, &built, changes, cold);
         Ok(built)
     }
 

@@ -125,8 +125,9 @@ impl Tenant {
         } else {
             n >= PERSIST_MIN_STEPS && lag >= have.max(PERSIST_MIN_STEPS)
         };
+        // Only if no write runs: a question never waits for one.
         if due {
-            if let Ok(write) = self.write_lock() {
+            if let Some(write) = self.try_write_lock() {
                 let _ = self.persist(&write, episode, m, Some(seen));
             }
         }
@@ -164,25 +165,29 @@ impl Tenant {
     }
 
     /// Stores the state of every built episode whose stored state lags
-    /// (on compact and when the writer closes).
+    /// (on compact and when the writer closes), its pending appends
+    /// applied first. An episode no question has built is not built for
+    /// this: its next opening rebuilds it, and persists it then.
     pub(super) fn persist_built(
         &self,
         write: &std::sync::MutexGuard<'_, ()>,
     ) -> Result<(), LiveError> {
-        let due: Vec<(String, Arc<EpisodeMemory>)> = {
+        let due: Vec<String> = {
             let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
             s.built
                 .iter()
                 .filter(|(id, m)| {
-                    let n = m.episode.steps.len();
-                    !s.appended.contains_key(*id)
-                        && n >= PERSIST_MIN_STEPS
-                        && s.persisted.get(*id).copied().unwrap_or(0) < n
+                    let pending = s.appended.get(*id).map_or(0, Vec::len);
+                    let n = m.episode.steps.len() + pending;
+                    n >= PERSIST_MIN_STEPS && s.persisted.get(*id).copied().unwrap_or(0) < n
                 })
-                .map(|(id, m)| (id.clone(), m.clone()))
+                .map(|(id, _)| id.clone())
                 .collect()
         };
-        for (id, m) in due {
+        for id in due {
+            // No write runs while `write` is held, so the memory is the
+            // episode as committed.
+            let m = self.memory(&id)?;
             self.persist(write, &id, &m, None)?;
         }
         Ok(())

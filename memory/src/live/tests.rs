@@ -141,6 +141,10 @@ fn a_persisted_state_reopens_to_the_same_answers() {
         t.memory(&e.id).expect("memory");
         let row = db::state(&t.conn(), &e.id).unwrap().expect("persisted");
         assert_eq!((row.steps, row.last_idx), (cut, e.steps[cut - 1].index));
+        drop(t);
+        // Appended by a handle that never asks: its closing has no built
+        // episode to persist, so the state still covers `cut` steps.
+        let t = m.tenant("bench").expect("tenant");
         t.append_batch(&e.id, e.steps[cut..].iter().map(as_new).collect())
             .expect("append");
         drop(t);
@@ -167,6 +171,16 @@ fn a_persisted_state_reopens_to_the_same_answers() {
             let got = answers(&reopened, &questions);
             for (i, (x, y)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(x, y, "episode {} question {i}: {}", e.id, questions[i]);
+            }
+            if damaged {
+                // Steps appended after a question are persisted when the
+                // writer closes.
+                t.append_batch(&e.id, vec![step("ls", "a.py"), step("cat a.py", "x")])
+                    .expect("append");
+                drop(t);
+                let r = m.reader("bench").expect("reader");
+                let row = db::state(&r.conn(), &e.id).unwrap().expect("persisted");
+                assert_eq!(row.steps, e.steps.len() + 2);
             }
         }
     }
@@ -675,4 +689,36 @@ fn an_empty_episode_answers_with_nothing() {
     }
     t.append("e", step("first", "ok")).unwrap();
     assert_eq!(t.memory("e").unwrap().episode.steps.len(), 1);
+}
+
+/// A memory written by the version before persisted states opens, keeps
+/// its steps, and is marked with the new version, so that the older build
+/// (which would not drop a state on a correction) refuses it afterwards.
+#[test]
+fn a_version_1_memory_is_upgraded() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    t.append("e", step("ls", "a.py")).unwrap();
+    t.conn()
+        .execute("UPDATE meta SET value = '1' WHERE key = 'version'", [])
+        .unwrap();
+    drop(t);
+    let v1 = format!(r#"{{"format": "{}", "version": 1}}"#, db::FORMAT);
+    std::fs::write(m.root().join(MARKER), v1).unwrap();
+    let m = LiveMemory::open(m.root()).expect("upgraded");
+    let marker = std::fs::read_to_string(m.root().join(MARKER)).unwrap();
+    assert!(
+        marker.contains(&format!("\"version\":{}", db::VERSION)),
+        "{marker}"
+    );
+    let t = m.tenant("a").unwrap();
+    assert_eq!(t.steps("e").unwrap().len(), 1);
+    let version: String = t
+        .conn()
+        .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(version, db::VERSION.to_string());
 }

@@ -29,8 +29,11 @@ const STATE_VERSION: u32 = 1;
 /// same.
 pub fn state_fingerprint(config: &Config, plugins: &Plugins) -> String {
     let config = serde_json::to_string(config).unwrap_or_default();
+    // The crate version too: a change to tokenizing, term hashing or
+    // scoring that keeps the builders' names must not reopen old states.
     format!(
-        "state-v{STATE_VERSION} {} {} {} {config}",
+        "state-v{STATE_VERSION} mesa-memory-{} {} {} {} {config}",
+        env!("CARGO_PKG_VERSION"),
         plugins.summarizer.name(),
         plugins.extractor.name(),
         plugins.embedder.name()

@@ -10,8 +10,12 @@
 //!   unlabelled and left out of evaluation.
 //! - **answer-only recall**: evidence recall over the labels the question
 //!   does not name itself (the steps it names are retrieved by T by
-//!   construction, so they do not test retrieval). A question whose labels
-//!   are all named in it is unlabelled.
+//!   construction, so they do not test retrieval). "Named" means named
+//!   explicitly ("step 12", "steps 3-5", "the last 2 steps"), resolved
+//!   like the labels, without T's window around named steps, its cap, or
+//!   time references; so the neighbours T shows around "before step 8"
+//!   still count as answer-only labels. A question whose labels are all
+//!   named in it is unlabelled.
 //! - **answer coverage**: the share of the reference answer's content words
 //!   (lower-cased words that are not stopwords, not bare numbers, not the
 //!   words the evidence layout itself prints, and do not occur in the
