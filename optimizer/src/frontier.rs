@@ -99,7 +99,7 @@ pub struct SplitFrontier {
     /// price).
     pub policies_headline: Headline,
     /// The policies' headline minus the fixed subsets', with a paired
-    /// bootstrap interval over the split's questions (`None` without
+    /// bootstrap interval over the split's episodes (`None` without
     /// policies).
     pub against_fixed: Option<Paired>,
     /// The policies chosen for each target on the val split (so that the
@@ -455,7 +455,7 @@ fn paired_md(s: &mut String, seeds: &[SplitFrontier]) {
     use std::fmt::Write;
     let _ = writeln!(
         s,
-        "\nThe policies (together) minus the best fixed subset, in points of share: mean [95% paired bootstrap interval over the split's questions, {DRAWS} draws].\n\n| seed | tokens for {:.0}% of all five's J | J at {:.0}% of its tokens |\n| --- | --- | --- |",
+        "\nThe policies (together) minus the best fixed subset, in points of share: mean [95% paired bootstrap interval, resampling the split's episodes, {DRAWS} draws].\n\n| seed | tokens for {:.0}% of all five's J | J at {:.0}% of its tokens |\n| --- | --- | --- |",
         100.0 * KEEP,
         100.0 * HALF
     );
