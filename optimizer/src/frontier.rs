@@ -348,22 +348,8 @@ pub fn of_split(
 /// The points no other point beats on both J (higher) and tokens (lower),
 /// by increasing tokens.
 pub fn pareto(points: &[Point]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_by(|&a, &b| {
-        points[a]
-            .c
-            .total_cmp(&points[b].c)
-            .then(points[b].j.total_cmp(&points[a].j))
-    });
-    let mut best = f64::NEG_INFINITY;
-    order
-        .into_iter()
-        .filter(|&i| {
-            let keep = points[i].j > best;
-            best = best.max(points[i].j);
-            keep
-        })
-        .collect()
+    let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.c, p.j)).collect();
+    crate::svg::pareto_indices(&xy)
 }
 
 /// Everything `mesa frontier` reports: one frontier per seed, and the
@@ -428,14 +414,8 @@ fn mean_sd(values: &[f64]) -> String {
     if values.is_empty() {
         return "-".into();
     }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let sd = if values.len() > 1 {
-        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-    } else {
-        0.0
-    };
-    format!("{:.1}% ± {:.1}", 100.0 * mean, 100.0 * sd)
+    let st = crate::eval::Stat::of(values.to_vec());
+    format!("{:.1}% ± {:.1}", 100.0 * st.mean, 100.0 * st.std)
 }
 
 /// `lo..hi` of a difference, in points of share.

@@ -4,7 +4,7 @@
 //! another label or a marker.
 
 use crate::frontier::{pareto, Point, SplitFrontier};
-use crate::svg::{escape, step};
+use crate::svg::{escape, Frame};
 use std::fmt::Write as _;
 
 /// A box on the canvas: left, top, right, bottom.
@@ -90,8 +90,12 @@ pub fn frontier_svg(title: &str, f: &SplitFrontier) -> String {
     let y1 = points().map(|p| p.1 + 3.0).fold(103.0, f64::max);
     let x1 = points().map(|p| p.0 + 5.0).fold(105.0, f64::max);
     let x0 = 0.0;
-    let sx = |x: f64| left + (x - x0) / (x1 - x0) * (w - left - right);
-    let sy = |y: f64| h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom);
+    let frame = Frame {
+        size: (w, h),
+        margins: (left, right, top, bottom),
+        range: (x0, x1, y0, y1),
+    };
+    let (sx, sy) = (|x: f64| frame.sx(x), |y: f64| frame.sy(y));
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -104,7 +108,15 @@ pub fn frontier_svg(title: &str, f: &SplitFrontier) -> String {
         w / 2.0,
         escape(title)
     );
-    axes(&mut s, (w, h), (left, right, top, bottom), (x0, x1, y0, y1));
+    frame.axes(
+        &mut s,
+        (10.0, 8.0),
+        (&|x| format!("{x:.0}%"), &|y| format!("{y:.0}%")),
+        (
+            "evidence tokens, share of all five's",
+            "J, share of all five's",
+        ),
+    );
     let path = |pts: &[(f64, f64)]| {
         let mut d = String::new();
         for (i, (x, y)) in pts.iter().enumerate() {
@@ -183,57 +195,6 @@ pub fn frontier_svg(title: &str, f: &SplitFrontier) -> String {
     );
     s.push_str("</svg>\n");
     s
-}
-
-/// The frame, grid, ticks and axis titles.
-fn axes(s: &mut String, (w, h): (f64, f64), m: (f64, f64, f64, f64), r: (f64, f64, f64, f64)) {
-    let (left, right, top, bottom) = m;
-    let (x0, x1, y0, y1) = r;
-    let sx = |x: f64| left + (x - x0) / (x1 - x0) * (w - left - right);
-    let sy = |y: f64| h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom);
-    let xs = step(x1 - x0, 10.0);
-    let mut x = (x0 / xs).ceil() * xs;
-    while x <= x1 {
-        let px = sx(x);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{px:.1}" y1="{top}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{x:.0}%</text>"##,
-            h - bottom,
-            h - bottom + 16.0
-        );
-        x += xs;
-    }
-    let ys = step(y1 - y0, 8.0);
-    let mut y = (y0 / ys).ceil() * ys;
-    while y <= y1 {
-        let py = sy(y);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{left}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{y:.0}%</text>"##,
-            w - right,
-            left - 6.0,
-            py + 4.0
-        );
-        y += ys;
-    }
-    let _ = writeln!(
-        s,
-        r##"<rect x="{left}" y="{top}" width="{:.1}" height="{:.1}" fill="none" stroke="#333"/>"##,
-        w - left - right,
-        h - top - bottom
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">evidence tokens, share of all five's</text>"#,
-        (left + w - right) / 2.0,
-        h - 14.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">J, share of all five's</text>"#,
-        (top + h - bottom) / 2.0,
-        (top + h - bottom) / 2.0
-    );
 }
 
 #[cfg(test)]

@@ -55,22 +55,125 @@ pub(crate) fn step(span: f64, n: f64) -> f64 {
     nice * mag
 }
 
+/// A plot's canvas: its size, margins and data range, mapping data to
+/// pixels, and the grid, ticks, frame and axis titles every plot here draws.
+pub(crate) struct Frame {
+    /// Width, height.
+    pub size: (f64, f64),
+    /// Left, right, top, bottom.
+    pub margins: (f64, f64, f64, f64),
+    /// x0, x1, y0, y1.
+    pub range: (f64, f64, f64, f64),
+}
+
+/// Tick label formatters for x and y.
+pub(crate) type TickLabels<'a> = (&'a dyn Fn(f64) -> String, &'a dyn Fn(f64) -> String);
+
+impl Frame {
+    /// The pixel column of `x`.
+    pub fn sx(&self, x: f64) -> f64 {
+        let ((w, _), (left, right, _, _), (x0, x1, _, _)) = (self.size, self.margins, self.range);
+        left + (x - x0) / (x1 - x0) * (w - left - right)
+    }
+
+    /// The pixel row of `y`.
+    pub fn sy(&self, y: f64) -> f64 {
+        let ((_, h), (_, _, top, bottom), (_, _, y0, y1)) = (self.size, self.margins, self.range);
+        h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom)
+    }
+
+    /// The grid with about `ticks` lines per axis, their labels, the
+    /// frame and the axis titles.
+    pub fn axes(
+        &self,
+        s: &mut String,
+        ticks: (f64, f64),
+        labels: TickLabels<'_>,
+        titles: (&str, &str),
+    ) {
+        let ((w, h), (left, right, top, bottom), (x0, x1, y0, y1)) =
+            (self.size, self.margins, self.range);
+        let xs = step(x1 - x0, ticks.0);
+        let mut x = (x0 / xs).ceil() * xs;
+        while x <= x1 {
+            let px = self.sx(x);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{px:.1}" y1="{top}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                h - bottom,
+                h - bottom + 16.0,
+                (labels.0)(x)
+            );
+            x += xs;
+        }
+        let ys = step(y1 - y0, ticks.1);
+        let mut y = (y0 / ys).ceil() * ys;
+        while y <= y1 {
+            let py = self.sy(y);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{left}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                w - right,
+                left - 6.0,
+                py + 4.0,
+                (labels.1)(y)
+            );
+            y += ys;
+        }
+        let _ = writeln!(
+            s,
+            r##"<rect x="{left}" y="{top}" width="{:.1}" height="{:.1}" fill="none" stroke="#333"/>"##,
+            w - left - right,
+            h - top - bottom
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            (left + w - right) / 2.0,
+            h - 14.0,
+            escape(titles.0)
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">{}</text>"#,
+            (top + h - bottom) / 2.0,
+            (top + h - bottom) / 2.0,
+            escape(titles.1)
+        );
+    }
+}
+
 /// The points on the Pareto front (no other point has at most the tokens
 /// and more utility), sorted by tokens.
 pub fn pareto_front(points: &[Point]) -> Vec<(f64, f64)> {
-    let mut v: Vec<(f64, f64)> = points
+    let v: Vec<(f64, f64)> = points
         .iter()
         .filter(|p| p.x.is_finite() && p.y.is_finite())
         .map(|p| (p.x, p.y))
         .collect();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
-    let mut front: Vec<(f64, f64)> = Vec::new();
-    for (x, y) in v {
-        if front.last().is_none_or(|l| y > l.1) {
-            front.push((x, y));
-        }
-    }
-    front
+    pareto_indices(&v).into_iter().map(|i| v[i]).collect()
+}
+
+/// The indices of the `(x, y)` points that no other point beats with at
+/// most its x and more y, by increasing x (ties: the higher y first, and
+/// only it is kept).
+pub(crate) fn pareto_indices(points: &[(f64, f64)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| {
+        points[a]
+            .0
+            .total_cmp(&points[b].0)
+            .then(points[b].1.total_cmp(&points[a].1))
+    });
+    let mut best = f64::NEG_INFINITY;
+    order
+        .into_iter()
+        .filter(|&i| {
+            let keep = points[i].1 > best;
+            best = best.max(points[i].1);
+            keep
+        })
+        .collect()
 }
 
 /// The plot as an SVG document.
@@ -95,8 +198,12 @@ pub fn pareto_svg(title: &str, points: &[Point]) -> String {
     let pad_x = ((x1 - x0) * 0.06).max(1.0);
     let pad_y = ((y1 - y0) * 0.08).max(0.005);
     let (x0, x1, y0, y1) = ((x0 - pad_x).max(0.0), x1 + pad_x, y0 - pad_y, y1 + pad_y);
-    let sx = |x: f64| left + (x - x0) / (x1 - x0) * (w - left - right);
-    let sy = |y: f64| h - bottom - (y - y0) / (y1 - y0) * (h - top - bottom);
+    let frame = Frame {
+        size: (w, h),
+        margins: (left, right, top, bottom),
+        range: (x0, x1, y0, y1),
+    };
+    let (sx, sy) = (|x: f64| frame.sx(x), |y: f64| frame.sy(y));
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -109,51 +216,11 @@ pub fn pareto_svg(title: &str, points: &[Point]) -> String {
         w / 2.0,
         escape(title)
     );
-    // Grid and ticks.
-    let xs = step(x1 - x0, 6.0);
-    let mut x = (x0 / xs).ceil() * xs;
-    while x <= x1 {
-        let px = sx(x);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{px:.1}" y1="{top}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-            h - bottom,
-            h - bottom + 16.0,
-            x.round()
-        );
-        x += xs;
-    }
-    let ys = step(y1 - y0, 6.0);
-    let mut y = (y0 / ys).ceil() * ys;
-    while y <= y1 {
-        let py = sy(y);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{left}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{:.3}</text>"##,
-            w - right,
-            left - 6.0,
-            py + 4.0,
-            y
-        );
-        y += ys;
-    }
-    let _ = writeln!(
-        s,
-        r##"<rect x="{left}" y="{top}" width="{:.1}" height="{:.1}" fill="none" stroke="#333"/>"##,
-        w - left - right,
-        h - top - bottom
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">mean evidence tokens per question (C)</text>"#,
-        (left + w - right) / 2.0,
-        h - 14.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">mean utility (J)</text>"#,
-        (top + h - bottom) / 2.0,
-        (top + h - bottom) / 2.0
+    frame.axes(
+        &mut s,
+        (6.0, 6.0),
+        (&|x| x.round().to_string(), &|y| format!("{y:.3}")),
+        ("mean evidence tokens per question (C)", "mean utility (J)"),
     );
     // The front as a staircase.
     let front = pareto_front(points);

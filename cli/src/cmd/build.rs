@@ -150,23 +150,8 @@ fn import(
     let started = std::time::Instant::now();
     let mut steps = 0usize;
     for e in &loaded.episodes {
-        tenant.create_episode(&mesa_memory::NewEpisode {
-            id: e.id.clone(),
-            task: e.task.clone(),
-            domain: e.domain.clone(),
-            outcome: e.outcome.clone(),
-            meta: e.meta.clone(),
-        })?;
-        let batch = e
-            .steps
-            .iter()
-            .map(|s| mesa_memory::NewStep {
-                index: Some(s.index),
-                action: s.action.clone(),
-                observation: s.observation.clone(),
-                timestamp: s.timestamp.clone(),
-            })
-            .collect();
+        tenant.create_episode(&mesa_memory::NewEpisode::of(e))?;
+        let batch = e.steps.iter().map(mesa_memory::NewStep::of).collect();
         steps += tenant.append_batch(&e.id, batch)?.len();
         bar.inc(1);
     }

@@ -58,14 +58,7 @@ fn streamed_equals_batch_on_ama_bench_episodes() {
     let picked: Vec<&Episode> = loaded.episodes.iter().step_by(23).take(9).collect();
     assert!(picked.len() >= 5);
     for e in picked {
-        t.create_episode(&NewEpisode {
-            id: e.id.clone(),
-            task: e.task.clone(),
-            domain: e.domain.clone(),
-            outcome: e.outcome.clone(),
-            meta: e.meta.clone(),
-        })
-        .expect("create");
+        t.create_episode(&NewEpisode::of(e)).expect("create");
         for (k, s) in e.steps.iter().enumerate() {
             // Ask now and then, so that later snapshots are extensions of
             // earlier ones (EpisodeMemory::extended) rather than rebuilds.
@@ -120,23 +113,10 @@ fn a_persisted_state_reopens_to_the_same_answers() {
         .collect();
     assert!(!long.is_empty(), "AMA-Bench has long episodes");
     for e in long {
-        let as_new = |s: &Step| NewStep {
-            index: Some(s.index),
-            action: s.action.clone(),
-            observation: s.observation.clone(),
-            timestamp: s.timestamp.clone(),
-        };
         let cut = e.steps.len() - 30;
         let t = m.tenant("bench").expect("tenant");
-        t.create_episode(&NewEpisode {
-            id: e.id.clone(),
-            task: e.task.clone(),
-            domain: e.domain.clone(),
-            outcome: e.outcome.clone(),
-            meta: e.meta.clone(),
-        })
-        .expect("create");
-        t.append_batch(&e.id, e.steps[..cut].iter().map(as_new).collect())
+        t.create_episode(&NewEpisode::of(e)).expect("create");
+        t.append_batch(&e.id, e.steps[..cut].iter().map(NewStep::of).collect())
             .expect("append");
         t.memory(&e.id).expect("memory");
         let row = db::state(&t.conn(), &e.id).unwrap().expect("persisted");
@@ -145,7 +125,7 @@ fn a_persisted_state_reopens_to_the_same_answers() {
         // Appended by a handle that never asks: its closing has no built
         // episode to persist, so the state still covers `cut` steps.
         let t = m.tenant("bench").expect("tenant");
-        t.append_batch(&e.id, e.steps[cut..].iter().map(as_new).collect())
+        t.append_batch(&e.id, e.steps[cut..].iter().map(NewStep::of).collect())
             .expect("append");
         drop(t);
         let stored = t_episode(&m, &e.id);

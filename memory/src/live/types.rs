@@ -19,6 +19,20 @@ pub struct NewEpisode {
     pub meta: BTreeMap<String, String>,
 }
 
+impl NewEpisode {
+    /// The episode a dataset's `e` becomes when imported (its steps are
+    /// appended separately, see [`NewStep::of`]).
+    pub fn of(e: &crate::dataset::Episode) -> NewEpisode {
+        NewEpisode {
+            id: e.id.clone(),
+            task: e.task.clone(),
+            domain: e.domain.clone(),
+            outcome: e.outcome.clone(),
+            meta: e.meta.clone(),
+        }
+    }
+}
+
 /// A step to append; the index is assigned unless given.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewStep {
@@ -32,6 +46,18 @@ pub struct NewStep {
     pub observation: String,
     /// When (RFC 3339); the time of the append when absent.
     pub timestamp: Option<String>,
+}
+
+impl NewStep {
+    /// A dataset's step as imported: its index and timestamp kept.
+    pub fn of(s: &crate::dataset::Step) -> NewStep {
+        NewStep {
+            index: Some(s.index),
+            action: s.action.clone(),
+            observation: s.observation.clone(),
+            timestamp: s.timestamp.clone(),
+        }
+    }
 }
 
 /// An episode as listed.
