@@ -159,14 +159,6 @@ impl ValTest {
     }
 }
 
-/// Rules in a policy's source: its `rule` lines.
-pub fn rules_in(source: &str) -> usize {
-    source
-        .lines()
-        .filter(|l| l.trim_start().starts_with("rule "))
-        .count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +187,8 @@ mod tests {
         let vt = ValTest::of(&[(0.1, 0.2), (0.2, 0.1), (0.3, 0.4), (0.4, 0.3)]);
         assert!((vt.spearman - 0.6).abs() < 1e-12, "{vt:?}");
         assert_eq!((vt.n, vt.best_val_test_rank), (4, 2));
-        assert_eq!(rules_in("policy \"p\"\nrule a when x -> select {S}\n  rule b when y -> select {T}\ndefault all"), 2);
+        let src =
+            "policy \"p\"\nrule a when x -> select {S}\n  rule b when y -> select {T}\ndefault all";
+        assert_eq!(crate::rules::rule_names(src).len(), 2);
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::archive::{Archive, ArchiveEntry, ArchiveError, RunSettings};
 use crate::baselines::{baselines, best_fixed, BaselineResult, DEFAULT_DRAWS};
-use crate::choice::{one_se, rules_in, Choice, Contender};
+use crate::choice::{one_se, Choice, Contender};
 use crate::directions::Direction;
 use crate::eval::engine::{compile_policy, CandidateFailure, CompiledPolicy, Stage, StageTimings};
 use crate::eval::{EvalError, Metrics, Problem, SplitData};
@@ -391,7 +391,7 @@ impl Search<'_> {
             .filter_map(|(id, source)| {
                 Some(Contender {
                     id,
-                    rules: rules_in(&source),
+                    rules: crate::rules::rule_names(&source).len(),
                     objectives: self.objectives(&source, &self.val)?,
                 })
             })

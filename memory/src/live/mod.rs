@@ -44,7 +44,7 @@ pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
-use crate::structures::{EpisodeMemory, Plugins, StepParts};
+use crate::structures::{state_fingerprint, EpisodeMemory, Plugins, StepParts};
 use db::EpisodeRow;
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -252,6 +252,9 @@ pub struct Tenant {
     writer: Mutex<()>,
     config: Config,
     plugins: Plugins,
+    /// What a persisted state must have been built under
+    /// ([`state_fingerprint`] of `config` and `plugins`).
+    fingerprint: String,
     /// Built episodes, dropped when the episode changes.
     snapshots: RwLock<Snapshots>,
     /// The writer lock; `None` for a reader.
@@ -306,6 +309,7 @@ impl Tenant {
             path,
             conn: Mutex::new(conn),
             writer: Mutex::new(()),
+            fingerprint: state_fingerprint(&config, &plugins),
             config,
             plugins,
             snapshots: RwLock::new(Snapshots::default()),

@@ -16,7 +16,7 @@
 use super::db::{self, StateRow};
 use super::{LiveError, Tenant};
 use crate::dataset::{Episode, Step};
-use crate::structures::{state_fingerprint, EpisodeMemory, StepParts, Summary};
+use crate::structures::{EpisodeMemory, StepParts, Summary};
 use std::sync::Arc;
 
 /// Episodes shorter than this are rebuilt on opening (it costs a few
@@ -56,7 +56,7 @@ impl Tenant {
     fn state_fits(&self, episode: &Episode, s: &StateRow) -> bool {
         s.steps > 0
             && episode.steps.get(s.steps - 1).map(|x| x.index) == Some(s.last_idx)
-            && s.fingerprint == state_fingerprint(&self.config, &self.plugins)
+            && s.fingerprint == self.fingerprint
     }
 
     /// The persisted prefix, then the steps after it (`rest`). If the
@@ -155,7 +155,7 @@ impl Tenant {
         let row = StateRow {
             steps: m.episode.steps.len(),
             last_idx: last,
-            fingerprint: state_fingerprint(&self.config, &self.plugins),
+            fingerprint: self.fingerprint.clone(),
             state: m.state(),
         };
         db::put_state(&self.conn(), episode, &row).map_err(self.db_error())?;
