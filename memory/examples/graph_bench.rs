@@ -1,7 +1,9 @@
-//! G's per-question cost on one long episode, without the live store: the
-//! episode is made of AMA-Bench steps in order (as in `live_bench`), built
-//! once, then asked the same 50 questions as `live_bench`'s length rows,
-//! each `MESA_BENCH_REPEAT` times (default 5). For profiling G alone.
+//! One structure's per-question cost on one long episode, without the live
+//! store: the episode is made of AMA-Bench steps in order (as in
+//! `live_bench`), built once, then asked the same 50 questions as
+//! `live_bench`'s length rows, each `MESA_BENCH_REPEAT` times (default 5).
+//! The structure is G unless `MESA_BENCH_STRUCTURE` names another (a
+//! letter: S, T, G, V or R). For profiling one structure alone.
 //!
 //! ```text
 //! cargo run --release -p mesa-memory --example graph_bench -- DATA [STEPS]
@@ -19,6 +21,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data = args.get(1).ok_or("usage: graph_bench DATA [STEPS]")?;
     let n: usize = args.get(2).map_or(Ok(15_000), |s| s.parse())?;
     let repeat: usize = std::env::var("MESA_BENCH_REPEAT").map_or(Ok(5), |s| s.parse())?;
+    let letter = std::env::var("MESA_BENCH_STRUCTURE").unwrap_or_else(|_| "G".into());
+    let structure = Structure::ALL
+        .into_iter()
+        .find(|s| s.letter().to_string() == letter)
+        .ok_or("MESA_BENCH_STRUCTURE is one of S, T, G, V, R")?;
     let loaded = mesa_memory::load(std::path::Path::new(data), &LoadOptions::default())?;
     let all: Vec<&Step> = loaded.episodes.iter().flat_map(|e| &e.steps).collect();
     let episode = Episode {
@@ -52,14 +59,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..repeat {
             let q = Query::new(&question);
             let t0 = Instant::now();
-            let _ = m.retrieve(Structure::Graph, &q)?;
+            let _ = m.retrieve(structure, &q)?;
             times.push(t0.elapsed().as_secs_f64() * 1e3);
         }
     }
     times.sort_by(f64::total_cmp);
     let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
     println!(
-        "G over {n} steps, {} questions: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms",
+        "{letter} over {n} steps, {} questions: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms",
         times.len(),
         at(0.5),
         at(0.9),

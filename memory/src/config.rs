@@ -34,7 +34,9 @@ pub struct Config {
     /// V: steps returned. Default 5.
     pub vector_top_k: usize,
     /// V: episodes with more steps than this are searched with HNSW
-    /// (hnsw_rs) instead of exactly. Default 2,000.
+    /// (hnsw_rs) instead of exactly. Default 100,000: below it the exact
+    /// scan over 8-bit codes costs a few milliseconds and needs no index
+    /// build.
     pub vector_hnsw_threshold: usize,
     /// R: windows returned when several score above 0. Default 3.
     pub raw_top_k: usize,
@@ -54,7 +56,7 @@ impl Default for Config {
             graph_proximity: 1.25,
             graph_edges_per_step: 24,
             vector_top_k: 5,
-            vector_hnsw_threshold: 2000,
+            vector_hnsw_threshold: 100_000,
             raw_top_k: 3,
         }
     }

@@ -15,7 +15,7 @@
 
 use super::LiveError;
 use crate::dataset::Step;
-use crate::structures::{StepParts, Triple};
+use crate::structures::StepParts;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -288,12 +288,14 @@ pub fn put_step(
     .map(|_| ())
 }
 
-/// An episode's steps and their parts, in index order (`None` rows are
-/// damaged and named by index).
+/// An episode's steps and their parts, in index order (an `Err` part is
+/// damaged, and names its step). The relations are kept as their JSON
+/// until [`StoredParts::parse`]: an opening from a persisted state reads
+/// only the steps after it.
 pub fn steps(
     conn: &Connection,
     episode: &str,
-) -> rusqlite::Result<Vec<(Step, Result<StepParts, String>)>> {
+) -> rusqlite::Result<Vec<(Step, Result<StoredParts, String>)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT idx, action, observation, timestamp, tokens, vector, triples
          FROM steps WHERE episode = ?1 ORDER BY idx",
@@ -303,7 +305,7 @@ pub fn steps(
         let tokens: i64 = r.get(4)?;
         let vector: Vec<u8> = r.get(5)?;
         let triples: String = r.get(6)?;
-        let parts = parts(step.index, tokens, &vector, &triples);
+        let parts = stored_parts(step.index, tokens, &vector, triples);
         Ok((step, parts))
     })?;
     rows.collect()
@@ -335,7 +337,30 @@ fn step_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Step> {
     })
 }
 
-fn parts(index: usize, tokens: i64, vector: &[u8], triples: &str) -> Result<StepParts, String> {
+/// A step's parts as stored: its relations still JSON.
+#[derive(Debug)]
+pub struct StoredParts {
+    /// The parts, with no relations yet.
+    pub parts: StepParts,
+    index: usize,
+    triples: String,
+}
+
+impl StoredParts {
+    /// Reads the relations into `parts` (the parts of this step).
+    pub fn parse_into(&self, parts: &mut StepParts) -> Result<(), String> {
+        parts.triples = serde_json::from_str(&self.triples)
+            .map_err(|e| format!("step {}: the relations are not JSON: {e}", self.index))?;
+        Ok(())
+    }
+}
+
+fn stored_parts(
+    index: usize,
+    tokens: i64,
+    vector: &[u8],
+    triples: String,
+) -> Result<StoredParts, String> {
     if !vector.len().is_multiple_of(4) {
         return Err(format!("step {index}: the vector is not whole floats"));
     }
@@ -343,11 +368,14 @@ fn parts(index: usize, tokens: i64, vector: &[u8], triples: &str) -> Result<Step
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    let triples: Vec<Triple> = serde_json::from_str(triples)
-        .map_err(|e| format!("step {index}: the relations are not JSON: {e}"))?;
-    Ok(StepParts {
+    let parts = StepParts {
         tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
         vector,
+        triples: Vec::new(),
+    };
+    Ok(StoredParts {
+        parts,
+        index,
         triples,
     })
 }

@@ -738,12 +738,17 @@ impl Tenant {
         let mut parts = Vec::with_capacity(rows.len());
         for (step, p) in rows {
             steps.push(step);
-            parts.push(p.map_err(|message| LiveError::Corrupt {
-                path: self.path.display().to_string(),
-                message,
-            })?);
+            parts.push(p.map_err(|message| self.corrupt(message))?);
         }
         Ok((episode_of(row, steps), parts, state))
+    }
+
+    /// The error for a damaged row.
+    pub(super) fn corrupt(&self, message: String) -> LiveError {
+        LiveError::Corrupt {
+            path: self.path.display().to_string(),
+            message,
+        }
     }
 
     fn episode_row(&self, conn: &Connection, episode: &str) -> Result<EpisodeRow, LiveError> {
@@ -778,7 +783,7 @@ impl Tenant {
 }
 
 /// What [`Tenant::load`] reads.
-type Loaded = (Episode, Vec<StepParts>, Option<db::StateRow>);
+type Loaded = (Episode, Vec<db::StoredParts>, Option<db::StateRow>);
 
 fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
     Episode {

@@ -13,7 +13,7 @@
 //! forget / correct ──same transaction──► the episode's state row deleted
 //! ```
 
-use super::db::{self, StateRow};
+use super::db::{self, StateRow, StoredParts};
 use super::{LiveError, Tenant};
 use crate::dataset::{Episode, Step};
 use crate::structures::{EpisodeMemory, StepParts, Summary};
@@ -35,15 +35,25 @@ impl Tenant {
     pub(super) fn assemble(
         &self,
         episode: Episode,
-        parts: Vec<StepParts>,
+        mut stored: Vec<StoredParts>,
         state: Option<StateRow>,
     ) -> Result<(EpisodeMemory, usize), LiveError> {
-        if let Some(state) = state.filter(|s| self.state_fits(&episode, s)) {
+        let mut parts: Vec<StepParts> = stored
+            .iter_mut()
+            .map(|s| std::mem::take(&mut s.parts))
+            .collect();
+        // The relations are read only where they are built from: the
+        // steps after a fitting state, or all of them.
+        let state = state.filter(|s| self.state_fits(&episode, s));
+        let covered = state.as_ref().map_or(0, |s| s.steps);
+        self.parse(&stored[covered..], &mut parts[covered..])?;
+        if let Some(state) = state {
             let (mut prefix, covered) = (episode, state.steps);
             let rest = prefix.steps.split_off(covered);
             match self.reopen(prefix, rest, &parts, &state) {
                 Ok(m) => return Ok((m, covered)),
                 Err(whole) => {
+                    self.parse(&stored[..covered], &mut parts[..covered])?;
                     let m = EpisodeMemory::from_parts(whole, &parts, &self.config, &self.plugins)?;
                     return Ok((m, 0));
                 }
@@ -51,6 +61,13 @@ impl Tenant {
         }
         let m = EpisodeMemory::from_parts(Arc::new(episode), &parts, &self.config, &self.plugins)?;
         Ok((m, 0))
+    }
+
+    fn parse(&self, stored: &[StoredParts], parts: &mut [StepParts]) -> Result<(), LiveError> {
+        for (s, p) in stored.iter().zip(parts) {
+            s.parse_into(p).map_err(|m| self.corrupt(m))?;
+        }
+        Ok(())
     }
 
     fn state_fits(&self, episode: &Episode, s: &StateRow) -> bool {

@@ -15,6 +15,7 @@
 
 pub mod graph;
 mod persist;
+mod quant;
 pub mod raw;
 pub mod stepref;
 pub mod summary;
@@ -406,7 +407,7 @@ impl std::fmt::Debug for EpisodeMemory {
 /// model-backed cost of a step, paid once when the step is written; the
 /// live store keeps it beside the step, and
 /// [`EpisodeMemory::from_parts`] assembles the five structures from it.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct StepParts {
     /// Tokens of the step's evidence text (cl100k_base).
     pub tokens: u32,

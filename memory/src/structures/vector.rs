@@ -9,13 +9,17 @@
 //! through [`Embedder`].
 //!
 //! Access: the top-k steps (default 5) by cosine similarity, best first;
-//! the search is exact (a dot product per step) up to
-//! `Config::vector_hnsw_threshold` steps (2,000) and approximate beyond, with
+//! the search is exact up to `Config::vector_hnsw_threshold` steps
+//! (100,000): every row is scored from its 8-bit codes and only the rows
+//! that can still reach the top k are scored again in `f32`
+//! ([`super::quant`]), which returns exactly the full scan's answer.
+//! Beyond the threshold it is approximate, with
 //! hnsw_rs (M = 16, ef_construction = 200, ef_search = max(64, 8k)) whose
 //! candidates are re-scored exactly. The HNSW graph is built on the first
 //! question for such an episode, from the stored vectors. Score = the cosine,
 //! clamped to `[0, 1]`; `hits` = returned steps with a positive cosine.
 
+use super::quant::Codes;
 use super::{Evidence, MemoryStructure, PluginError, Query, RetrieveError, StepTexts};
 use crate::config::Config;
 use crate::text::{cut, hash, words};
@@ -218,6 +222,8 @@ pub struct Vector {
     top_k: usize,
     hnsw_threshold: usize,
     hnsw: Arc<Ann>,
+    /// The rows as 8-bit codes, for the exact scan.
+    codes: Codes,
 }
 
 impl std::fmt::Debug for Vector {
@@ -259,9 +265,12 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Vector {
+        let mut codes = Codes::new(embedder.dim());
+        codes.push(&data);
         Vector {
             steps,
             dim: embedder.dim(),
+            codes,
             data,
             embedder,
             top_k: config.vector_top_k,
@@ -294,6 +303,7 @@ impl Vector {
     pub(super) fn extend(&mut self, vectors: &[&[f32]], steps: Arc<StepTexts>) {
         for v in vectors {
             self.data.extend_from_slice(v);
+            self.codes.push(v);
         }
         self.steps = steps;
         let mut covered = self.hnsw.covered.lock().unwrap_or_else(|p| p.into_inner());
@@ -379,7 +389,7 @@ impl Vector {
             c.dedup();
             c
         } else {
-            (0..n).collect()
+            self.codes.candidates(q, n, self.top_k)
         };
         let scored: Vec<(usize, f32)> = candidates
             .into_iter()

@@ -61,7 +61,7 @@ struct Scorer<'g> {
     /// The other relations, by position.
     unmatched: Vec<u32>,
     /// Each node's matched relations by score, for the nodes asked about.
-    ranked_at: PerNode<Vec<(u32, f64)>>,
+    ranked_at: PerNode<RefCell<Ranked>>,
     /// Each node's unmatched relations by position, for the nodes asked
     /// about.
     unmatched_at: PerNode<Vec<u32>>,
@@ -109,18 +109,18 @@ impl<'g> Scorer<'g> {
     }
 
     /// Node `n`'s matched relations by score (highest first, then by
-    /// position), built on first use and kept for the question.
-    fn ranked(&self, n: NodeIndex) -> Rc<Vec<(u32, f64)>> {
+    /// position), built on first use and kept for the question; sorted
+    /// only as far as it is read.
+    fn ranked(&self, n: NodeIndex) -> Rc<RefCell<Ranked>> {
         per_node(&self.ranked_at, n, || {
-            let mut r: Vec<(u32, f64)> = self
+            let r: Vec<(u32, f64)> = self
                 .g
                 .incident(n)
                 .iter()
                 .filter(|p| self.is_matched(**p))
                 .map(|&p| (p, self.score(p)))
                 .collect();
-            r.sort_unstable_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
-            r
+            RefCell::new(Ranked { r, sorted: 0 })
         })
     }
 
@@ -255,7 +255,9 @@ impl<'g> Scorer<'g> {
             // by distance); any other scores lower than `m` of these.
             let mut cut = None;
             let mut got = 0;
-            for &(p, s) in self.ranked(*n).iter() {
+            let ranked = self.ranked(*n);
+            let mut ranked = ranked.borrow_mut();
+            for (p, s) in (0..).map_while(|i| ranked.get(i)) {
                 if cut.is_some_and(|c: f64| s.total_cmp(&c).is_lt()) {
                     break;
                 }
@@ -326,6 +328,34 @@ impl<'g> Scorer<'g> {
             out.extend(self.best(&nodes, g.neighbours - out.len(), s0, &seen));
         }
         out
+    }
+}
+
+/// A node's matched relations (position, score), in the order highest
+/// score first, then position: `r[..sorted]` is that order's prefix, and
+/// every later entry comes after all of it. Reading entry `i` sorts the
+/// prefix on to at least `i + 1` (doubling, so a full read costs one sort),
+/// which keeps a hub's thousands of matched relations from being sorted
+/// when a question reads only its best few.
+struct Ranked {
+    r: Vec<(u32, f64)>,
+    sorted: usize,
+}
+
+impl Ranked {
+    fn get(&mut self, i: usize) -> Option<(u32, f64)> {
+        if i >= self.sorted && i < self.r.len() {
+            let order = |x: &(u32, f64), y: &(u32, f64)| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0));
+            let to = (i + 1).max(2 * self.sorted).max(32).min(self.r.len());
+            let rest = &mut self.r[self.sorted..];
+            let want = to - self.sorted;
+            if want < rest.len() {
+                rest.select_nth_unstable_by(want - 1, order);
+            }
+            rest[..want].sort_unstable_by(order);
+            self.sorted = to;
+        }
+        self.r.get(i).copied()
     }
 }
 

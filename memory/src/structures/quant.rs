@@ -1,0 +1,194 @@
+//! V's exact scan, read from 8-bit codes: each vector row is also kept as
+//! `i8` codes with one scale per row (a quarter of the bytes), a question
+//! scores every row from the codes, and only the rows whose score could
+//! still reach the top k are scored again from the `f32` rows. The answer
+//! is exactly the full `f32` scan's (same rows, same order, same cosines).
+//!
+//! ```text
+//! row v (f32, unit) ──push──► codes round(v / s), s = max|v| / 127; |v|₁
+//! question q ──quantize──► q̂ (i8, scale t)
+//!   every row: a = s·t·(q̂·codes)  (integer dot), bound b ≥ |q·v − a|
+//!   L = the k-th largest a − b; rows with a + b ≥ L ──exact f32 dot──► top k
+//! ```
+//!
+//! The bound: with `v = s·ĉ + e` (`|e_i| ≤ s/2`) and `q = t·q̂ + d`
+//! (`|d_i| ≤ t/2`), `q·v − s·t·q̂·ĉ = t·q̂·e + d·v`, so
+//! `|q·v − a| ≤ (s·t·|q̂|₁ + t·|v|₁) / 2`. The `f32` dot's own rounding is
+//! below 1% of that for 384 dimensions (at most `n·ε·|q|∞·|v|₁`), and the
+//! bound is widened by 2% plus `1e-6`, so a row left out scores strictly
+//! below the k-th best, and a row tied with it is kept.
+
+/// The codes of a vector index's rows.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Codes {
+    dim: usize,
+    codes: Vec<i8>,
+    /// Per row: the scale `s` and `|v|₁`.
+    rows: Vec<(f32, f32)>,
+}
+
+/// Codes of `v` and their scale (0 for a zero or non-finite row, whose
+/// codes are then 0).
+fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    if !(max > 0.0 && max.is_finite()) {
+        out.extend(std::iter::repeat_n(0, v.len()));
+        return 0.0;
+    }
+    let s = max / 127.0;
+    out.extend(v.iter().map(|x| (x / s).round().clamp(-127.0, 127.0) as i8));
+    s
+}
+
+/// The integer dot product of two code rows (exact: at most
+/// `dim · 127²`, which fits an `i32` for any dimension below 133,000).
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut lanes = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..16 {
+            lanes[k] += i32::from(i16::from(x[k]) * i16::from(y[k]));
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
+}
+
+impl Codes {
+    pub(super) fn new(dim: usize) -> Codes {
+        Codes {
+            dim,
+            ..Codes::default()
+        }
+    }
+
+    /// Adds rows (`data`: whole rows of `dim` floats).
+    pub(super) fn push(&mut self, data: &[f32]) {
+        if self.dim == 0 {
+            return;
+        }
+        for row in data.chunks_exact(self.dim) {
+            let s = quantize(row, &mut self.codes);
+            let l1 = row.iter().map(|x| x.abs()).sum::<f32>();
+            self.rows.push((s, if l1.is_finite() { l1 } else { 0.0 }));
+        }
+    }
+
+    /// How many rows it holds.
+    pub(super) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The rows among the first `n` that can be in the top `k` for `q`
+    /// by the exact dot product (every row whose upper bound reaches the
+    /// k-th best lower bound), by position. All `n` rows when the codes
+    /// cannot tell (fewer than `k` rows, or a zero or non-finite query).
+    pub(super) fn candidates(&self, q: &[f32], n: usize, k: usize) -> Vec<usize> {
+        let n = n.min(self.len());
+        let mut qc = Vec::with_capacity(q.len());
+        let t = quantize(q, &mut qc);
+        if n <= k || t == 0.0 || q.len() != self.dim {
+            return (0..n).collect();
+        }
+        let q1: f32 = qc.iter().map(|c| f32::from(c.unsigned_abs())).sum();
+        let mut lo = Vec::with_capacity(n);
+        let mut hi = Vec::with_capacity(n);
+        for (p, &(s, l1)) in self.rows[..n].iter().enumerate() {
+            let codes = &self.codes[p * self.dim..(p + 1) * self.dim];
+            let a = s * t * dot_i8(codes, &qc) as f32;
+            let b = 0.51 * (s * t * q1 + t * l1) + 1e-6;
+            lo.push(a - b);
+            hi.push(a + b);
+        }
+        let mut kth = lo.clone();
+        let (_, cut, _) = kth.select_nth_unstable_by(k - 1, |x, y| y.total_cmp(x));
+        let cut = *cut;
+        (0..n).filter(|&p| hi[p] >= cut).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structures::vector::{dot, normalize};
+
+    /// The full scan's top k (cosine, then position).
+    fn exact(data: &[f32], dim: usize, q: &[f32], k: usize) -> Vec<usize> {
+        let mut s: Vec<(usize, f32)> = data
+            .chunks_exact(dim)
+            .enumerate()
+            .map(|(p, r)| (p, dot(r, q)))
+            .collect();
+        s.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        s.into_iter().take(k).map(|(p, _)| p).collect()
+    }
+
+    fn rows(seed: &[i16], dim: usize) -> Vec<f32> {
+        let mut data: Vec<f32> = seed.iter().map(|&x| f32::from(x) / 7.0).collect();
+        data.truncate(data.len() / dim * dim);
+        for r in data.chunks_exact_mut(dim) {
+            normalize(r);
+        }
+        data
+    }
+
+    proptest::proptest! {
+        /// The candidates hold the exact top k, whatever the rows (ties,
+        /// repeats, zero rows and near-duplicates included).
+        #[test]
+        fn candidates_hold_the_exact_top_k(
+            seed in proptest::collection::vec(-6i16..7, 0..600),
+            query in proptest::collection::vec(-6i16..7, 8),
+            k in 1usize..8,
+        ) {
+            let dim = 8;
+            let data = rows(&seed, dim);
+            let mut q: Vec<f32> = query.iter().map(|&x| f32::from(x)).collect();
+            normalize(&mut q);
+            let mut codes = Codes::new(dim);
+            codes.push(&data);
+            let n = data.len() / dim;
+            let c = codes.candidates(&q, n, k);
+            for p in exact(&data, dim, &q, k) {
+                proptest::prop_assert!(c.contains(&p), "row {p} left out");
+            }
+        }
+    }
+
+    #[test]
+    fn the_codes_leave_out_most_rows_of_a_real_episode() {
+        use crate::structures::fixtures::game_episode;
+        use crate::structures::vector::{embed_all, embed_one, HashEmbedder};
+        use crate::structures::StepTexts;
+        let e = game_episode(2000);
+        let steps = StepTexts::build(&e.steps, 4000);
+        let embedder = HashEmbedder::default();
+        let data = embed_all(&steps, &embedder).unwrap();
+        let mut codes = Codes::new(384);
+        codes.push(&data);
+        let q = embed_one(&embedder, "The door 2 is locked. Error: you need a key").unwrap();
+        let c = codes.candidates(&q, codes.len(), 5);
+        for p in exact(&data, 384, &q, 5) {
+            assert!(c.contains(&p));
+        }
+        assert!(c.len() < codes.len() / 4, "{} of {}", c.len(), codes.len());
+    }
+
+    #[test]
+    fn integer_dot_is_exact() {
+        let a: Vec<i8> = (0..384).map(|i| ((i * 37) % 255) as i8).collect();
+        let b: Vec<i8> = (0..384).map(|i| ((i * 11 + 5) % 255) as i8).collect();
+        let want: i32 = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| i32::from(*x) * i32::from(*y))
+            .sum();
+        assert_eq!(dot_i8(&a, &b), want);
+        assert_eq!(dot_i8(&[-127; 33], &[-127; 33]), 33 * 127 * 127);
+    }
+}
