@@ -14,6 +14,7 @@
 //! the live store's tests check it, and [`state_fingerprint`] keeps a state from
 //! being opened under other parameters or builders.
 
+use super::vector::Vector;
 use super::{BuildError, EpisodeMemory, Graph, PluginError, Plugins, Raw, StepParts, StepTexts};
 use super::{Summary, Temporal};
 use crate::config::Config;
@@ -87,18 +88,24 @@ impl EpisodeMemory {
                 message,
             },
         };
-        let state: State =
-            postcard::from_bytes(state).map_err(|e| bad(format!("it does not decode: {e}")))?;
-        let tokens = parts.iter().map(|p| p.tokens).collect();
-        let steps = StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
-            .map(Arc::new)
-            .ok_or_else(|| {
-                bad(format!(
-                    "{} parts for {} steps",
-                    parts.len(),
-                    episode.steps.len()
-                ))
-            })?;
+        // Decoding the state and rendering the steps (with V's rows) are
+        // independent: side by side.
+        let (state, texts) = rayon::join(
+            || postcard::from_bytes::<State>(state),
+            || -> Result<(Arc<StepTexts>, Vector), String> {
+                let tokens = parts.iter().map(|p| p.tokens).collect();
+                let steps =
+                    StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
+                        .map(Arc::new)
+                        .ok_or_else(|| {
+                            format!("{} parts for {} steps", parts.len(), episode.steps.len())
+                        })?;
+                let vector = EpisodeMemory::stored_vectors(&steps, parts, config, plugins)?;
+                Ok((steps, vector))
+            },
+        );
+        let state = state.map_err(|e| bad(format!("it does not decode: {e}")))?;
+        let (steps, vector) = texts.map_err(bad)?;
         let temporal = state
             .temporal
             .reopen(&episode, steps.clone())
@@ -111,7 +118,6 @@ impl EpisodeMemory {
         if !state.graph.covers(&episode) {
             return Err(bad("G does not end at the last step".into()));
         }
-        let vector = EpisodeMemory::stored_vectors(&steps, parts, config, plugins).map_err(bad)?;
         Ok(EpisodeMemory {
             episode,
             summary: state.summary,
