@@ -75,6 +75,21 @@ def main():
     for r in rows_half:
         print(r)
     print()
+    print("The policy chosen on val for 99% of J against all five, per seed: its J and its tokens as")
+    print("shares of all five's, minus 1, in points, mean [95% paired bootstrap interval over episodes].")
+    print("\"J loss outside\" counts the seeds whose J interval lies wholly below 0 (a J loss that")
+    print("resampling does not explain); \"saving outside\" those whose tokens interval lies wholly below 0.")
+    print()
+    header("utility", "J vs all five, per seed", "J loss outside", "tokens vs all five, per seed", "saving outside")
+    for u in utilities:
+        seeds = json.load(open(f"{work}/frontier-{u}.json"))["seeds"]
+        pairs = [s["against_fixed"] or {} for s in seeds]
+        iv = lambda i: "-" if not i else f"{100 * i['mean']:+.1f} [{100 * i['lo']:+.1f}, {100 * i['hi']:+.1f}]"
+        js = [p.get("chosen_j") for p in pairs]
+        cs = [p.get("chosen_tokens") for p in pairs]
+        print(f"| {u} | {'; '.join(iv(j) for j in js)} | {sum(1 for j in js if j and j['hi'] < 0)} of {len(js)} | "
+              f"{'; '.join(iv(c) for c in cs)} | {sum(1 for c in cs if c and c['hi'] < 0)} of {len(cs)} |")
+    print()
     print("The choice rule (lambda 1e-6): tokens for 99% of J, best val objective against one standard error:")
     print()
     header("utility", "best val", "one standard error")

@@ -98,9 +98,9 @@ pub struct SplitFrontier {
     /// The policies' together (their frontier: e.g. one policy per token
     /// price).
     pub policies_headline: Headline,
-    /// The policies' headline minus the fixed subsets', with a paired
-    /// bootstrap interval over the split's episodes (`None` without
-    /// policies).
+    /// The policies' headline minus the fixed subsets', and the policy
+    /// chosen on val against all five, with paired bootstrap intervals
+    /// over the split's episodes (`None` without policies).
     pub against_fixed: Option<Paired>,
     /// The policies chosen for each target on the val split (so that the
     /// scored split does not choose among them), scored on this split.
@@ -207,6 +207,13 @@ pub struct Paired {
     /// J at [`HALF`] of all five's tokens (positive: the policies keep
     /// more).
     pub j_at_half: Option<Interval>,
+    /// The policy chosen on val for [`KEEP`] against all five: its J as a
+    /// share of all five's, minus 1 (negative: it loses J), on the same
+    /// resamples.
+    pub chosen_j: Option<Interval>,
+    /// The same policy's tokens as a share of all five's, minus 1
+    /// (negative: it reads fewer).
+    pub chosen_tokens: Option<Interval>,
 }
 
 fn interval(mut v: Vec<f64>) -> Option<Interval> {
@@ -226,10 +233,17 @@ fn interval(mut v: Vec<f64>) -> Option<Interval> {
 /// The paired bootstrap of the policies' headline against the fixed
 /// subsets' over the questions `idx`, resampling whole episodes with
 /// replacement (the splits are by episode, and an episode's questions are
-/// not independent).
-fn paired(problem: &Problem, idx: &[usize], seed: u64, masks: &[&Vec<Mask>]) -> Paired {
+/// not independent); and of policy `chosen` against all five.
+fn paired(
+    problem: &Problem,
+    idx: &[usize],
+    seed: u64,
+    masks: &[&Vec<Mask>],
+    chosen: Option<usize>,
+) -> Paired {
     let mut rng = crate::rng::Rng::derive(&[seed, 0xb007]);
     let (mut keep, mut half) = (Vec::new(), Vec::new());
+    let (mut chosen_j, mut chosen_c) = (Vec::new(), Vec::new());
     let named = |m: Metrics| point(String::new(), m);
     let mut by_episode: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
     for &i in idx {
@@ -243,6 +257,8 @@ fn paired(problem: &Problem, idx: &[usize], seed: u64, masks: &[&Vec<Mask>]) -> 
         return Paired {
             tokens_for_keep: None,
             j_at_half: None,
+            chosen_j: None,
+            chosen_tokens: None,
         };
     }
     for _ in 0..DRAWS {
@@ -267,10 +283,18 @@ fn paired(problem: &Problem, idx: &[usize], seed: u64, masks: &[&Vec<Mask>]) -> 
         if let (Some(a), Some(b)) = (p.j_at_half, f.j_at_half) {
             half.push(a - b);
         }
+        if let Some(c) = chosen.and_then(|c| policies.get(c)) {
+            if all_five.j > 0.0 && all_five.c > 0.0 {
+                chosen_j.push(c.j / all_five.j - 1.0);
+                chosen_c.push(c.c / all_five.c - 1.0);
+            }
+        }
     }
     Paired {
         tokens_for_keep: interval(keep),
         j_at_half: interval(half),
+        chosen_j: interval(chosen_j),
+        chosen_tokens: interval(chosen_c),
     }
 }
 
@@ -311,7 +335,6 @@ pub fn of_split(
         Metrics::of(problem, &idx, |i| Mask::subset(problem.oracle(i))),
     );
     let masks: Vec<&Vec<Mask>> = policies.iter().map(|(_, m)| m).collect();
-    let against_fixed = (!masks.is_empty()).then(|| paired(problem, &idx, seed, &masks));
     // Scoring every question (another benchmark, a held-out domain) leaves
     // no val split of this sweep to choose on, and scoring val itself
     // would choose on what it scores.
@@ -321,6 +344,8 @@ pub fn of_split(
         }
         _ => ChosenOnVal::default(),
     };
+    let chosen = chosen_on_val.keep.as_ref().map(|c| c.policy);
+    let against_fixed = (!masks.is_empty()).then(|| paired(problem, &idx, seed, &masks, chosen));
     let policies: Vec<Point> = policies
         .iter()
         .map(|(name, masks)| point(name.clone(), Metrics::of(problem, &idx, |i| masks[i])))
@@ -435,7 +460,8 @@ fn paired_md(s: &mut String, seeds: &[SplitFrontier]) {
     use std::fmt::Write;
     let _ = writeln!(
         s,
-        "\nThe policies (together) minus the best fixed subset, in points of share: mean [95% paired bootstrap interval, resampling the split's episodes, {DRAWS} draws].\n\n| seed | tokens for {:.0}% of all five's J | J at {:.0}% of its tokens |\n| --- | --- | --- |",
+        "\nThe policies (together) minus the best fixed subset, and the policy chosen on val for {:.0}% of J against all five (its J and tokens as shares of all five's, minus 1), in points of share: mean [95% paired bootstrap interval, resampling the split's episodes, {DRAWS} draws].\n\n| seed | tokens for {:.0}% of all five's J | J at {:.0}% of its tokens | chosen policy's J vs all five | its tokens vs all five |\n| --- | --- | --- | --- | --- |",
+        100.0 * KEEP,
         100.0 * KEEP,
         100.0 * HALF
     );
@@ -443,10 +469,12 @@ fn paired_md(s: &mut String, seeds: &[SplitFrontier]) {
         let p = f.against_fixed;
         let _ = writeln!(
             s,
-            "| {} | {} | {} |",
+            "| {} | {} | {} | {} | {} |",
             f.seed,
             interval_md(p.and_then(|p| p.tokens_for_keep)),
-            interval_md(p.and_then(|p| p.j_at_half))
+            interval_md(p.and_then(|p| p.j_at_half)),
+            interval_md(p.and_then(|p| p.chosen_j)),
+            interval_md(p.and_then(|p| p.chosen_tokens))
         );
     }
 }

@@ -83,6 +83,15 @@ fn the_frontier_by_hand() {
         let chosen = f.chosen_on_val.keep.as_ref().unwrap();
         assert_eq!(chosen.policy, 0);
         assert!((chosen.c - 0.2).abs() < 1e-12);
+        // Against all five it keeps all of J with a fifth of the tokens,
+        // on every resample.
+        let p = f.against_fixed.unwrap();
+        let (j, c) = (p.chosen_j.unwrap(), p.chosen_tokens.unwrap());
+        assert!(j.lo.abs() < 1e-12 && j.hi.abs() < 1e-12, "{j:?}");
+        assert!(
+            (c.lo + 0.8).abs() < 1e-12 && (c.hi + 0.8).abs() < 1e-12,
+            "{c:?}"
+        );
         // {S, T} and {S} / {T} are on the fixed frontier; all five is not.
         assert!(!f.pareto.contains(&(Mask::SUBSETS - 1)));
     }

@@ -799,4 +799,6 @@ fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
 }
 
 #[cfg(test)]
+mod kill_tests;
+#[cfg(test)]
 mod tests;

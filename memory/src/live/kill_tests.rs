@@ -1,0 +1,178 @@
+//! A writer killed (SIGKILL) while it writes a persisted state: the state
+//! is one SQLite transaction, so the store keeps the old state or the new
+//! one, never part of one, and the episode answers as a batch build.
+//!
+//! The test binary runs itself as the child (the test's name with
+//! [`CHILD`] set), which appends and asks in a loop on fresh handles, so
+//! that each question opens the stored state, extends it and writes the
+//! next one.
+
+use super::*;
+use crate::Retrieval;
+use mesa_core::Mask;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Set in the child: the memory's directory.
+const CHILD: &str = "MESA_STATE_KILL_CHILD";
+/// Set in the child: the episode it writes.
+const CHILD_EPISODE: &str = "MESA_STATE_KILL_EPISODE";
+/// Steps per append in the child: a fresh handle's question then lags
+/// the stored state by at least [`state::PERSIST_MIN_STEPS`] and writes it.
+const BATCH: usize = state::PERSIST_MIN_STEPS + 4;
+
+fn child_step(k: usize, i: usize) -> NewStep {
+    NewStep {
+        index: None,
+        action: format!("batch {k} step {i}: open file{i}.txt"),
+        observation: format!("file{i}.txt holds {} lines", (i * 31) % 97),
+        timestamp: None,
+    }
+}
+
+/// The child: a fresh writer handle per batch appends it, acknowledges it
+/// (`appended N`), then asks (`asking`, then `asked MICROS`).
+fn child(root: &Path, episode: &str) {
+    let m = LiveMemory::open(root).expect("opens");
+    let mut out = std::io::stdout().lock();
+    for k in 0..8 {
+        let t = m.tenant("t").expect("tenant");
+        if t.steps(episode).is_err() {
+            t.create_episode(&NewEpisode {
+                id: episode.into(),
+                task: "list the files".into(),
+                domain: "SOFTWARE".into(),
+                ..NewEpisode::default()
+            })
+            .expect("create");
+        }
+        let steps = (0..BATCH).map(|i| child_step(k, i)).collect();
+        t.append_batch(episode, steps).expect("append");
+        let n = t.steps(episode).expect("steps").len();
+        writeln!(out, "appended {n}").and_then(|_| out.flush()).ok();
+        writeln!(out, "asking").and_then(|_| out.flush()).ok();
+        let t0 = Instant::now();
+        t.memory(episode).expect("memory");
+        let took = t0.elapsed().as_micros();
+        writeln!(out, "asked {took}").and_then(|_| out.flush()).ok();
+    }
+}
+
+/// What a kill round saw.
+struct Round {
+    acked: usize,
+    mid_question: bool,
+}
+
+/// Runs one child on `episode` and kills it after a random share of its
+/// second question (the first one times it).
+fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round {
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "live::kill_tests::a_killed_state_write_leaves_the_old_state_or_the_new",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, root)
+        .env(CHILD_EPISODE, episode)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the child");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let (mut acked, mut asks, mut took) = (0, 0, Duration::from_millis(5));
+    let mut mid_question = false;
+    while let Some(Ok(line)) = lines.next() {
+        if let Some(n) = line.strip_prefix("appended ") {
+            acked = n.parse().expect("a count");
+        } else if let Some(us) = line.strip_prefix("asked ") {
+            took = Duration::from_micros(us.parse().expect("micros"));
+        } else if line == "asking" {
+            asks += 1;
+            if asks == 2 {
+                let share = next(90) as u32;
+                std::thread::sleep(took * share / 100);
+                mid_question = true;
+                break;
+            }
+        }
+    }
+    child.kill().expect("kill");
+    let _ = child.wait();
+    // Whether the question was still running when the kill landed.
+    let finished = lines.any(|l| l.is_ok_and(|l| l.starts_with("asked")));
+    Round {
+        acked,
+        mid_question: mid_question && !finished,
+    }
+}
+
+/// 30 kills, most in the middle of a question that writes a state. After
+/// them each episode holds every acknowledged step, its stored state (if
+/// any) opens, and its answers are a batch build's.
+#[test]
+fn a_killed_state_write_leaves_the_old_state_or_the_new() {
+    if let Ok(root) = std::env::var(CHILD) {
+        let episode = std::env::var(CHILD_EPISODE).expect("an episode");
+        child(Path::new(&root), &episode);
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("mem");
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let episodes = ["e0", "e1", "e2", "e3", "e4", "e5"];
+    let mut acked = [0usize; 6];
+    let mut mid = 0;
+    for r in 0..30 {
+        let got = round(&root, episodes[r % 6], &mut next);
+        acked[r % 6] = acked[r % 6].max(got.acked);
+        mid += usize::from(got.mid_question);
+    }
+    eprintln!("{mid} of 30 kills landed while a question built and wrote a state");
+    assert!(mid >= 10, "only {mid} of 30 kills landed mid-question");
+    let m = LiveMemory::open(&root).expect("reopens");
+    let t = m.tenant("t").expect("tenant");
+    let (config, plugins) = (Config::default(), Plugins::default());
+    for (e, &acked) in episodes.iter().zip(&acked) {
+        let steps = t.steps(e).expect("steps");
+        assert!(
+            steps.len() >= acked,
+            "{e}: {} of {acked} steps",
+            steps.len()
+        );
+        let (episode, stored, state) = t.load(e).expect("loads");
+        let state = state.expect("a state was written");
+        // The state opens as it is (not rebuilt over).
+        let mut prefix = episode.clone();
+        prefix.steps.truncate(state.steps);
+        let parts: Vec<StepParts> = stored[..state.steps]
+            .iter()
+            .map(|s| s.parts.clone())
+            .collect();
+        let reopened =
+            EpisodeMemory::reopen(Arc::new(prefix), &parts, &state.state, &config, &plugins);
+        assert!(reopened.is_ok(), "{e}: the stored state does not open");
+        let live = t.memory(e).expect("memory");
+        let batch = EpisodeMemory::build(Arc::new(episode), &config, &plugins).expect("batch");
+        for q in [
+            "What did the agent open at step 300?",
+            "How many lines does file7.txt hold?",
+        ] {
+            let (a, b) = (Retrieval::new(&live, q), Retrieval::new(&batch, q));
+            assert_eq!(
+                a.compose(Mask::ALL).expect("live"),
+                b.compose(Mask::ALL).expect("batch"),
+                "{e}: {q}"
+            );
+        }
+    }
+}
