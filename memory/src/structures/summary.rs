@@ -379,6 +379,12 @@ pub struct Summary {
     candidates: Option<Candidates>,
     /// Steps appended since the summary was written that it does not cover.
     stale: usize,
+    /// Per line, the tokens of the line followed by a line break (empty
+    /// when a line holds a line break itself); kept so that an append
+    /// tokenizes only its new lines. Not persisted: an opened summary
+    /// counts them again on its first append.
+    #[serde(skip)]
+    line_tokens: Vec<usize>,
 }
 
 /// [`SummaryLine`]s as `(step, text)` pairs.
@@ -413,8 +419,7 @@ impl Summary {
             Some(c) => c.select(episode, config.summary_budget_tokens),
             None => summarizer.summarize(episode, config.summary_budget_tokens)?,
         };
-        let tokens = count_tokens(&join(&lines));
-        let mut summary = Summary::from_parts(lines, tokens);
+        let mut summary = Summary::assemble(lines, None);
         summary.candidates = candidates;
         Ok(summary)
     }
@@ -432,8 +437,7 @@ impl Summary {
             candidates.add(s);
         }
         let lines = candidates.select(episode, config.summary_budget_tokens);
-        let tokens = count_tokens(&join(&lines));
-        *self = Summary::from_parts(lines, tokens);
+        *self = Summary::assemble(lines, Some(self));
         self.candidates = Some(candidates);
     }
 
@@ -445,9 +449,61 @@ impl Summary {
 
     /// A summary from stored lines and their token count.
     pub fn from_parts(lines: Vec<SummaryLine>, tokens: usize) -> Summary {
-        let text = join(&lines);
-        let terms = term_hashes(&text);
         let line_terms = lines.iter().map(|l| term_hashes(&l.text)).collect();
+        Summary::with_terms(lines, line_terms, tokens, Vec::new())
+    }
+
+    /// A summary of `lines`, reusing `old`'s terms and token counts for the
+    /// lines it shares with it (by text). The tokens are those of the
+    /// joined text: cl100k's pre-tokenizer never carries a piece past a
+    /// line break, so they are each line's with its break, plus the last
+    /// line's (a test checks this against the joined text on AMA-Bench).
+    fn assemble(lines: Vec<SummaryLine>, old: Option<&Summary>) -> Summary {
+        let mut cached: std::collections::HashMap<&str, (&Vec<u64>, Option<usize>)> =
+            Default::default();
+        if let Some(old) = old {
+            for (i, (l, t)) in old.lines.iter().zip(&old.line_terms).enumerate() {
+                cached.insert(&l.text, (t, old.line_tokens.get(i).copied()));
+            }
+        }
+        let line_terms: Vec<Vec<u64>> = lines
+            .iter()
+            .map(|l| {
+                cached
+                    .get(l.text.as_str())
+                    .map_or_else(|| term_hashes(&l.text), |c| c.0.clone())
+            })
+            .collect();
+        let breaks = lines.iter().any(|l| l.text.contains(['\n', '\r']));
+        let (tokens, line_tokens) = match lines.split_last() {
+            Some((last, _)) if !breaks => {
+                let per: Vec<usize> = lines
+                    .iter()
+                    .map(|l| match cached.get(l.text.as_str()).and_then(|c| c.1) {
+                        Some(n) => n,
+                        None => count_tokens(&format!("{}\n", l.text)),
+                    })
+                    .collect();
+                let before: usize = per[..per.len() - 1].iter().sum();
+                (before + count_tokens(&last.text), per)
+            }
+            _ => (count_tokens(&join(&lines)), Vec::new()),
+        };
+        drop(cached);
+        Summary::with_terms(lines, line_terms, tokens, line_tokens)
+    }
+
+    fn with_terms(
+        lines: Vec<SummaryLine>,
+        line_terms: Vec<Vec<u64>>,
+        tokens: usize,
+        line_tokens: Vec<usize>,
+    ) -> Summary {
+        let text = join(&lines);
+        // The text's terms are its lines' (no word spans a line break).
+        let mut terms: Vec<u64> = line_terms.iter().flatten().copied().collect();
+        terms.sort_unstable();
+        terms.dedup();
         let mut steps: Vec<usize> = lines.iter().filter_map(|l| l.step).collect();
         steps.sort_unstable();
         steps.dedup();
@@ -460,6 +516,7 @@ impl Summary {
             steps,
             candidates: None,
             stale: 0,
+            line_tokens,
         }
     }
 
@@ -545,6 +602,41 @@ mod tests {
         assert_eq!(a.items[0].text, b.items[0].text);
         assert!(a.items[0].score > 0.0 && a.hits >= 1);
         assert!(a.items[0].steps.contains(&2));
+    }
+
+    /// The summary's tokens, counted line by line and reused across
+    /// appends, are the joined text's: for every AMA-Bench episode, and for
+    /// each step of three of them appended one at a time.
+    #[test]
+    fn line_by_line_tokens_are_the_joined_texts() {
+        let Some(path) = crate::testing::ama_path() else {
+            eprintln!("SKIPPED: AMA-Bench not found");
+            return;
+        };
+        let loaded = crate::load(&path, &Default::default()).expect("loads");
+        let config = Config::default();
+        for e in &loaded.episodes {
+            let s = Summary::build(e, &ExtractiveSummarizer, &config).unwrap();
+            assert_eq!(s.tokens(), count_tokens(s.text()), "episode {}", e.id);
+        }
+        for e in loaded.episodes.iter().step_by(70) {
+            let mut grown = e.clone();
+            grown.steps.clear();
+            let mut s = Summary::build(&grown, &ExtractiveSummarizer, &config).unwrap();
+            for step in &e.steps {
+                grown.steps.push(step.clone());
+                s.extend(&grown, std::slice::from_ref(step), &config);
+                assert_eq!(
+                    s.tokens(),
+                    count_tokens(s.text()),
+                    "{} at {}",
+                    e.id,
+                    step.index
+                );
+            }
+            let batch = Summary::build(e, &ExtractiveSummarizer, &config).unwrap();
+            assert_eq!((s.text(), s.tokens()), (batch.text(), batch.tokens()));
+        }
     }
 
     #[test]
