@@ -2,7 +2,8 @@
 """Prints, for docs/RESULTS.md, issue 16's aims per utility, computed from the
 JSON that `mesa frontier` wrote (WORK/frontier-UTILITY.json and
 WORK/choice-UTILITY.json): the learned policies together against the best
-fixed subset and the oracle, per seed and as mean ± sd.
+fixed subset and the oracle, per seed and as mean ± sd, and the policy chosen
+on val against all five (paired bootstrap intervals over episodes).
 
 Usage: scripts/results_aims.py WORK UTILITY...
 """

@@ -197,8 +197,9 @@ pub struct Interval {
 }
 
 /// Differences of the two headline numbers (policies minus fixed subsets,
-/// in shares of all five's), each resample of the questions scoring both
-/// sides on the same questions.
+/// in shares of all five's), and the policy chosen on val against all
+/// five; each resample of the episodes scores both sides on the same
+/// questions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Paired {
     /// Tokens for [`KEEP`] of all five's J (negative: the policies need

@@ -290,8 +290,8 @@ pub fn put_step(
 
 /// An episode's steps and their parts, in index order (an `Err` part is
 /// damaged, and names its step). The relations are kept as their JSON
-/// until [`StoredParts::parse`]: an opening from a persisted state reads
-/// only the steps after it.
+/// until [`StoredParts::parse_into`]: an opening from a persisted state
+/// parses only the relations of the steps after it.
 pub fn steps(
     conn: &Connection,
     episode: &str,

@@ -137,7 +137,7 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
         acked[r % 6] = acked[r % 6].max(got.acked);
         mid += usize::from(got.mid_question);
     }
-    eprintln!("{mid} of 30 kills landed while a question built and wrote a state");
+    eprintln!("{mid} of 30 kills landed before a question that writes a state returned");
     assert!(mid >= 10, "only {mid} of 30 kills landed mid-question");
     let m = LiveMemory::open(&root).expect("reopens");
     let t = m.tenant("t").expect("tenant");

@@ -744,7 +744,7 @@ impl Tenant {
     }
 
     /// The error for a damaged row.
-    pub(super) fn corrupt(&self, message: String) -> LiveError {
+    fn corrupt(&self, message: String) -> LiveError {
         LiveError::Corrupt {
             path: self.path.display().to_string(),
             message,

@@ -14,9 +14,11 @@
 //! The bound: with `v = s·ĉ + e` (`|e_i| ≤ s/2`) and `q = t·q̂ + d`
 //! (`|d_i| ≤ t/2`), `q·v − s·t·q̂·ĉ = t·q̂·e + d·v`, so
 //! `|q·v − a| ≤ (s·t·|q̂|₁ + t·|v|₁) / 2`. The `f32` dot's own rounding is
-//! below 1% of that for 384 dimensions (at most `n·ε·|q|∞·|v|₁`), and the
-//! bound is widened by 2% plus `1e-6`, so a row left out scores strictly
-//! below the k-th best, and a row tied with it is kept.
+//! at most `n·u·|q|∞·|v|₁` (unit roundoff `u = 2⁻²⁴`; for 384 dimensions
+//! `2.3e-5·|q|∞·|v|₁`), under 1% of the second term alone
+//! (`t·|v|₁ / 2 = |q|∞·|v|₁ / 254`), and the bound is widened by 2% plus
+//! `1e-6`, so a row left out scores strictly below the k-th best, and a
+//! row tied with it is kept. A row with a non-finite value is always kept.
 
 /// The codes of a vector index's rows.
 #[derive(Debug, Clone, Default)]
@@ -27,11 +29,10 @@ pub(super) struct Codes {
     rows: Vec<(f32, f32)>,
 }
 
-/// Codes of `v` and their scale (0 for a zero or non-finite row, whose
-/// codes are then 0).
+/// Codes of `v` and their scale (0 for a zero row, whose codes are then 0).
 fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-    if !(max > 0.0 && max.is_finite()) {
+    if max == 0.0 || !v.iter().all(|x| x.is_finite()) {
         out.extend(std::iter::repeat_n(0, v.len()));
         return 0.0;
     }
@@ -74,8 +75,12 @@ impl Codes {
         }
         for row in data.chunks_exact(self.dim) {
             let s = quantize(row, &mut self.codes);
+            // A row with a non-finite value (only a damaged stored vector
+            // has one) gets an infinite bound: always a candidate, never
+            // part of the cut, so the exact scan ranks it as before.
             let l1 = row.iter().map(|x| x.abs()).sum::<f32>();
-            self.rows.push((s, if l1.is_finite() { l1 } else { 0.0 }));
+            self.rows
+                .push((s, if l1.is_finite() { l1 } else { f32::INFINITY }));
         }
     }
 
@@ -86,13 +91,19 @@ impl Codes {
 
     /// The rows among the first `n` that can be in the top `k` for `q`
     /// by the exact dot product (every row whose upper bound reaches the
-    /// k-th best lower bound), by position. All `n` rows when the codes
-    /// cannot tell (fewer than `k` rows, or a zero or non-finite query).
+    /// k-th best lower bound), by position. None for `k` = 0; all `n` rows
+    /// when the codes cannot tell (at most `k` rows, rows without codes, a
+    /// query of another dimension, or a zero or non-finite query).
     pub(super) fn candidates(&self, q: &[f32], n: usize, k: usize) -> Vec<usize> {
-        let n = n.min(self.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        if n > self.len() || n <= k || q.len() != self.dim {
+            return (0..n).collect();
+        }
         let mut qc = Vec::with_capacity(q.len());
         let t = quantize(q, &mut qc);
-        if n <= k || t == 0.0 || q.len() != self.dim {
+        if t == 0.0 {
             return (0..n).collect();
         }
         let q1: f32 = qc.iter().map(|c| f32::from(c.unsigned_abs())).sum();
@@ -177,6 +188,19 @@ mod tests {
             assert!(c.contains(&p));
         }
         assert!(c.len() < codes.len() / 4, "{} of {}", c.len(), codes.len());
+    }
+
+    #[test]
+    fn damaged_rows_stay_candidates_and_k_zero_asks_for_none() {
+        let dim = 4;
+        let mut data = rows(&[1, 2, 3, 4, 4, 3, 2, 1, 1, 1, 1, 1, 0, 5, 0, 5], dim);
+        data.extend_from_slice(&[f32::NAN, 0.5, 0.0, 0.0, f32::INFINITY, 0.0, 0.0, 0.0]);
+        let mut codes = Codes::new(dim);
+        codes.push(&data);
+        let q = [0.5, 0.5, 0.5, 0.5];
+        let c = codes.candidates(&q, 6, 1);
+        assert!(c.contains(&4) && c.contains(&5), "{c:?}");
+        assert!(codes.candidates(&q, 6, 0).is_empty());
     }
 
     #[test]

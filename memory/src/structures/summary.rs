@@ -363,8 +363,10 @@ impl Candidates {
     }
 }
 
-/// The summary of one episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The summary of one episode. Two summaries are equal when everything
+/// but their kept per-line token counts is (an opened summary has none
+/// until its first append).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     /// Persisted as plain pairs (a line's JSON form leaves out a missing
     /// step, which a compact binary form cannot read back).
@@ -385,6 +387,30 @@ pub struct Summary {
     /// counts them again on its first append.
     #[serde(skip)]
     line_tokens: Vec<usize>,
+}
+
+impl PartialEq for Summary {
+    fn eq(&self, other: &Summary) -> bool {
+        (
+            &self.lines,
+            &self.text,
+            self.tokens,
+            &self.terms,
+            &self.line_terms,
+            &self.steps,
+            &self.candidates,
+            self.stale,
+        ) == (
+            &other.lines,
+            &other.text,
+            other.tokens,
+            &other.terms,
+            &other.line_terms,
+            &other.steps,
+            &other.candidates,
+            other.stale,
+        )
+    }
 }
 
 /// [`SummaryLine`]s as `(step, text)` pairs.
@@ -455,9 +481,12 @@ impl Summary {
 
     /// A summary of `lines`, reusing `old`'s terms and token counts for the
     /// lines it shares with it (by text). The tokens are those of the
-    /// joined text: cl100k's pre-tokenizer never carries a piece past a
-    /// line break, so they are each line's with its break, plus the last
-    /// line's (a test checks this against the joined text on AMA-Bench).
+    /// joined text. When every line has a visible character and none holds
+    /// a line break, cl100k's pre-tokenizer ends a piece at each single
+    /// break between two lines, so they are each line's with its break,
+    /// plus the last line's (a test checks this against the joined text on
+    /// AMA-Bench); otherwise (consecutive breaks make one piece) the joined
+    /// text is counted.
     fn assemble(lines: Vec<SummaryLine>, old: Option<&Summary>) -> Summary {
         let mut cached: std::collections::HashMap<&str, (&Vec<u64>, Option<usize>)> =
             Default::default();
@@ -474,7 +503,9 @@ impl Summary {
                     .map_or_else(|| term_hashes(&l.text), |c| c.0.clone())
             })
             .collect();
-        let breaks = lines.iter().any(|l| l.text.contains(['\n', '\r']));
+        let breaks = lines
+            .iter()
+            .any(|l| l.text.contains(['\n', '\r']) || l.text.trim().is_empty());
         let (tokens, line_tokens) = match lines.split_last() {
             Some((last, _)) if !breaks => {
                 let per: Vec<usize> = lines
@@ -637,6 +668,20 @@ mod tests {
             let batch = Summary::build(e, &ExtractiveSummarizer, &config).unwrap();
             assert_eq!((s.text(), s.tokens()), (batch.text(), batch.tokens()));
         }
+    }
+
+    /// Blank lines (a summarizer's, not the extractive one's) make
+    /// consecutive line breaks, which cl100k counts as one piece: the
+    /// joined text is counted then.
+    #[test]
+    fn blank_lines_are_counted_in_the_joined_text() {
+        let line = |t: &str| SummaryLine {
+            step: None,
+            text: t.into(),
+        };
+        let lines = vec![line("A."), line(""), line("  "), line("B")];
+        let joined = count_tokens(&join(&lines));
+        assert_eq!(Summary::assemble(lines, None).tokens(), joined);
     }
 
     #[test]

@@ -19,8 +19,8 @@
 //! have by the thousand, the same holds by score: the best `m` and the
 //! ties at the cut contain the best `m` of any order that ranks by score
 //! first, so each asked-about node's matched relations are ranked once per
-//! question and read from the top. Retrieval therefore reads the matched
-//! relations and a few
+//! question and read from the top (sorted only as far as they are read).
+//! Retrieval therefore reads the matched relations and a few
 //! neighbourhoods found by binary search, and returns exactly what the scan
 //! over every relation returns; `reference.rs` keeps that scan, and the tests
 //! compare the two on AMA-Bench episodes.
