@@ -28,8 +28,9 @@ def header(*cols):
 
 def main():
     work, utilities = sys.argv[1], sys.argv[2:]
+    prices = len(json.load(open(f"{work}/frontier-{utilities[0]}.json"))["seeds"][0]["policies"])
     print("Per utility, over the five seeds, as shares of all five's J and tokens on test. \"learned, in")
-    print("hindsight\" is the cheapest of the eight policies that keeps 99% of J on test (the same")
+    print(f"hindsight\" is the cheapest of the {prices} policies that keeps 99% of J on test (the same")
     print("hindsight as the best fixed subset's); \"learned, chosen on val\" is the policy the val split")
     print("picks for each target, scored once on test: the honest figure, and the one the verdicts use.")
     print("\"outside\" counts the seeds whose 95% paired bootstrap interval (over episodes) of the")

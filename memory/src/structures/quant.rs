@@ -116,8 +116,8 @@ impl Codes {
             lo.push(a - b);
             hi.push(a + b);
         }
-        let mut kth = lo.clone();
-        let (_, cut, _) = kth.select_nth_unstable_by(k - 1, |x, y| y.total_cmp(x));
+        // Only the k-th best lower bound is needed: `lo` may be reordered.
+        let (_, cut, _) = lo.select_nth_unstable_by(k - 1, |x, y| y.total_cmp(x));
         let cut = *cut;
         (0..n).filter(|&p| hi[p] >= cut).collect()
     }
