@@ -725,32 +725,6 @@ impl Tenant {
         Ok(())
     }
 
-    /// The episode, its parts and its persisted state, from one read.
-    fn load(&self, episode: &str) -> Result<Loaded, LiveError> {
-        let conn = self.conn();
-        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
-        let row = self.episode_row(&tx, episode)?;
-        let rows = db::steps(&tx, episode).map_err(self.db_error())?;
-        let state = db::state(&tx, episode).map_err(self.db_error())?;
-        drop(tx);
-        drop(conn);
-        let mut steps = Vec::with_capacity(rows.len());
-        let mut parts = Vec::with_capacity(rows.len());
-        for (step, p) in rows {
-            steps.push(step);
-            parts.push(p.map_err(|message| self.corrupt(message))?);
-        }
-        Ok((episode_of(row, steps), parts, state))
-    }
-
-    /// The error for a damaged row.
-    fn corrupt(&self, message: String) -> LiveError {
-        LiveError::Corrupt {
-            path: self.path.display().to_string(),
-            message,
-        }
-    }
-
     fn episode_row(&self, conn: &Connection, episode: &str) -> Result<EpisodeRow, LiveError> {
         db::episode(conn, episode)
             .map_err(self.db_error())?
@@ -781,9 +755,6 @@ impl Tenant {
         })
     }
 }
-
-/// What [`Tenant::load`] reads.
-type Loaded = (Episode, Vec<db::StoredParts>, Option<db::StateRow>);
 
 fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
     Episode {

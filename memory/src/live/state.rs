@@ -14,7 +14,7 @@
 //! ```
 
 use super::db::{self, StateRow, StoredParts};
-use super::{LiveError, Tenant};
+use super::{episode_of, LiveError, Tenant};
 use crate::dataset::{Episode, Step};
 use crate::structures::{EpisodeMemory, StepParts, Summary};
 use std::sync::Arc;
@@ -22,6 +22,9 @@ use std::sync::Arc;
 /// Episodes shorter than this are rebuilt on opening (it costs a few
 /// milliseconds), and their state is not kept.
 pub const PERSIST_MIN_STEPS: usize = 256;
+
+/// What [`Tenant::load`] reads.
+type Loaded = (Episode, Vec<StoredParts>, Option<StateRow>);
 
 /// What a snapshot was built from: the episode's change count and the
 /// handle's epoch, compared before a state is written.
@@ -68,6 +71,32 @@ impl Tenant {
             s.parse_into(p).map_err(|m| self.corrupt(m))?;
         }
         Ok(())
+    }
+
+    /// The episode, its parts and its persisted state, from one read.
+    pub(super) fn load(&self, episode: &str) -> Result<Loaded, LiveError> {
+        let conn = self.conn();
+        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
+        let row = self.episode_row(&tx, episode)?;
+        let rows = db::steps(&tx, episode).map_err(self.db_error())?;
+        let state = db::state(&tx, episode).map_err(self.db_error())?;
+        drop(tx);
+        drop(conn);
+        let mut steps = Vec::with_capacity(rows.len());
+        let mut parts = Vec::with_capacity(rows.len());
+        for (step, p) in rows {
+            steps.push(step);
+            parts.push(p.map_err(|message| self.corrupt(message))?);
+        }
+        Ok((episode_of(row, steps), parts, state))
+    }
+
+    /// The error for a damaged row.
+    pub(super) fn corrupt(&self, message: String) -> LiveError {
+        LiveError::Corrupt {
+            path: self.path.display().to_string(),
+            message,
+        }
     }
 
     fn state_fits(&self, episode: &Episode, s: &StateRow) -> bool {
