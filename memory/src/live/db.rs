@@ -290,22 +290,26 @@ pub fn put_step(
 
 /// An episode's steps and their parts, in index order (an `Err` part is
 /// damaged, and names its step). The relations are kept as their JSON
-/// until [`StoredParts::parse_into`]: an opening from a persisted state
-/// parses only the relations of the steps after it.
+/// until [`StoredParts::parse_into`], and not read at all for the steps
+/// with an index up to `without_relations` (those a persisted state
+/// covers: an opening from it does not need them).
 pub fn steps(
     conn: &Connection,
     episode: &str,
+    without_relations: Option<usize>,
 ) -> rusqlite::Result<Vec<(Step, Result<StoredParts, String>)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT idx, action, observation, timestamp, tokens, vector, triples
+        "SELECT idx, action, observation, timestamp, tokens, vector,
+                CASE WHEN ?2 IS NULL OR idx > ?2 THEN triples END
          FROM steps WHERE episode = ?1 ORDER BY idx",
     )?;
-    let rows = stmt.query_map([episode], |r| {
+    let skip = without_relations.map(|i| i as i64);
+    let rows = stmt.query_map(params![episode, skip], |r| {
         let step = step_row(r)?;
         let tokens: i64 = r.get(4)?;
-        let vector: Vec<u8> = r.get(5)?;
-        let triples: String = r.get(6)?;
-        let parts = stored_parts(step.index, tokens, &vector, triples);
+        let vector = r.get_ref(5)?.as_blob()?;
+        let triples: Option<String> = r.get(6)?;
+        let parts = stored_parts(step.index, tokens, vector, triples);
         Ok((step, parts))
     })?;
     rows.collect()
@@ -343,14 +347,21 @@ pub struct StoredParts {
     /// The parts, with no relations yet.
     pub parts: StepParts,
     index: usize,
-    triples: String,
+    /// `None` when not read.
+    triples: Option<String>,
 }
 
 impl StoredParts {
-    /// Reads the relations into `parts` (the parts of this step).
+    /// Reads the relations into `parts` (the parts of this step). An error
+    /// if they are damaged, or were not read.
     pub fn parse_into(&self, parts: &mut StepParts) -> Result<(), String> {
-        parts.triples = serde_json::from_str(&self.triples)
-            .map_err(|e| format!("step {}: the relations are not JSON: {e}", self.index))?;
+        let index = self.index;
+        let json = self
+            .triples
+            .as_deref()
+            .ok_or_else(|| format!("step {index}: the relations were not read"))?;
+        parts.triples = serde_json::from_str(json)
+            .map_err(|e| format!("step {index}: the relations are not JSON: {e}"))?;
         Ok(())
     }
 }
@@ -359,7 +370,7 @@ fn stored_parts(
     index: usize,
     tokens: i64,
     vector: &[u8],
-    triples: String,
+    triples: Option<String>,
 ) -> Result<StoredParts, String> {
     if !vector.len().is_multiple_of(4) {
         return Err(format!("step {index}: the vector is not whole floats"));

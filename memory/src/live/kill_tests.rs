@@ -149,7 +149,7 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
             "{e}: {} of {acked} steps",
             steps.len()
         );
-        let (episode, stored, state) = t.load(e).expect("loads");
+        let (episode, stored, state) = t.load(e, false).expect("loads");
         let state = state.expect("a state was written");
         // The state opens as it is (not rebuilt over).
         let mut prefix = episode.clone();

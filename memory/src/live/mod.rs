@@ -658,8 +658,7 @@ impl Tenant {
         let built = match base {
             Some((m, pending)) => self.extend_snapshot(episode, m, pending)?,
             None => {
-                let (ep, parts, state) = self.load(episode)?;
-                let (m, covered) = self.assemble(ep, parts, state)?;
+                let (m, covered) = self.assemble(episode)?;
                 if self.is_writer() {
                     let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
                     if (s.changes.get(episode).copied(), s.epoch) == changes {

@@ -4,9 +4,11 @@
 //! rebuilding S, T, G and R from every step.
 //!
 //! ```text
-//! question on a cold episode ──load: steps, parts, state row (one read)──┐
+//! question on a cold episode ──load (one read): state row, steps, parts; the
+//!                              relations only of steps the state does not cover──┐
 //!   state fits (fingerprint, covered steps) ──► EpisodeMemory::reopen + extend(the rest)
-//!   else ─────────────────────────────────────► EpisodeMemory::from_parts
+//!   no state ─────────────────────────────────► EpisodeMemory::from_parts
+//!   a state that does not fit or open ──load again, every relation──► from_parts
 //! writer: state written when the episode has PERSIST_MIN_STEPS steps and the
 //!         stored one lags by as many steps as it covers (so at most
 //!         log2(steps) writes), on compact and on close
@@ -35,34 +37,39 @@ impl Tenant {
     /// persisted state when it fits, else assembled from the parts.
     /// Returns the memory and how many of its steps the stored state
     /// covers (0 for none).
-    pub(super) fn assemble(
-        &self,
-        episode: Episode,
-        mut stored: Vec<StoredParts>,
-        state: Option<StateRow>,
-    ) -> Result<(EpisodeMemory, usize), LiveError> {
-        let mut parts: Vec<StepParts> = stored
-            .iter_mut()
-            .map(|s| std::mem::take(&mut s.parts))
-            .collect();
-        // The relations are read only where they are built from: the
-        // steps after a fitting state, or all of them.
-        let state = state.filter(|s| self.state_fits(&episode, s));
-        let covered = state.as_ref().map_or(0, |s| s.steps);
-        self.parse(&stored[covered..], &mut parts[covered..])?;
-        if let Some(state) = state {
-            let (mut prefix, covered) = (episode, state.steps);
-            let rest = prefix.steps.split_off(covered);
-            match self.reopen(prefix, rest, &parts, &state) {
-                Ok(m) => return Ok((m, covered)),
-                Err(whole) => {
-                    self.parse(&stored[..covered], &mut parts[..covered])?;
-                    let m = EpisodeMemory::from_parts(whole, &parts, &self.config, &self.plugins)?;
-                    return Ok((m, 0));
+    pub(super) fn assemble(&self, episode: &str) -> Result<(EpisodeMemory, usize), LiveError> {
+        let (loaded, mut stored, state) = self.load(episode, true)?;
+        let mut parts = take_parts(&mut stored);
+        match state {
+            Some(state) if self.state_fits(&loaded, &state) => {
+                let covered = state.steps;
+                // Only the steps after the state had their relations read.
+                self.parse(&stored[covered..], &mut parts[covered..])?;
+                let mut prefix = loaded;
+                let rest = prefix.steps.split_off(covered);
+                if let Some(m) = self.reopen(prefix, rest, &parts, &state) {
+                    return Ok((m, covered));
                 }
             }
+            None => {
+                // No state: every step's relations were read.
+                self.parse(&stored, &mut parts)?;
+                let m = EpisodeMemory::from_parts(
+                    Arc::new(loaded),
+                    &parts,
+                    &self.config,
+                    &self.plugins,
+                )?;
+                return Ok((m, 0));
+            }
+            Some(_) => {}
         }
-        let m = EpisodeMemory::from_parts(Arc::new(episode), &parts, &self.config, &self.plugins)?;
+        // A state that does not fit or does not open: every step again, with
+        // its relations, and a rebuild (the next write replaces the state).
+        let (loaded, mut stored, _) = self.load(episode, false)?;
+        let mut parts = take_parts(&mut stored);
+        self.parse(&stored, &mut parts)?;
+        let m = EpisodeMemory::from_parts(Arc::new(loaded), &parts, &self.config, &self.plugins)?;
         Ok((m, 0))
     }
 
@@ -73,13 +80,19 @@ impl Tenant {
         Ok(())
     }
 
-    /// The episode, its parts and its persisted state, from one read.
-    pub(super) fn load(&self, episode: &str) -> Result<Loaded, LiveError> {
+    /// The episode, its parts and its persisted state if it was written
+    /// under this handle's fingerprint, from one read. With
+    /// `skip_covered`, the steps such a state covers come without their
+    /// relations.
+    pub(super) fn load(&self, episode: &str, skip_covered: bool) -> Result<Loaded, LiveError> {
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
         let row = self.episode_row(&tx, episode)?;
-        let rows = db::steps(&tx, episode).map_err(self.db_error())?;
-        let state = db::state(&tx, episode).map_err(self.db_error())?;
+        let state = db::state(&tx, episode)
+            .map_err(self.db_error())?
+            .filter(|s| s.steps > 0 && s.fingerprint == self.fingerprint);
+        let skip = state.as_ref().filter(|_| skip_covered).map(|s| s.last_idx);
+        let rows = db::steps(&tx, episode, skip).map_err(self.db_error())?;
         drop(tx);
         drop(conn);
         let mut steps = Vec::with_capacity(rows.len());
@@ -99,55 +112,42 @@ impl Tenant {
         }
     }
 
+    /// Whether the episode still has the steps `s` covers (`load` has
+    /// checked the fingerprint).
     fn state_fits(&self, episode: &Episode, s: &StateRow) -> bool {
-        s.steps > 0
-            && episode.steps.get(s.steps - 1).map(|x| x.index) == Some(s.last_idx)
-            && s.fingerprint == self.fingerprint
+        s.steps > 0 && episode.steps.get(s.steps - 1).map(|x| x.index) == Some(s.last_idx)
     }
 
-    /// The persisted prefix, then the steps after it (`rest`). If the
-    /// state does not open (damaged, or from another build), the whole
-    /// episode comes back for the caller to rebuild; the next write
-    /// replaces the state.
+    /// The persisted prefix, then the steps after it (`rest`); `None` if
+    /// the state does not open (damaged, or from another build): the
+    /// caller rebuilds, and the next write replaces the state.
     fn reopen(
         &self,
         prefix: Episode,
         rest: Vec<Step>,
         parts: &[StepParts],
         s: &StateRow,
-    ) -> Result<EpisodeMemory, Arc<Episode>> {
+    ) -> Option<EpisodeMemory> {
         let prefix = Arc::new(prefix);
-        let whole = |prefix: &Episode, rest: &[Step]| {
-            let mut e = prefix.clone();
-            e.steps.extend_from_slice(rest);
-            Arc::new(e)
-        };
-        let reopened = EpisodeMemory::reopen(
+        let mut m = EpisodeMemory::reopen(
             prefix.clone(),
             &parts[..s.steps],
             &s.state,
             &self.config,
             &self.plugins,
-        );
-        let Ok(mut m) = reopened else {
-            return Err(whole(&prefix, &rest));
-        };
+        )
+        .ok()?;
         // The memory's episode is extended in place once it is the only
-        // holder (an extension that does not fit changes nothing).
+        // holder.
         drop(prefix);
-        if m.extend(&rest, &parts[s.steps..], &self.config).is_err() {
-            return Err(whole(&m.episode, &rest));
-        }
+        m.extend(&rest, &parts[s.steps..], &self.config).ok()?;
         if m.summary.stale() > 0 {
             // A summarizer that only rewrites whole episodes writes the
             // summary on opening, as a rebuild would.
             let summarizer = self.plugins.summarizer.as_ref();
-            match Summary::build(&m.episode, summarizer, &self.config) {
-                Ok(summary) => m.summary = summary,
-                Err(_) => return Err(m.episode.clone()),
-            }
+            m.summary = Summary::build(&m.episode, summarizer, &self.config).ok()?;
         }
-        Ok(m)
+        Some(m)
     }
 
     /// After a question built or extended `m`: a writer stores its state
@@ -238,6 +238,14 @@ impl Tenant {
         }
         Ok(())
     }
+}
+
+/// The parts out of their stored form (relations not read yet).
+fn take_parts(stored: &mut [StoredParts]) -> Vec<StepParts> {
+    stored
+        .iter_mut()
+        .map(|s| std::mem::take(&mut s.parts))
+        .collect()
 }
 
 impl Drop for Tenant {
