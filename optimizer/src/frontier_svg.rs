@@ -96,18 +96,7 @@ pub fn frontier_svg(title: &str, f: &SplitFrontier) -> String {
         range: (x0, x1, y0, y1),
     };
     let (sx, sy) = (|x: f64| frame.sx(x), |y: f64| frame.sy(y));
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="20" text-anchor="middle" font-size="14">{}</text>"#,
-        w / 2.0,
-        escape(title)
-    );
+    let mut s = frame.open(title, 20.0);
     frame.axes(
         &mut s,
         (10.0, 8.0),

@@ -70,6 +70,25 @@ pub(crate) struct Frame {
 pub(crate) type TickLabels<'a> = (&'a dyn Fn(f64) -> String, &'a dyn Fn(f64) -> String);
 
 impl Frame {
+    /// A new document of the frame's size: the `<svg>` tag, a white
+    /// background, and `title` centred at height `title_y`.
+    pub fn open(&self, title: &str, title_y: f64) -> String {
+        let (w, h) = self.size;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
+        );
+        let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{title_y}" text-anchor="middle" font-size="14">{}</text>"#,
+            w / 2.0,
+            escape(title)
+        );
+        s
+    }
+
     /// The pixel column of `x`.
     pub fn sx(&self, x: f64) -> f64 {
         let ((w, _), (left, right, _, _), (x0, x1, _, _)) = (self.size, self.margins, self.range);
@@ -204,18 +223,7 @@ pub fn pareto_svg(title: &str, points: &[Point]) -> String {
         range: (x0, x1, y0, y1),
     };
     let (sx, sy) = (|x: f64| frame.sx(x), |y: f64| frame.sy(y));
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-        w / 2.0,
-        escape(title)
-    );
+    let mut s = frame.open(title, 22.0);
     frame.axes(
         &mut s,
         (6.0, 6.0),
