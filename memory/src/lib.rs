@@ -59,4 +59,14 @@ pub(crate) mod testing {
             });
         p.exists().then_some(p)
     }
+
+    /// All of AMA-Bench, loaded with the default options; `None` (and a
+    /// line saying the test is skipped) when the file is not there.
+    pub fn ama() -> Option<crate::dataset::Loaded> {
+        let Some(path) = ama_path() else {
+            eprintln!("SKIPPED: AMA-Bench not found");
+            return None;
+        };
+        Some(crate::load(&path, &Default::default()).expect("AMA-Bench loads"))
+    }
 }

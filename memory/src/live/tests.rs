@@ -3,7 +3,6 @@
 //! versions, bad input is refused with nothing lost.
 
 use super::*;
-use crate::dataset::LoadOptions;
 use crate::Retrieval;
 use mesa_core::{Mask, Structure};
 
@@ -47,11 +46,9 @@ fn answers(m: &EpisodeMemory, questions: &[String]) -> Vec<crate::Composition> {
 /// embedder; no AMA-Bench episode passes the HNSW threshold, so V is exact).
 #[test]
 fn streamed_equals_batch_on_ama_bench_episodes() {
-    let Some(path) = crate::testing::ama_path() else {
-        eprintln!("SKIPPED: AMA-Bench not found");
+    let Some(loaded) = crate::testing::ama() else {
         return;
     };
-    let loaded = crate::load(&path, &LoadOptions::default()).expect("loads");
     let (_dir, m) = memory();
     let t = m.tenant("bench").expect("tenant");
     // Episodes of several domains and lengths.
@@ -99,11 +96,9 @@ fn streamed_equals_batch_on_ama_bench_episodes() {
 /// trusted: the episode is rebuilt, with the same answers.
 #[test]
 fn a_persisted_state_reopens_to_the_same_answers() {
-    let Some(path) = crate::testing::ama_path() else {
-        eprintln!("SKIPPED: AMA-Bench not found");
+    let Some(loaded) = crate::testing::ama() else {
         return;
     };
-    let loaded = crate::load(&path, &LoadOptions::default()).expect("loads");
     let (_dir, m) = memory();
     let long: Vec<&Episode> = loaded
         .episodes

@@ -640,11 +640,9 @@ mod tests {
     /// each step of three of them appended one at a time.
     #[test]
     fn line_by_line_tokens_are_the_joined_texts() {
-        let Some(path) = crate::testing::ama_path() else {
-            eprintln!("SKIPPED: AMA-Bench not found");
+        let Some(loaded) = crate::testing::ama() else {
             return;
         };
-        let loaded = crate::load(&path, &Default::default()).expect("loads");
         let config = Config::default();
         for e in &loaded.episodes {
             let s = Summary::build(e, &ExtractiveSummarizer, &config).unwrap();

@@ -400,11 +400,9 @@ mod tests {
 
     #[test]
     fn indexed_retrieval_equals_the_scan_on_ama_bench() {
-        let Some(path) = crate::testing::ama_path() else {
-            eprintln!("SKIPPED: AMA-Bench not found");
+        let Some(loaded) = crate::testing::ama() else {
             return;
         };
-        let loaded = crate::load(&path, &crate::LoadOptions::default()).expect("loads");
         let mut picked: Vec<&Episode> = loaded.episodes.iter().step_by(17).collect();
         let longest = loaded.episodes.iter().max_by_key(|e| e.steps.len());
         picked.extend(longest);

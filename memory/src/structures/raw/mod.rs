@@ -354,11 +354,9 @@ mod tests {
     /// scores tie to that precision).
     #[test]
     fn ranks_as_tantivy_on_ama_bench() {
-        let Some(path) = crate::testing::ama_path() else {
-            eprintln!("SKIPPED: AMA-Bench not found");
+        let Some(loaded) = crate::testing::ama() else {
             return;
         };
-        let loaded = crate::load(&path, &crate::LoadOptions::default()).expect("loads");
         let c = Config::default();
         let mut compared = 0;
         for e in loaded.episodes.iter().step_by(11) {
