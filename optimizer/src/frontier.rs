@@ -284,11 +284,10 @@ fn paired(
         if let (Some(a), Some(b)) = (p.j_at_half, f.j_at_half) {
             half.push(a - b);
         }
-        if let Some(c) = chosen.and_then(|c| policies.get(c)) {
-            if all_five.j > 0.0 && all_five.c > 0.0 {
-                chosen_j.push(c.j / all_five.j - 1.0);
-                chosen_c.push(c.c / all_five.c - 1.0);
-            }
+        let picked = chosen.and_then(|c| policies.get(c));
+        if let Some((j, c)) = picked.and_then(|p| shares(p, all_five)) {
+            chosen_j.push(j - 1.0);
+            chosen_c.push(c - 1.0);
         }
     }
     Paired {
