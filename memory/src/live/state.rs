@@ -39,34 +39,34 @@ impl Tenant {
     /// covers (0 for none).
     pub(super) fn assemble(&self, episode: &str) -> Result<(EpisodeMemory, usize), LiveError> {
         let (loaded, mut stored, state) = self.load(episode, true)?;
-        let mut parts = take_parts(&mut stored);
-        match state {
-            Some(state) if self.state_fits(&loaded, &state) => {
-                let covered = state.steps;
-                // Only the steps after the state had their relations read.
-                self.parse(&stored[covered..], &mut parts[covered..])?;
-                let mut prefix = loaded;
-                let rest = prefix.steps.split_off(covered);
-                if let Some(m) = self.reopen(prefix, rest, &parts, &state) {
-                    return Ok((m, covered));
-                }
+        let Some(state) = state else {
+            // No state: every step's relations were read.
+            return self.rebuild(loaded, stored);
+        };
+        if self.state_fits(&loaded, &state) {
+            let mut parts = take_parts(&mut stored);
+            let covered = state.steps;
+            // Only the steps after the state had their relations read.
+            self.parse(&stored[covered..], &mut parts[covered..])?;
+            let mut prefix = loaded;
+            let rest = prefix.steps.split_off(covered);
+            if let Some(m) = self.reopen(prefix, rest, &parts, &state) {
+                return Ok((m, covered));
             }
-            None => {
-                // No state: every step's relations were read.
-                self.parse(&stored, &mut parts)?;
-                let m = EpisodeMemory::from_parts(
-                    Arc::new(loaded),
-                    &parts,
-                    &self.config,
-                    &self.plugins,
-                )?;
-                return Ok((m, 0));
-            }
-            Some(_) => {}
         }
         // A state that does not fit or does not open: every step again, with
         // its relations, and a rebuild (the next write replaces the state).
-        let (loaded, mut stored, _) = self.load(episode, false)?;
+        let (loaded, stored, _) = self.load(episode, false)?;
+        self.rebuild(loaded, stored)
+    }
+
+    /// The five structures built from every step's stored parts, relations
+    /// included.
+    fn rebuild(
+        &self,
+        loaded: Episode,
+        mut stored: Vec<StoredParts>,
+    ) -> Result<(EpisodeMemory, usize), LiveError> {
         let mut parts = take_parts(&mut stored);
         self.parse(&stored, &mut parts)?;
         let m = EpisodeMemory::from_parts(Arc::new(loaded), &parts, &self.config, &self.plugins)?;
