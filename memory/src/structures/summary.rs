@@ -476,7 +476,8 @@ impl Summary {
     /// A summary from stored lines and their token count.
     pub fn from_parts(lines: Vec<SummaryLine>, tokens: usize) -> Summary {
         let line_terms = lines.iter().map(|l| term_hashes(&l.text)).collect();
-        Summary::with_terms(lines, line_terms, tokens, Vec::new())
+        let text = join(&lines);
+        Summary::with_terms(lines, text, line_terms, tokens, Vec::new())
     }
 
     /// A summary of `lines`, reusing `old`'s terms and token counts for the
@@ -495,42 +496,36 @@ impl Summary {
                 cached.insert(&l.text, (t, old.line_tokens.get(i).copied()));
             }
         }
-        let line_terms: Vec<Vec<u64>> = lines
-            .iter()
-            .map(|l| {
-                cached
-                    .get(l.text.as_str())
-                    .map_or_else(|| term_hashes(&l.text), |c| c.0.clone())
-            })
-            .collect();
-        let breaks = lines
+        let by_line = !lines
             .iter()
             .any(|l| l.text.contains(['\n', '\r']) || l.text.trim().is_empty());
-        let (tokens, line_tokens) = match lines.split_last() {
-            Some((last, _)) if !breaks => {
-                let per: Vec<usize> = lines
-                    .iter()
-                    .map(|l| match cached.get(l.text.as_str()).and_then(|c| c.1) {
-                        Some(n) => n,
-                        None => count_tokens(&format!("{}\n", l.text)),
-                    })
-                    .collect();
-                let before: usize = per[..per.len() - 1].iter().sum();
-                (before + count_tokens(&last.text), per)
+        let (mut line_terms, mut line_tokens) = (Vec::new(), Vec::new());
+        for l in &lines {
+            let hit = cached.get(l.text.as_str());
+            line_terms.push(hit.map_or_else(|| term_hashes(&l.text), |c| c.0.clone()));
+            if by_line {
+                let n = hit.and_then(|c| c.1);
+                line_tokens.push(n.unwrap_or_else(|| count_tokens(&format!("{}\n", l.text))));
             }
-            _ => (count_tokens(&join(&lines)), Vec::new()),
+        }
+        let text = join(&lines);
+        let tokens = match lines.last() {
+            Some(last) if by_line => {
+                let before: usize = line_tokens[..line_tokens.len() - 1].iter().sum();
+                before + count_tokens(&last.text)
+            }
+            _ => count_tokens(&text),
         };
-        drop(cached);
-        Summary::with_terms(lines, line_terms, tokens, line_tokens)
+        Summary::with_terms(lines, text, line_terms, tokens, line_tokens)
     }
 
     fn with_terms(
         lines: Vec<SummaryLine>,
+        text: String,
         line_terms: Vec<Vec<u64>>,
         tokens: usize,
         line_tokens: Vec<usize>,
     ) -> Summary {
-        let text = join(&lines);
         // The text's terms are its lines' (no word spans a line break).
         let mut terms: Vec<u64> = line_terms.iter().flatten().copied().collect();
         terms.sort_unstable();
