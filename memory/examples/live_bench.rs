@@ -139,6 +139,19 @@ fn by_length(
             .map(|s| format!("{} {:.2}", s.letter(), pct(&mut by_part[s.index()], 0.5)))
             .collect();
         println!("  p50 by structure (ms): {}", parts.join(", "));
+        // The opening alone, from ten more fresh readers.
+        let mut openings = Vec::new();
+        for _ in 0..10 {
+            let fresh = mem.reader("bench")?;
+            let t0 = Instant::now();
+            fresh.memory(&id)?;
+            openings.push(ms(t0.elapsed()));
+        }
+        println!(
+            "  opening from the persisted state, 10 fresh readers: p50 {:.0} ms, max {:.0} ms",
+            pct(&mut openings, 0.5),
+            pct(&mut openings, 1.0)
+        );
         breakdown(&*reader.memory(&id)?)?;
     }
     Ok(())

@@ -74,21 +74,32 @@ pub struct StateRow {
     pub state: Vec<u8>,
 }
 
-/// The persisted state of an episode, if any.
+/// The persisted state of an episode, if any. The blob is read straight
+/// into its buffer (incremental blob I/O), not assembled by SQLite first
+/// and copied.
 pub fn state(conn: &Connection, episode: &str) -> rusqlite::Result<Option<StateRow>> {
-    conn.query_row(
-        "SELECT steps, last_idx, fingerprint, state FROM states WHERE episode = ?1",
-        [episode],
-        |r| {
-            Ok(StateRow {
-                steps: r.get::<_, i64>(0)? as usize,
-                last_idx: r.get::<_, i64>(1)? as usize,
-                fingerprint: r.get(2)?,
-                state: r.get(3)?,
-            })
-        },
-    )
-    .optional()
+    let row = conn
+        .query_row(
+            "SELECT rowid, steps, last_idx, fingerprint, length(state) FROM states WHERE episode = ?1",
+            [episode],
+            |r| {
+                let row = StateRow {
+                    steps: r.get::<_, i64>(1)? as usize,
+                    last_idx: r.get::<_, i64>(2)? as usize,
+                    fingerprint: r.get(3)?,
+                    state: Vec::new(),
+                };
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(4)?, row))
+            },
+        )
+        .optional()?;
+    let Some((rowid, len, mut row)) = row else {
+        return Ok(None);
+    };
+    let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", rowid, true)?;
+    row.state = vec![0; usize::try_from(len).unwrap_or(0)];
+    blob.read_at_exact(&mut row.state, 0)?;
+    Ok(Some(row))
 }
 
 /// Replaces an episode's persisted state.
@@ -146,6 +157,11 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
     conn.pragma_update(None, "secure_delete", "ON")
         .map_err(db)?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(db)?;
+    // Reads of the database file through a mapping (up to 4 GiB): opening
+    // an episode reads its state blob and steps without a copy per page.
+    // SQLite still writes with write(2).
+    conn.pragma_update(None, "mmap_size", 1i64 << 32)
+        .map_err(db)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(db)?;
     conn.execute_batch(SCHEMA).map_err(db)?;
@@ -270,7 +286,7 @@ pub fn put_step(
     parts: &StepParts,
 ) -> rusqlite::Result<()> {
     let triples = serde_json::to_string(&parts.triples).unwrap_or_else(|_| "[]".into());
-    let vector: Vec<u8> = parts.vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+    let vector = crate::le::f32s_to_le(&parts.vector);
     conn.execute(
         "INSERT OR REPLACE INTO steps (episode, idx, action, observation, timestamp, tokens, vector, triples)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -290,24 +306,26 @@ pub fn put_step(
 
 /// An episode's steps and their parts, in index order (an `Err` part is
 /// damaged, and names its step). The relations are kept as their JSON
-/// until [`StoredParts::parse_into`], and not read at all for the steps
-/// with an index up to `without_relations` (those a persisted state
-/// covers: an opening from it does not need them).
+/// until [`StoredParts::parse_into`]. For the steps with an index up to
+/// `covered` (those a persisted state covers: an opening from it does not
+/// need them) neither the relations nor the vector are read; their parts
+/// hold the token count alone.
 pub fn steps(
     conn: &Connection,
     episode: &str,
-    without_relations: Option<usize>,
+    covered: Option<usize>,
 ) -> rusqlite::Result<Vec<(Step, Result<StoredParts, String>)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT idx, action, observation, timestamp, tokens, vector,
+        "SELECT idx, action, observation, timestamp, tokens,
+                CASE WHEN ?2 IS NULL OR idx > ?2 THEN vector END,
                 CASE WHEN ?2 IS NULL OR idx > ?2 THEN triples END
          FROM steps WHERE episode = ?1 ORDER BY idx",
     )?;
-    let skip = without_relations.map(|i| i as i64);
+    let skip = covered.map(|i| i as i64);
     let rows = stmt.query_map(params![episode, skip], |r| {
         let step = step_row(r)?;
         let tokens: i64 = r.get(4)?;
-        let vector = r.get_ref(5)?.as_blob()?;
+        let vector = r.get_ref(5)?.as_blob_or_null()?;
         let triples: Option<String> = r.get(6)?;
         let parts = stored_parts(step.index, tokens, vector, triples);
         Ok((step, parts))
@@ -369,16 +387,11 @@ impl StoredParts {
 fn stored_parts(
     index: usize,
     tokens: i64,
-    vector: &[u8],
+    vector: Option<&[u8]>,
     triples: Option<String>,
 ) -> Result<StoredParts, String> {
-    if !vector.len().is_multiple_of(4) {
-        return Err(format!("step {index}: the vector is not whole floats"));
-    }
-    let vector = vector
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let vector = crate::le::f32s_from_le(vector.unwrap_or_default())
+        .ok_or_else(|| format!("step {index}: the vector is not whole floats"))?;
     let parts = StepParts {
         tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
         vector,

@@ -149,8 +149,9 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
             "{e}: {} of {acked} steps",
             steps.len()
         );
-        let (episode, stored, state) = t.load(e, false).expect("loads");
-        let state = state.expect("a state was written");
+        let loaded = t.load(e, false).expect("loads");
+        let (episode, stored) = (loaded.episode, loaded.stored);
+        let state = loaded.state.expect("a state was written");
         // The state opens as it is (not rebuilt over).
         let mut prefix = episode.clone();
         prefix.steps.truncate(state.steps);

@@ -4,11 +4,12 @@
 //! rebuilding S, T, G and R from every step.
 //!
 //! ```text
-//! question on a cold episode ──load (one read): state row, steps, parts; the
-//!                              relations only of steps the state does not cover──┐
-//!   state fits (fingerprint, covered steps) ──► EpisodeMemory::reopen + extend(the rest)
+//! question on a cold episode ──load (one read transaction): state row, then
+//!     the steps and their token counts ║ the state decoded (another thread);
+//!     relations and vectors only of the steps the state does not cover──┐
+//!   state fits (fingerprint, covered steps) ──► EpisodeMemory::reopen_decoded + extend(the rest)
 //!   no state ─────────────────────────────────► EpisodeMemory::from_parts
-//!   a state that does not fit or open ──load again, every relation──► from_parts
+//!   a state that does not fit or open ──load again, every relation and vector──► from_parts
 //! writer: state written when the episode has PERSIST_MIN_STEPS steps and the
 //!         stored one lags by as many steps as it covers (so at most
 //!         log2(steps) writes), on compact and on close
@@ -18,15 +19,23 @@
 use super::db::{self, StateRow, StoredParts};
 use super::{episode_of, LiveError, Tenant};
 use crate::dataset::{Episode, Step};
-use crate::structures::{EpisodeMemory, StepParts, Summary};
+use crate::structures::{DecodedState, EpisodeMemory, StepParts, Summary};
 use std::sync::Arc;
 
 /// Episodes shorter than this are rebuilt on opening (it costs a few
 /// milliseconds), and their state is not kept.
 pub const PERSIST_MIN_STEPS: usize = 256;
 
-/// What [`Tenant::load`] reads.
-type Loaded = (Episode, Vec<StoredParts>, Option<StateRow>);
+/// What [`Tenant::load`] reads: the episode, its steps' stored parts, and
+/// its persisted state if it was written under this handle's fingerprint.
+pub(super) struct Loaded {
+    pub(super) episode: Episode,
+    pub(super) stored: Vec<StoredParts>,
+    pub(super) state: Option<StateRow>,
+    /// With `skip_covered`: the state's parts, decoded while the steps
+    /// were read.
+    decoded: Option<Result<DecodedState, String>>,
+}
 
 /// What a snapshot was built from: the episode's change count and the
 /// handle's epoch, compared before a state is written.
@@ -38,26 +47,27 @@ impl Tenant {
     /// Returns the memory and how many of its steps the stored state
     /// covers (0 for none).
     pub(super) fn assemble(&self, episode: &str) -> Result<(EpisodeMemory, usize), LiveError> {
-        let (loaded, mut stored, state) = self.load(episode, true)?;
-        let Some(state) = state else {
+        let loaded = self.load(episode, true)?;
+        let (Some(state), Some(decoded)) = (loaded.state, loaded.decoded) else {
             // No state: every step's relations were read.
-            return self.rebuild(loaded, stored);
+            return self.rebuild(loaded.episode, loaded.stored);
         };
-        if self.state_fits(&loaded, &state) {
+        let (mut prefix, mut stored) = (loaded.episode, loaded.stored);
+        if let (true, Ok(decoded)) = (self.state_fits(&prefix, &state), decoded) {
             let mut parts = take_parts(&mut stored);
             let covered = state.steps;
             // Only the steps after the state had their relations read.
             self.parse(&stored[covered..], &mut parts[covered..])?;
-            let mut prefix = loaded;
             let rest = prefix.steps.split_off(covered);
-            if let Some(m) = self.reopen(prefix, rest, &parts, &state) {
+            if let Some(m) = self.reopen(prefix, rest, &parts, decoded) {
                 return Ok((m, covered));
             }
         }
         // A state that does not fit or does not open: every step again, with
-        // its relations, and a rebuild (the next write replaces the state).
-        let (loaded, stored, _) = self.load(episode, false)?;
-        self.rebuild(loaded, stored)
+        // its relations and vectors, and a rebuild (the next write replaces
+        // the state).
+        let loaded = self.load(episode, false)?;
+        self.rebuild(loaded.episode, loaded.stored)
     }
 
     /// The five structures built from every step's stored parts, relations
@@ -83,7 +93,8 @@ impl Tenant {
     /// The episode, its parts and its persisted state if it was written
     /// under this handle's fingerprint, from one read. With
     /// `skip_covered`, the steps such a state covers come without their
-    /// relations.
+    /// relations and vectors, and the state is decoded on another thread
+    /// while the steps are read.
     pub(super) fn load(&self, episode: &str, skip_covered: bool) -> Result<Loaded, LiveError> {
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
@@ -91,17 +102,32 @@ impl Tenant {
         let state = db::state(&tx, episode)
             .map_err(self.db_error())?
             .filter(|s| s.steps > 0 && s.fingerprint == self.fingerprint);
-        let skip = state.as_ref().filter(|_| skip_covered).map(|s| s.last_idx);
-        let rows = db::steps(&tx, episode, skip).map_err(self.db_error())?;
+        let skip = state.as_ref().filter(|_| skip_covered);
+        let dim = self.plugins.embedder.dim();
+        let (rows, decoded) = std::thread::scope(|scope| {
+            let decoding = skip.map(|s| scope.spawn(move || DecodedState::decode(&s.state, dim)));
+            let rows = db::steps(&tx, episode, skip.map(|s| s.last_idx));
+            let decoded = decoding.map(|d| {
+                d.join()
+                    .unwrap_or_else(|_| Err("decoding it failed".into()))
+            });
+            (rows, decoded)
+        });
+        let rows = rows.map_err(self.db_error())?;
         drop(tx);
         drop(conn);
         let mut steps = Vec::with_capacity(rows.len());
-        let mut parts = Vec::with_capacity(rows.len());
+        let mut stored = Vec::with_capacity(rows.len());
         for (step, p) in rows {
             steps.push(step);
-            parts.push(p.map_err(|message| self.corrupt(message))?);
+            stored.push(p.map_err(|message| self.corrupt(message))?);
         }
-        Ok((episode_of(row, steps), parts, state))
+        Ok(Loaded {
+            episode: episode_of(row, steps),
+            stored,
+            state,
+            decoded,
+        })
     }
 
     /// The error for a damaged row.
@@ -126,13 +152,14 @@ impl Tenant {
         prefix: Episode,
         rest: Vec<Step>,
         parts: &[StepParts],
-        s: &StateRow,
+        state: DecodedState,
     ) -> Option<EpisodeMemory> {
         let prefix = Arc::new(prefix);
-        let mut m = EpisodeMemory::reopen(
+        let covered = prefix.steps.len();
+        let mut m = EpisodeMemory::reopen_decoded(
             prefix.clone(),
-            &parts[..s.steps],
-            &s.state,
+            &parts[..covered],
+            state,
             &self.config,
             &self.plugins,
         )
@@ -140,7 +167,7 @@ impl Tenant {
         // The memory's episode is extended in place once it is the only
         // holder.
         drop(prefix);
-        m.extend(&rest, &parts[s.steps..], &self.config).ok()?;
+        m.extend(&rest, &parts[covered..], &self.config).ok()?;
         if m.summary.stale() > 0 {
             // A summarizer that only rewrites whole episodes writes the
             // summary on opening, as a rebuild would.

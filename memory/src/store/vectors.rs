@@ -19,9 +19,7 @@ pub fn write(path: &Path, dim: usize, data: &[f32]) -> std::io::Result<()> {
     bytes.extend_from_slice(&VERSION.to_le_bytes());
     bytes.extend_from_slice(&(dim as u32).to_le_bytes());
     bytes.extend_from_slice(&(rows as u64).to_le_bytes());
-    for x in data {
-        bytes.extend_from_slice(&x.to_le_bytes());
-    }
+    bytes.extend_from_slice(&crate::le::f32s_to_le(data));
     let mut f = std::fs::File::create(path)?;
     f.write_all(&bytes)?;
     f.sync_all()
@@ -56,10 +54,8 @@ pub fn read(path: &Path) -> Result<(usize, Vec<f32>), String> {
             bytes.len()
         ));
     }
-    let data = bytes[HEADER..]
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    // The length check above makes the rest whole values.
+    let data = crate::le::f32s_from_le(&bytes[HEADER..]).unwrap_or_default();
     Ok((dim, data))
 }
 

@@ -24,7 +24,7 @@ pub mod timeref;
 pub mod vector;
 
 pub use graph::{Graph, RuleExtractor, Triple, TripleExtractor};
-pub use persist::state_fingerprint;
+pub use persist::{state_fingerprint, DecodedState};
 pub use raw::{windows, Raw, Window};
 pub use stepref::{StepRef, StepRefs};
 pub use summary::{ExtractiveSummarizer, Summarizer, Summary, SummaryLine};

@@ -1,20 +1,26 @@
 //! A built memory's state, kept so that opening an episode does not
 //! rebuild it: S, T, G and R as they are after the last persisted step,
-//! serialized with `postcard`.
+//! each serialized with `postcard` on its own, and V's rows with their
+//! 8-bit codes as little-endian bytes.
 //!
 //! ```text
-//! EpisodeMemory ──state()──► bytes (S, T's keys, G, R's windows and BM25 index)
-//! bytes + the episode's steps and StepParts (tokens, vectors) ──reopen()──► EpisodeMemory
+//! EpisodeMemory ──state()──► bytes: S, T's keys, G, R's windows and BM25 index, V's rows and codes
+//! bytes + the episode's steps and their token counts ──reopen()──►
+//!   G ║ render the steps, then V from its bytes ║ R ║ S ║ T   (side by side)
+//!   ──► EpisodeMemory
 //! ```
 //!
-//! The step texts, their renderings and V's vectors are not in the state:
-//! they are the stored steps and parts, read anyway. V's HNSW graph is not
-//! in it either (it is rebuilt in the background). A reopened memory
-//! answers exactly like [`EpisodeMemory::from_parts`] over the same steps;
-//! the live store's tests check it, and [`state_fingerprint`] keeps a state from
-//! being opened under other parameters or builders.
+//! The step texts and their renderings are not in the state: they are the
+//! stored steps, read anyway. V's rows are, so that opening reads them as
+//! one blob instead of one per step, and does not quantize them again. V's
+//! HNSW graph is not in it (it is rebuilt in the background past
+//! `vector_hnsw_threshold`). A reopened memory answers exactly like
+//! [`EpisodeMemory::from_parts`] over the same steps; the live store's tests
+//! check it, and [`state_fingerprint`] keeps a state from being opened
+//! under other parameters or builders.
 
-use super::vector::Vector;
+use super::quant::Codes;
+use super::vector::{StoredRows, Vector};
 use super::{BuildError, EpisodeMemory, Graph, PluginError, Plugins, Raw, StepParts, StepTexts};
 use super::{Summary, Temporal};
 use crate::config::Config;
@@ -24,7 +30,7 @@ use std::sync::Arc;
 
 /// Bumped when a persisted state's layout changes; an older state is then
 /// ignored (and the memory rebuilt from its steps).
-const STATE_VERSION: u32 = 1;
+const STATE_VERSION: u32 = 2;
 
 /// What a persisted state was built under: it is opened only under the
 /// same.
@@ -41,39 +47,58 @@ pub fn state_fingerprint(config: &Config, plugins: &Plugins) -> String {
     )
 }
 
-/// The serialized part of a memory.
-#[derive(Serialize)]
-struct StateRef<'a> {
-    summary: &'a Summary,
-    temporal: &'a Temporal,
-    graph: &'a Graph,
-    raw: &'a Raw,
+/// The serialized part of a memory: S, T, G and R each encoded on its own
+/// (so that opening decodes them side by side), and V's rows and codes as
+/// raw bytes (read back without a value-by-value decode).
+#[derive(Serialize, Deserialize)]
+struct State<'a> {
+    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
+    summary: &'a [u8],
+    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
+    temporal: &'a [u8],
+    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
+    graph: &'a [u8],
+    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
+    raw: &'a [u8],
+    #[serde(borrow)]
+    vector: StoredRows<'a>,
 }
 
-#[derive(Deserialize)]
-struct State {
-    summary: Summary,
-    temporal: Temporal,
-    graph: Graph,
-    raw: Raw,
+/// One part of a state, decoded.
+fn decode<'a, T: Deserialize<'a>>(what: &str, bytes: &'a [u8]) -> Result<T, String> {
+    postcard::from_bytes(bytes).map_err(|e| format!("{what} does not decode: {e}"))
 }
 
 impl EpisodeMemory {
     /// The memory's persisted state (see [`EpisodeMemory::reopen`]).
     pub fn state(&self) -> Vec<u8> {
-        let state = StateRef {
-            summary: &self.summary,
-            temporal: &self.temporal,
-            graph: &self.graph,
-            raw: &self.raw,
-        };
         // Serializing plain data into a Vec cannot fail.
+        let (s, t) = (
+            postcard::to_stdvec(&self.summary).unwrap_or_default(),
+            postcard::to_stdvec(&self.temporal).unwrap_or_default(),
+        );
+        let (g, r) = (
+            postcard::to_stdvec(&self.graph).unwrap_or_default(),
+            postcard::to_stdvec(&self.raw).unwrap_or_default(),
+        );
+        let [vectors, codes, scales] = self.vector.to_bytes();
+        let state = State {
+            summary: &s,
+            temporal: &t,
+            graph: &g,
+            raw: &r,
+            vector: StoredRows {
+                vectors: &vectors,
+                codes: &codes,
+                scales: &scales,
+            },
+        };
         postcard::to_stdvec(&state).unwrap_or_default()
     }
 
     /// A memory from its persisted `state` and the steps it covers, with
-    /// their parts (one per step; only the tokens and vectors are read).
-    /// An error if the state is damaged or not the state of these steps.
+    /// their parts (one per step; only the token counts are read). An
+    /// error if the state is damaged or not the state of these steps.
     pub fn reopen(
         episode: Arc<Episode>,
         parts: &[StepParts],
@@ -81,42 +106,40 @@ impl EpisodeMemory {
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
-        let bad = |message: String| BuildError::Plugin {
-            episode: episode.id.clone(),
-            source: PluginError::BadOutput {
-                plugin: "persisted state".into(),
-                message,
-            },
-        };
-        // Decoding the state and rendering the steps (with V's rows) are
-        // independent: side by side.
-        let (state, texts) = rayon::join(
-            || postcard::from_bytes::<State>(state),
-            || -> Result<(Arc<StepTexts>, Vector), String> {
-                let tokens = parts.iter().map(|p| p.tokens).collect();
-                let steps =
-                    StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
-                        .map(Arc::new)
-                        .ok_or_else(|| {
-                            format!("{} parts for {} steps", parts.len(), episode.steps.len())
-                        })?;
-                let vector = EpisodeMemory::stored_vectors(&steps, parts, config, plugins)?;
-                Ok((steps, vector))
-            },
-        );
-        let state = state.map_err(|e| bad(format!("it does not decode: {e}")))?;
-        let (steps, vector) = texts.map_err(bad)?;
-        let temporal = state
-            .temporal
+        let decoded = DecodedState::decode(state, plugins.embedder.dim());
+        let decoded = decoded.map_err(|m| bad_state(&episode, m))?;
+        EpisodeMemory::reopen_decoded(episode, parts, decoded, config, plugins)
+    }
+
+    /// [`EpisodeMemory::reopen`] from a state already decoded (the live
+    /// store decodes it while it reads the steps): renders the steps and
+    /// checks that every part ends at the last of them.
+    pub fn reopen_decoded(
+        episode: Arc<Episode>,
+        parts: &[StepParts],
+        state: DecodedState,
+        config: &Config,
+        plugins: &Plugins,
+    ) -> Result<EpisodeMemory, BuildError> {
+        let bad = |message: &str| bad_state(&episode, message.to_string());
+        let tokens = parts.iter().map(|p| p.tokens).collect();
+        let steps = StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
+            .map(Arc::new)
+            .ok_or_else(|| bad("the steps do not have one part each"))?;
+        let (data, codes) = state.vector;
+        let embedder = plugins.embedder.clone();
+        let vector = Vector::from_decoded(steps.clone(), data, codes, embedder, config)
+            .ok_or_else(|| bad("V's rows do not fit the steps"))?;
+        let temporal = (state.temporal)
             .reopen(&episode, steps.clone())
-            .ok_or_else(|| bad("T indexes another number of steps".into()))?;
+            .ok_or_else(|| bad("T indexes another number of steps"))?;
         let mut raw = state.raw;
         if raw.windows().last().map_or(0, |w| w.end) != steps.len() {
-            return Err(bad("R's windows do not end at the last step".into()));
+            return Err(bad("R's windows do not end at the last step"));
         }
-        raw.steps = steps.clone();
+        raw.steps = steps;
         if !state.graph.covers(&episode) {
-            return Err(bad("G does not end at the last step".into()));
+            return Err(bad("G does not end at the last step"));
         }
         Ok(EpisodeMemory {
             episode,
@@ -125,6 +148,66 @@ impl EpisodeMemory {
             graph: state.graph,
             vector,
             raw,
+        })
+    }
+}
+
+/// The error for a state that does not open.
+fn bad_state(episode: &Episode, message: String) -> BuildError {
+    BuildError::Plugin {
+        episode: episode.id.clone(),
+        source: PluginError::BadOutput {
+            plugin: "persisted state".into(),
+            message,
+        },
+    }
+}
+
+/// A persisted state decoded, before it meets the steps it covers
+/// ([`EpisodeMemory::reopen_decoded`]).
+pub struct DecodedState {
+    summary: Summary,
+    temporal: Temporal,
+    graph: Graph,
+    raw: Raw,
+    vector: (Vec<f32>, Codes),
+}
+
+impl DecodedState {
+    /// Decodes S, T, G and R side by side (G, the largest, on its own),
+    /// and V's rows and codes (of `dim` values each); a message if any
+    /// part is damaged.
+    pub fn decode(state: &[u8], dim: usize) -> Result<DecodedState, String> {
+        let state: State<'_> = decode("the state", state)?;
+        let vector = || -> Result<(Vec<f32>, Codes), String> {
+            let rows = &state.vector;
+            let data = crate::le::f32s_from_le(rows.vectors);
+            let codes = Codes::from_bytes(dim, rows.codes, rows.scales);
+            data.zip(codes)
+                .ok_or_else(|| "V's rows are not whole".into())
+        };
+        let (graph, (vector, (raw, (summary, temporal)))) = rayon::join(
+            || decode::<Graph>("G", state.graph),
+            || {
+                rayon::join(vector, || {
+                    rayon::join(
+                        || decode::<Raw>("R", state.raw),
+                        || {
+                            rayon::join(
+                                || decode::<Summary>("S", state.summary),
+                                || decode::<Temporal>("T", state.temporal),
+                            )
+                        },
+                    )
+                })
+            },
+        );
+        Ok(DecodedState {
+            summary: summary?,
+            temporal: temporal?,
+            graph: graph?,
+            raw: raw?,
+            vector: vector?,
         })
     }
 }

@@ -84,6 +84,29 @@ impl Codes {
         }
     }
 
+    /// The codes and each row's scale and `|v|₁` as bytes, for a
+    /// persisted state.
+    pub(super) fn to_bytes(&self) -> (Vec<u8>, Vec<u8>) {
+        let codes = self.codes.iter().map(|c| c.to_le_bytes()[0]).collect();
+        let flat: Vec<f32> = self.rows.iter().flat_map(|&(s, l1)| [s, l1]).collect();
+        (codes, crate::le::f32s_to_le(&flat))
+    }
+
+    /// Codes read back from [`Codes::to_bytes`]; `None` unless they are
+    /// whole rows of `dim` codes, one scale pair per row.
+    pub(super) fn from_bytes(dim: usize, codes: &[u8], rows: &[u8]) -> Option<Codes> {
+        let flat = crate::le::f32s_from_le(rows)?;
+        let n = flat.len() / 2;
+        if !flat.len().is_multiple_of(2) || codes.len() != n.checked_mul(dim)? {
+            return None;
+        }
+        Some(Codes {
+            dim,
+            codes: codes.iter().map(|&b| i8::from_le_bytes([b])).collect(),
+            rows: flat.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
+        })
+    }
+
     /// How many rows it holds.
     pub(super) fn len(&self) -> usize {
         self.rows.len()
@@ -188,6 +211,29 @@ mod tests {
             assert!(c.contains(&p));
         }
         assert!(c.len() < codes.len() / 4, "{} of {}", c.len(), codes.len());
+    }
+
+    #[test]
+    fn codes_read_back_from_their_bytes_or_not_at_all() {
+        let dim = 4;
+        let mut data = rows(&[1, 2, 3, 4, 4, 3, 2, 1, -1, 1, -1, 1, 0, 0, 0, 0], dim);
+        data.extend_from_slice(&[f32::NAN, 0.5, 0.0, 0.0]);
+        let mut codes = Codes::new(dim);
+        codes.push(&data);
+        let (c, s) = codes.to_bytes();
+        let back = Codes::from_bytes(dim, &c, &s).expect("whole rows");
+        assert_eq!(back.codes, codes.codes);
+        let bits = |r: &[(f32, f32)]| -> Vec<(u32, u32)> {
+            r.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect()
+        };
+        assert_eq!(bits(&back.rows), bits(&codes.rows));
+        let q = [0.5, -0.5, 0.5, 0.5];
+        assert_eq!(back.candidates(&q, 5, 2), codes.candidates(&q, 5, 2));
+        // Ragged or mismatched bytes are refused.
+        assert!(Codes::from_bytes(dim, &c[1..], &s).is_none());
+        assert!(Codes::from_bytes(dim, &c, &s[..s.len() - 8]).is_none());
+        assert!(Codes::from_bytes(dim, &c, &s[..s.len() - 1]).is_none());
+        assert!(Codes::from_bytes(dim + 1, &c, &s).is_none());
     }
 
     #[test]

@@ -210,6 +210,19 @@ fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
     scored
 }
 
+/// V's rows as a persisted state holds them, borrowed from its bytes:
+/// the `f32` rows and the codes with their scale pairs
+/// ([`Vector::to_bytes`]), little-endian.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct StoredRows<'a> {
+    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
+    pub vectors: &'a [u8],
+    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
+    pub codes: &'a [u8],
+    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
+    pub scales: &'a [u8],
+}
+
 /// The vector index of one episode. Clones share the HNSW graph, which an
 /// append extends in place: a clone made before the append filters out the
 /// steps it does not have.
@@ -267,6 +280,16 @@ impl Vector {
     ) -> Vector {
         let mut codes = Codes::new(embedder.dim());
         codes.push(&data);
+        Vector::with_codes(steps, data, codes, embedder, config)
+    }
+
+    fn with_codes(
+        steps: Arc<StepTexts>,
+        data: Vec<f32>,
+        codes: Codes,
+        embedder: Arc<dyn Embedder>,
+        config: &Config,
+    ) -> Vector {
         Vector {
             steps,
             dim: embedder.dim(),
@@ -277,6 +300,27 @@ impl Vector {
             hnsw_threshold: config.vector_hnsw_threshold,
             hnsw: Arc::default(),
         }
+    }
+
+    /// The rows and their codes as a persisted state keeps them:
+    /// `[vectors, codes, scales]`, each as bytes (see [`StoredRows`]).
+    pub(super) fn to_bytes(&self) -> [Vec<u8>; 3] {
+        let (codes, scales) = self.codes.to_bytes();
+        [crate::le::f32s_to_le(&self.data), codes, scales]
+    }
+
+    /// The index over rows and codes read back from [`Vector::to_bytes`],
+    /// over `steps`; `None` unless there is one row and one code row per
+    /// step.
+    pub(super) fn from_decoded(
+        steps: Arc<StepTexts>,
+        data: Vec<f32>,
+        codes: Codes,
+        embedder: Arc<dyn Embedder>,
+        config: &Config,
+    ) -> Option<Vector> {
+        let fits = data.len() == steps.len() * embedder.dim() && codes.len() == steps.len();
+        fits.then(|| Vector::with_codes(steps, data, codes, embedder, config))
     }
 
     /// The vectors, `len * dim` floats, row by row.

@@ -1,0 +1,47 @@
+//! Little-endian `f32` rows as bytes: the one encoding of vectors the store
+//! files, the live database's step rows and the persisted states share.
+
+/// `xs` as little-endian bytes, four per value.
+pub fn f32s_to_le(xs: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(xs.len() * 4);
+    for x in xs {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// The values of little-endian `bytes`; `None` if they are not whole
+/// four-byte values.
+pub fn f32s_from_le(bytes: &[u8]) -> Option<Vec<f32>> {
+    bytes.len().is_multiple_of(4).then(|| {
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    })
+}
+
+/// Serializes bytes as one byte string (serde writes a `&[u8]` as a
+/// sequence of values otherwise; postcard encodes both the same, but a byte
+/// string is written at once), for `#[serde(serialize_with = ...)]`.
+pub fn as_bytes<S: serde::Serializer>(bytes: &&[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_ragged() {
+        let xs = [0.0, -1.5, f32::MAX, f32::NAN, 1e-30];
+        let back = f32s_from_le(&f32s_to_le(&xs)).unwrap();
+        assert_eq!(back.len(), xs.len());
+        assert!(xs
+            .iter()
+            .zip(&back)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert_eq!(f32s_from_le(&[1, 2, 3]), None);
+        assert_eq!(f32s_from_le(&[]), Some(vec![]));
+    }
+}
