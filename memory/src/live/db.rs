@@ -74,14 +74,20 @@ pub struct StateRow {
     pub state: Vec<u8>,
 }
 
-/// The persisted state of an episode, if any. The blob is read straight
-/// into its buffer (incremental blob I/O), not assembled by SQLite first
-/// and copied.
-pub fn state(conn: &Connection, episode: &str) -> rusqlite::Result<Option<StateRow>> {
+/// The persisted state of an episode, if any; with `fingerprint`, only
+/// one written under it (another is not read at all). The blob is read
+/// straight into its buffer (incremental blob I/O), not assembled by
+/// SQLite first and copied.
+pub fn state(
+    conn: &Connection,
+    episode: &str,
+    fingerprint: Option<&str>,
+) -> rusqlite::Result<Option<StateRow>> {
     let row = conn
         .query_row(
-            "SELECT rowid, steps, last_idx, fingerprint, length(state) FROM states WHERE episode = ?1",
-            [episode],
+            "SELECT rowid, steps, last_idx, fingerprint FROM states
+             WHERE episode = ?1 AND (?2 IS NULL OR fingerprint = ?2)",
+            params![episode, fingerprint],
             |r| {
                 let row = StateRow {
                     steps: r.get::<_, i64>(1)? as usize,
@@ -89,15 +95,15 @@ pub fn state(conn: &Connection, episode: &str) -> rusqlite::Result<Option<StateR
                     fingerprint: r.get(3)?,
                     state: Vec::new(),
                 };
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(4)?, row))
+                Ok((r.get::<_, i64>(0)?, row))
             },
         )
         .optional()?;
-    let Some((rowid, len, mut row)) = row else {
+    let Some((rowid, mut row)) = row else {
         return Ok(None);
     };
     let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", rowid, true)?;
-    row.state = vec![0; usize::try_from(len).unwrap_or(0)];
+    row.state = vec![0; blob.len()];
     blob.read_at_exact(&mut row.state, 0)?;
     Ok(Some(row))
 }
@@ -157,10 +163,11 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
     conn.pragma_update(None, "secure_delete", "ON")
         .map_err(db)?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(db)?;
-    // Reads of the database file through a mapping (up to 4 GiB): opening
-    // an episode reads its state blob and steps without a copy per page.
-    // SQLite still writes with write(2).
-    conn.pragma_update(None, "mmap_size", 1i64 << 32)
+    // Reads of the database file through a mapping (SQLite caps its size
+    // at its build's maximum, about 2 GiB on Linux): opening an episode
+    // reads its state blob and steps without a copy per page. SQLite still
+    // writes with write(2).
+    conn.pragma_update(None, "mmap_size", 1i64 << 31)
         .map_err(db)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(db)?;

@@ -26,15 +26,49 @@ use std::sync::Arc;
 /// milliseconds), and their state is not kept.
 pub const PERSIST_MIN_STEPS: usize = 256;
 
+/// The largest state written (SQLite's limit on one value is 1e9 bytes;
+/// at 384 dimensions a state takes about 3 KB per step).
+const MAX_STATE_BYTES: usize = 900_000_000;
+
 /// What [`Tenant::load`] reads: the episode, its steps' stored parts, and
-/// its persisted state if it was written under this handle's fingerprint.
+/// its persisted state if it was written under this handle's fingerprint
+/// and covers a step.
 pub(super) struct Loaded {
     pub(super) episode: Episode,
     pub(super) stored: Vec<StoredParts>,
-    pub(super) state: Option<StateRow>,
-    /// With `skip_covered`: the state's parts, decoded while the steps
-    /// were read.
-    decoded: Option<Result<DecodedState, String>>,
+    pub(super) state: Option<Arc<StateRow>>,
+    /// With `skip_covered`: the state's parts, decoding on another thread
+    /// since before the steps were read.
+    decoding: Option<Decoding>,
+}
+
+/// A persisted state being decoded on a thread of its own (or, if no
+/// thread could be started, decoded when waited for).
+enum Decoding {
+    Thread(std::thread::JoinHandle<Result<DecodedState, String>>),
+    Later(Arc<StateRow>, usize),
+}
+
+impl Decoding {
+    /// Starts decoding `state` (V's rows of `dim` values).
+    fn start(state: Arc<StateRow>, dim: usize) -> Decoding {
+        let s = state.clone();
+        let thread = std::thread::Builder::new().name("mesa-state-decode".into());
+        match thread.spawn(move || DecodedState::decode(&s.state, dim)) {
+            Ok(h) => Decoding::Thread(h),
+            Err(_) => Decoding::Later(state, dim),
+        }
+    }
+
+    /// The decoded state, or what is wrong with it.
+    fn wait(self) -> Result<DecodedState, String> {
+        match self {
+            Decoding::Thread(h) => h
+                .join()
+                .unwrap_or_else(|_| Err("decoding it panicked".into())),
+            Decoding::Later(s, dim) => DecodedState::decode(&s.state, dim),
+        }
+    }
 }
 
 /// What a snapshot was built from: the episode's change count and the
@@ -48,20 +82,22 @@ impl Tenant {
     /// covers (0 for none).
     pub(super) fn assemble(&self, episode: &str) -> Result<(EpisodeMemory, usize), LiveError> {
         let loaded = self.load(episode, true)?;
-        let (Some(state), Some(decoded)) = (loaded.state, loaded.decoded) else {
+        let (Some(state), Some(decoding)) = (loaded.state, loaded.decoding) else {
             // No state: every step's relations were read.
             return self.rebuild(loaded.episode, loaded.stored);
         };
         let (mut prefix, mut stored) = (loaded.episode, loaded.stored);
-        if let (true, Ok(decoded)) = (self.state_fits(&prefix, &state), decoded) {
+        if self.state_fits(&prefix, &state) {
             let mut parts = take_parts(&mut stored);
             let covered = state.steps;
             // Only the steps after the state had their relations read.
             self.parse(&stored[covered..], &mut parts[covered..])?;
             let rest = prefix.steps.split_off(covered);
-            if let Some(m) = self.reopen(prefix, rest, &parts, decoded) {
+            if let Some(m) = self.reopen(prefix, rest, &parts, decoding) {
                 return Ok((m, covered));
             }
+        } else {
+            drop(decoding.wait());
         }
         // A state that does not fit or does not open: every step again, with
         // its relations and vectors, and a rebuild (the next write replaces
@@ -99,21 +135,16 @@ impl Tenant {
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
         let row = self.episode_row(&tx, episode)?;
-        let state = db::state(&tx, episode)
+        let state = db::state(&tx, episode, Some(&self.fingerprint))
             .map_err(self.db_error())?
-            .filter(|s| s.steps > 0 && s.fingerprint == self.fingerprint);
-        let skip = state.as_ref().filter(|_| skip_covered);
+            .filter(|s| s.steps > 0)
+            .map(Arc::new);
+        let covered = state.as_ref().filter(|_| skip_covered);
+        let last_idx = covered.map(|s| s.last_idx);
         let dim = self.plugins.embedder.dim();
-        let (rows, decoded) = std::thread::scope(|scope| {
-            let decoding = skip.map(|s| scope.spawn(move || DecodedState::decode(&s.state, dim)));
-            let rows = db::steps(&tx, episode, skip.map(|s| s.last_idx));
-            let decoded = decoding.map(|d| {
-                d.join()
-                    .unwrap_or_else(|_| Err("decoding it failed".into()))
-            });
-            (rows, decoded)
-        });
-        let rows = rows.map_err(self.db_error())?;
+        let decoding = covered.map(|s| Decoding::start(s.clone(), dim));
+        let rows = db::steps(&tx, episode, last_idx).map_err(self.db_error())?;
+        // The read is done: the connection is free while the state decodes.
         drop(tx);
         drop(conn);
         let mut steps = Vec::with_capacity(rows.len());
@@ -126,7 +157,7 @@ impl Tenant {
             episode: episode_of(row, steps),
             stored,
             state,
-            decoded,
+            decoding,
         })
     }
 
@@ -152,13 +183,16 @@ impl Tenant {
         prefix: Episode,
         rest: Vec<Step>,
         parts: &[StepParts],
-        state: DecodedState,
+        decoding: Decoding,
     ) -> Option<EpisodeMemory> {
-        let prefix = Arc::new(prefix);
         let covered = prefix.steps.len();
+        // Rendered while the state may still be decoding.
+        let steps = EpisodeMemory::render_for_state(&prefix, &parts[..covered], &self.config);
+        let state = decoding.wait().ok()?;
+        let prefix = Arc::new(prefix);
         let mut m = EpisodeMemory::reopen_decoded(
             prefix.clone(),
-            &parts[..covered],
+            steps.ok()?,
             state,
             &self.config,
             &self.plugins,
@@ -231,7 +265,12 @@ impl Tenant {
             fingerprint: self.fingerprint.clone(),
             state: m.state(),
         };
-        db::put_state(&self.conn(), episode, &row).map_err(self.db_error())?;
+        // SQLite refuses a value over 1e9 bytes: a state that large is not
+        // written (the stored, shorter one still opens and is extended), and
+        // is not tried again before the episode doubles.
+        if row.state.len() <= MAX_STATE_BYTES {
+            db::put_state(&self.conn(), episode, &row).map_err(self.db_error())?;
+        }
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         s.persisted.insert(episode.to_string(), row.steps);
         Ok(())

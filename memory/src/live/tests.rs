@@ -114,7 +114,9 @@ fn a_persisted_state_reopens_to_the_same_answers() {
         t.append_batch(&e.id, e.steps[..cut].iter().map(NewStep::of).collect())
             .expect("append");
         t.memory(&e.id).expect("memory");
-        let row = db::state(&t.conn(), &e.id).unwrap().expect("persisted");
+        let row = db::state(&t.conn(), &e.id, None)
+            .unwrap()
+            .expect("persisted");
         assert_eq!((row.steps, row.last_idx), (cut, e.steps[cut - 1].index));
         drop(t);
         // Appended by a handle that never asks: its closing has no built
@@ -154,7 +156,9 @@ fn a_persisted_state_reopens_to_the_same_answers() {
                     .expect("append");
                 drop(t);
                 let r = m.reader("bench").expect("reader");
-                let row = db::state(&r.conn(), &e.id).unwrap().expect("persisted");
+                let row = db::state(&r.conn(), &e.id, None)
+                    .unwrap()
+                    .expect("persisted");
                 assert_eq!(row.steps, e.steps.len() + 2);
             }
         }
@@ -216,7 +220,7 @@ fn forgotten_text_is_in_no_file_after_compaction() {
         .compose(Mask::ALL)
         .unwrap();
     assert!(before.render().contains(MARKER));
-    let state = db::state(&t.conn(), "e")
+    let state = db::state(&t.conn(), "e", None)
         .unwrap()
         .expect("a persisted state");
     assert!(state
@@ -224,7 +228,7 @@ fn forgotten_text_is_in_no_file_after_compaction() {
         .windows(MARKER.len())
         .any(|w| w == MARKER.as_bytes()));
     assert_eq!(t.forget("e", Forget::Step(300)).unwrap(), 1);
-    assert!(db::state(&t.conn(), "e").unwrap().is_none());
+    assert!(db::state(&t.conn(), "e", None).unwrap().is_none());
     // Gone from every structure at once.
     let m2 = t.memory("e").unwrap();
     for s in Structure::ALL {

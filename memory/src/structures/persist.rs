@@ -5,9 +5,10 @@
 //!
 //! ```text
 //! EpisodeMemory ──state()──► bytes: S, T's keys, G, R's windows and BM25 index, V's rows and codes
-//! bytes + the episode's steps and their token counts ──reopen()──►
-//!   G ║ render the steps, then V from its bytes ║ R ║ S ║ T   (side by side)
-//!   ──► EpisodeMemory
+//! bytes ──DecodedState::decode──► G ║ R ║ (V from its bytes, S, T)   (threads)
+//! the episode's steps and their token counts ──render_for_state──► StepTexts
+//! both ──reopen_decoded (checks that every part ends at the last step)──► EpisodeMemory
+//! (the live store renders while the state decodes; reopen() does one, then the other)
 //! ```
 //!
 //! The step texts and their renderings are not in the state: they are the
@@ -21,7 +22,8 @@
 
 use super::quant::Codes;
 use super::vector::{StoredRows, Vector};
-use super::{BuildError, EpisodeMemory, Graph, PluginError, Plugins, Raw, StepParts, StepTexts};
+use super::StepTexts;
+use super::{raw, BuildError, EpisodeMemory, Graph, PluginError, Plugins, Raw, StepParts};
 use super::{Summary, Temporal};
 use crate::config::Config;
 use crate::dataset::Episode;
@@ -106,36 +108,52 @@ impl EpisodeMemory {
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
+        let steps = EpisodeMemory::render_for_state(&episode, parts, config)?;
         let decoded = DecodedState::decode(state, plugins.embedder.dim());
         let decoded = decoded.map_err(|m| bad_state(&episode, m))?;
-        EpisodeMemory::reopen_decoded(episode, parts, decoded, config, plugins)
+        EpisodeMemory::reopen_decoded(episode, steps, decoded, config, plugins)
     }
 
-    /// [`EpisodeMemory::reopen`] from a state already decoded (the live
-    /// store decodes it while it reads the steps): renders the steps and
-    /// checks that every part ends at the last of them.
+    /// The renderings of the steps a state covers, from their parts (only
+    /// the token counts are read); an error unless there is one part per
+    /// step.
+    pub fn render_for_state(
+        episode: &Episode,
+        parts: &[StepParts],
+        config: &Config,
+    ) -> Result<Arc<StepTexts>, BuildError> {
+        let tokens = parts.iter().map(|p| p.tokens).collect();
+        StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
+            .map(Arc::new)
+            .ok_or_else(|| bad_state(episode, "the steps do not have one part each".into()))
+    }
+
+    /// [`EpisodeMemory::reopen`] from a state already decoded and the
+    /// steps already rendered ([`EpisodeMemory::render_for_state`]; the
+    /// live store does both while it reads the steps): checks that every
+    /// part ends at the last step.
     pub fn reopen_decoded(
         episode: Arc<Episode>,
-        parts: &[StepParts],
+        steps: Arc<StepTexts>,
         state: DecodedState,
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
         let bad = |message: &str| bad_state(&episode, message.to_string());
-        let tokens = parts.iter().map(|p| p.tokens).collect();
-        let steps = StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
-            .map(Arc::new)
-            .ok_or_else(|| bad("the steps do not have one part each"))?;
+        if steps.len() != episode.steps.len() {
+            return Err(bad("the renderings are not of these steps"));
+        }
         let (data, codes) = state.vector;
         let embedder = plugins.embedder.clone();
         let vector = Vector::from_decoded(steps.clone(), data, codes, embedder, config)
             .ok_or_else(|| bad("V's rows do not fit the steps"))?;
-        let temporal = (state.temporal)
+        let temporal = state
+            .temporal
             .reopen(&episode, steps.clone())
             .ok_or_else(|| bad("T indexes another number of steps"))?;
         let mut raw = state.raw;
-        if raw.windows().last().map_or(0, |w| w.end) != steps.len() {
-            return Err(bad("R's windows do not end at the last step"));
+        if !raw::tiles(raw.windows(), steps.len()) {
+            return Err(bad("R's windows do not tile the steps"));
         }
         raw.steps = steps;
         if !state.graph.covers(&episode) {
@@ -174,9 +192,9 @@ pub struct DecodedState {
 }
 
 impl DecodedState {
-    /// Decodes S, T, G and R side by side (G, the largest, on its own),
-    /// and V's rows and codes (of `dim` values each); a message if any
-    /// part is damaged.
+    /// Decodes S, T, G and R side by side (G and R on threads of their
+    /// own), and V's rows and codes (of `dim` values each); a message if
+    /// any part is damaged.
     pub fn decode(state: &[u8], dim: usize) -> Result<DecodedState, String> {
         let state: State<'_> = decode("the state", state)?;
         let vector = || -> Result<(Vec<f32>, Codes), String> {
@@ -186,28 +204,98 @@ impl DecodedState {
             data.zip(codes)
                 .ok_or_else(|| "V's rows are not whole".into())
         };
-        let (graph, (vector, (raw, (summary, temporal)))) = rayon::join(
-            || decode::<Graph>("G", state.graph),
-            || {
-                rayon::join(vector, || {
-                    rayon::join(
-                        || decode::<Raw>("R", state.raw),
-                        || {
-                            rayon::join(
-                                || decode::<Summary>("S", state.summary),
-                                || decode::<Temporal>("T", state.temporal),
-                            )
-                        },
-                    )
-                })
-            },
-        );
-        Ok(DecodedState {
-            summary: summary?,
-            temporal: temporal?,
-            graph: graph?,
-            raw: raw?,
-            vector: vector?,
+        // Plain threads, not rayon's pool: the caller may be a pool thread
+        // that waits for this while holding a lock another one needs.
+        std::thread::scope(|scope| {
+            let graph = beside(scope, || decode::<Graph>("G", state.graph));
+            let raw = beside(scope, || decode::<Raw>("R", state.raw));
+            let vector = vector();
+            let summary = decode::<Summary>("S", state.summary);
+            let temporal = decode::<Temporal>("T", state.temporal);
+            Ok(DecodedState {
+                summary: summary?,
+                temporal: temporal?,
+                graph: graph()?,
+                raw: raw()?,
+                vector: vector?,
+            })
         })
+    }
+}
+
+/// Starts `f` on a thread of `scope` (or, if no thread can be started,
+/// runs it when waited for); the returned closure waits for its result.
+fn beside<'s, 'e: 's, T: Send + 's>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    f: impl FnOnce() -> Result<T, String> + Send + Copy + 's,
+) -> impl FnOnce() -> Result<T, String> + 's {
+    let handle = std::thread::Builder::new().spawn_scoped(scope, f).ok();
+    move || match handle {
+        Some(h) => h
+            .join()
+            .unwrap_or_else(|_| Err("decoding a part panicked".into())),
+        None => f(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structures::fixtures::game_episode;
+    use crate::Retrieval;
+    use mesa_core::Mask;
+
+    /// A state re-encoded with V's bytes changed by `change`.
+    fn with_vector(bytes: &[u8], change: impl Fn(&mut [Vec<u8>; 3])) -> Vec<u8> {
+        let s: State<'_> = decode("the state", bytes).unwrap();
+        let mut v = [s.vector.vectors, s.vector.codes, s.vector.scales].map(<[u8]>::to_vec);
+        change(&mut v);
+        let vector = StoredRows {
+            vectors: &v[0],
+            codes: &v[1],
+            scales: &v[2],
+        };
+        postcard::to_stdvec(&State { vector, ..s }).unwrap()
+    }
+
+    /// A state opens to the memory it was taken from; one whose V part is
+    /// ragged, short or not sane is refused with an error, not a panic.
+    #[test]
+    fn a_state_opens_whole_and_a_damaged_v_is_refused() {
+        let (config, plugins) = (Config::default(), Plugins::default());
+        let episode = Arc::new(game_episode(300));
+        let m = EpisodeMemory::build(episode.clone(), &config, &plugins).unwrap();
+        let parts = StepParts::derive(&episode, &episode.steps, &config, &plugins).unwrap();
+        let state = m.state();
+        let back = EpisodeMemory::reopen(episode.clone(), &parts, &state, &config, &plugins);
+        let back = back.expect("the state opens");
+        assert_eq!(back.vector.data(), m.vector.data());
+        for q in [
+            "Where is the key?",
+            "What happened at step 20?",
+            "Why was the door locked?",
+        ] {
+            let (a, b) = (Retrieval::new(&back, q), Retrieval::new(&m, q));
+            assert_eq!(
+                a.compose(Mask::ALL).unwrap(),
+                b.compose(Mask::ALL).unwrap(),
+                "{q}"
+            );
+        }
+        let damaged: [fn(&mut [Vec<u8>; 3]); 5] = [
+            |v| v[0].truncate(v[0].len() - 1),
+            |v| v[0].truncate(v[0].len() - 4),
+            |v| v[1].truncate(v[1].len() - 1),
+            |v| v[2].truncate(v[2].len() - 8),
+            |v| v[2][..4].copy_from_slice(&f32::NAN.to_le_bytes()),
+        ];
+        for (k, change) in damaged.iter().enumerate() {
+            let bad = with_vector(&state, change);
+            let got = EpisodeMemory::reopen(episode.clone(), &parts, &bad, &config, &plugins);
+            assert!(got.is_err(), "damage {k} was not refused");
+        }
+        // Parts for fewer steps than the state covers.
+        let short = EpisodeMemory::reopen(episode, &parts[1..], &state, &config, &plugins);
+        assert!(short.is_err());
     }
 }

@@ -87,7 +87,7 @@ impl Codes {
     /// The codes and each row's scale and `|v|₁` as bytes, for a
     /// persisted state.
     pub(super) fn to_bytes(&self) -> (Vec<u8>, Vec<u8>) {
-        let codes = self.codes.iter().map(|c| c.to_le_bytes()[0]).collect();
+        let codes = self.codes.iter().map(|&c| c as u8).collect();
         let flat: Vec<f32> = self.rows.iter().flat_map(|&(s, l1)| [s, l1]).collect();
         (codes, crate::le::f32s_to_le(&flat))
     }
@@ -100,9 +100,15 @@ impl Codes {
         if !flat.len().is_multiple_of(2) || codes.len() != n.checked_mul(dim)? {
             return None;
         }
+        // A scale is finite and not negative; `|v|₁` is not negative (it
+        // is infinite for a row with a non-finite value).
+        let sane = |c: &[f32]| c[0].is_finite() && c[0] >= 0.0 && c[1] >= 0.0;
+        if !flat.chunks_exact(2).all(sane) {
+            return None;
+        }
         Some(Codes {
             dim,
-            codes: codes.iter().map(|&b| i8::from_le_bytes([b])).collect(),
+            codes: codes.iter().map(|&b| b as i8).collect(),
             rows: flat.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
         })
     }

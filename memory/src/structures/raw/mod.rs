@@ -57,6 +57,12 @@ pub fn window_width(len: usize) -> usize {
     len.div_ceil(12).clamp(3, 16)
 }
 
+/// Whether `ws` are the windows of an episode of `len` steps (those of
+/// [`windows`]), as a reopened state's must be.
+pub(crate) fn tiles(ws: &[Window], len: usize) -> bool {
+    ws.iter().map(|w| (w.start, w.end)).eq(windows(len))
+}
+
 /// The windows (as position ranges) of an episode of `len` steps.
 pub fn windows(len: usize) -> Vec<(usize, usize)> {
     let w = window_width(len);
