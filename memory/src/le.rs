@@ -4,10 +4,16 @@
 /// `xs` as little-endian bytes, four per value.
 pub fn f32s_to_le(xs: &[f32]) -> Vec<u8> {
     let mut out = Vec::with_capacity(xs.len() * 4);
+    extend_le(&mut out, xs);
+    out
+}
+
+/// Appends `xs` to `out` as little-endian bytes, four per value.
+pub fn extend_le(out: &mut Vec<u8>, xs: &[f32]) {
+    out.reserve(xs.len() * 4);
     for x in xs {
         out.extend_from_slice(&x.to_le_bytes());
     }
-    out
 }
 
 /// The values of little-endian `bytes`; `None` if they are not whole

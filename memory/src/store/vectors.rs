@@ -19,7 +19,7 @@ pub fn write(path: &Path, dim: usize, data: &[f32]) -> std::io::Result<()> {
     bytes.extend_from_slice(&VERSION.to_le_bytes());
     bytes.extend_from_slice(&(dim as u32).to_le_bytes());
     bytes.extend_from_slice(&(rows as u64).to_le_bytes());
-    bytes.extend_from_slice(&crate::le::f32s_to_le(data));
+    crate::le::extend_le(&mut bytes, data);
     let mut f = std::fs::File::create(path)?;
     f.write_all(&bytes)?;
     f.sync_all()

@@ -89,6 +89,24 @@ pub enum BuildError {
     },
 }
 
+impl BuildError {
+    /// A plugin (or the stored parts, or a persisted state, named by
+    /// `plugin`) gave episode `episode` something of the wrong shape.
+    pub(crate) fn bad_output(
+        episode: &Episode,
+        plugin: impl Into<String>,
+        message: String,
+    ) -> Self {
+        BuildError::Plugin {
+            episode: episode.id.clone(),
+            source: PluginError::BadOutput {
+                plugin: plugin.into(),
+                message,
+            },
+        }
+    }
+}
+
 /// Retrieval failed (an embedder could not embed the question).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -483,26 +501,26 @@ impl EpisodeMemory {
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
-        let plugin = |source| BuildError::Plugin {
-            episode: episode.id.clone(),
-            source,
-        };
-        if parts.len() != episode.steps.len() {
-            return Err(plugin(PluginError::BadOutput {
-                plugin: "step parts".into(),
-                message: format!("{} parts for {} steps", parts.len(), episode.steps.len()),
-            }));
-        }
+        let steps = EpisodeMemory::render_parts(&episode, parts, config, "step parts")?;
+        EpisodeMemory::from_texts(episode, steps, parts, config, plugins)
+    }
+
+    /// The renderings of `episode`'s steps, from their parts (one per
+    /// step; only the token counts are read); an error naming `what`
+    /// unless the counts match.
+    pub(crate) fn render_parts(
+        episode: &Episode,
+        parts: &[StepParts],
+        config: &Config,
+        what: &str,
+    ) -> Result<Arc<StepTexts>, BuildError> {
         let tokens = parts.iter().map(|p| p.tokens).collect();
-        let steps = StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
+        StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
             .map(Arc::new)
             .ok_or_else(|| {
-                plugin(PluginError::BadOutput {
-                    plugin: "step parts".into(),
-                    message: "one token count per step expected".into(),
-                })
-            })?;
-        EpisodeMemory::from_texts(episode, steps, parts, config, plugins)
+                let message = format!("{} parts for {} steps", parts.len(), episode.steps.len());
+                BuildError::bad_output(episode, what, message)
+            })
     }
 
     /// [`EpisodeMemory::from_parts`] with the steps already rendered.
@@ -543,13 +561,8 @@ impl EpisodeMemory {
             source,
         };
         let summary = summary.map_err(plugin)?;
-        let vector = vector.map_err(|message| BuildError::Plugin {
-            episode: episode.id.clone(),
-            source: PluginError::BadOutput {
-                plugin: plugins.embedder.name(),
-                message,
-            },
-        })?;
+        let vector =
+            vector.map_err(|m| BuildError::bad_output(&episode, plugins.embedder.name(), m))?;
         Ok(EpisodeMemory {
             episode,
             summary,
@@ -592,13 +605,7 @@ impl EpisodeMemory {
         parts: &[StepParts],
         config: &Config,
     ) -> Result<(), BuildError> {
-        let plugin = |message: String| BuildError::Plugin {
-            episode: self.episode.id.clone(),
-            source: PluginError::BadOutput {
-                plugin: "step parts".into(),
-                message,
-            },
-        };
+        let plugin = |message| BuildError::bad_output(&self.episode, "step parts", message);
         let last = self.episode.steps.last().map(|s| s.index);
         let increasing = new
             .iter()

@@ -23,7 +23,7 @@
 use super::quant::Codes;
 use super::vector::{StoredRows, Vector};
 use super::StepTexts;
-use super::{raw, BuildError, EpisodeMemory, Graph, PluginError, Plugins, Raw, StepParts};
+use super::{raw, BuildError, EpisodeMemory, Graph, Plugins, Raw, StepParts};
 use super::{Summary, Temporal};
 use crate::config::Config;
 use crate::dataset::Episode;
@@ -122,10 +122,7 @@ impl EpisodeMemory {
         parts: &[StepParts],
         config: &Config,
     ) -> Result<Arc<StepTexts>, BuildError> {
-        let tokens = parts.iter().map(|p| p.tokens).collect();
-        StepTexts::with_tokens(&episode.steps, config.evidence_text_bytes, tokens)
-            .map(Arc::new)
-            .ok_or_else(|| bad_state(episode, "the steps do not have one part each".into()))
+        EpisodeMemory::render_parts(episode, parts, config, STATE)
     }
 
     /// [`EpisodeMemory::reopen`] from a state already decoded and the
@@ -170,15 +167,12 @@ impl EpisodeMemory {
     }
 }
 
+/// What a state that does not open is called in its error.
+const STATE: &str = "persisted state";
+
 /// The error for a state that does not open.
 fn bad_state(episode: &Episode, message: String) -> BuildError {
-    BuildError::Plugin {
-        episode: episode.id.clone(),
-        source: PluginError::BadOutput {
-            plugin: "persisted state".into(),
-            message,
-        },
-    }
+    BuildError::bad_output(episode, STATE, message)
 }
 
 /// A persisted state decoded, before it meets the steps it covers

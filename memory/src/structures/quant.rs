@@ -88,8 +88,11 @@ impl Codes {
     /// persisted state.
     pub(super) fn to_bytes(&self) -> (Vec<u8>, Vec<u8>) {
         let codes = self.codes.iter().map(|&c| c as u8).collect();
-        let flat: Vec<f32> = self.rows.iter().flat_map(|&(s, l1)| [s, l1]).collect();
-        (codes, crate::le::f32s_to_le(&flat))
+        let mut scales = Vec::with_capacity(self.rows.len() * 8);
+        for &(s, l1) in &self.rows {
+            crate::le::extend_le(&mut scales, &[s, l1]);
+        }
+        (codes, scales)
     }
 
     /// Codes read back from [`Codes::to_bytes`]; `None` unless they are
