@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """What predicts the oracle's choice, studied on one seed's train split only:
-for each candidate feature (the sweep's previews, and the evidence-aware
-features `oracle_features` computes), the best one-threshold split of the
+for each preview the sweep records (the twelve features of each structure,
+each overlap once per pair) and a question-shape cue, the best one-threshold split of the
 train questions into two groups, each reading its own best fixed subset, and
 the tokens that split needs for 99% of all five's J on train. The val columns
 apply the train fit (threshold, token price and each group's subset) to val
 unchanged, and give its J and tokens there.
 
-Usage: scripts/oracle_study.py SWEEP FEATURES.jsonl [SEED]
+Usage: scripts/oracle_study.py SWEEP [SEED]
 """
 import json
 import re
@@ -40,6 +40,11 @@ def splits(episodes, seed):
     nt = (2 * n + 5) // 10
     return {i: ("train" if j < nt else "val" if j < 2 * nt else "test") for j, (_, i) in enumerate(keyed)}
 
+
+# The sweep's preview row of each structure (optimizer/src/sweep/mod.rs).
+FEATURES = ["tokens", "top", "hits", "steps", "gap", "share", "named",
+            "overlap_S", "overlap_T", "overlap_G", "overlap_V", "overlap_R"]
+LETTERS = "STGVR"
 
 LAMBDAS = [x * 1e-6 for x in (0, 0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 12, 20, 30, 50, 80, 120, 200, 400)]
 
@@ -79,16 +84,11 @@ def tokens_for_99(recs, group, fitted):
 
 
 def main():
-    sweep, feats_path = sys.argv[1], sys.argv[2]
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    sweep = sys.argv[1]
+    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     with open(sweep) as f:
         f.readline()
         recs = [r for r in map(json.loads, f) if r["labelled"]]
-    feats = {}
-    with open(feats_path) as f:
-        for line in f:
-            d = json.loads(line)
-            feats[d["question_id"]] = d["features"]
     with open(sweep) as f:
         f.readline()
         # The optimizer splits every record's episode, labelled or not.
@@ -98,9 +98,12 @@ def main():
     stepref = re.compile(r"(?i)\b(steps?|turns?|actions?)\s*#?\s*\d+")
     value = {}
     for r in recs:
-        v = dict(feats[r["question_id"]])
-        for s, (tok, top, hits) in r["previews"].items():
-            v[f"{s}.tokens"], v[f"{s}.top"], v[f"{s}.hits"] = tok, top, hits
+        v = {}
+        for s, row in r["previews"].items():
+            for name, x in zip(FEATURES, row):
+                other = name[len("overlap_"):] if name.startswith("overlap_") else None
+                if other is None or LETTERS.index(other) > LETTERS.index(s):
+                    v[f"{s}.{name}"] = x
         v["std.stepref"] = 1.0 if stepref.search(r["query"]) else 0.0
         value[r["question_id"]] = v
     names = sorted(value[train[0]["question_id"]])

@@ -133,22 +133,20 @@ PY
   echo
   echo "## What predicts the oracle's choice (studied on seed 0's train split)"
   echo
-  echo "\`cargo run --release -p mesa-optimizer --example oracle_features -- DATA $WORK/store"
-  echo "$WORK/features.jsonl\` computes evidence-aware candidates per question: per structure, the share"
-  echo "of the steps the question names that its evidence shows (-1 when it names none), the top score"
-  echo "over the sum of scores, the gap between the two best scores and the number of steps shown; per"
-  echo "pair of structures, the overlap (Jaccard) of the steps they show. \`scripts/oracle_study.py\`"
-  echo "splits seed 0's train questions by each candidate (and each preview the language already has) at"
-  echo "its best threshold into two groups, each reading its own best fixed subset, and applies the same"
-  echo "groups and subsets to val unchanged. The 15 best on train:"
-  cargo run --quiet --release -p mesa-optimizer --example oracle_features -- "$DATA" "$WORK/store" "$WORK/features.jsonl"
+  echo "The sweep records every preview, the evidence-aware ones included (LANGUAGE.md, \"Previews\"):"
+  echo "per structure, the share of the steps the question names that its evidence shows (\`named\`, -1"
+  echo "when it names none), the best item's share of the scores (\`share\`) and lead over the second"
+  echo "(\`gap\`), the steps shown (\`steps\`); per pair of structures, the overlap (Jaccard) of the steps"
+  echo "they show (\`overlap_K\`). \`scripts/oracle_study.py\` splits seed 0's train questions by each"
+  echo "preview (and the \`std.stepref\` cue) at its best threshold into two groups, each reading its own"
+  echo "best fixed subset, and applies the same groups and subsets to val unchanged. The 15 best on train:"
   for u in evidence-recall answer-coverage; do
     echo
     echo "### $u"
     echo
-    echo "\`scripts/oracle_study.py $WORK/sweep-$u.jsonl $WORK/features.jsonl 0\`"
+    echo "\`scripts/oracle_study.py $WORK/sweep-$u.jsonl 0\`"
     echo
-    python3 scripts/oracle_study.py "$WORK/sweep-$u.jsonl" "$WORK/features.jsonl" 0
+    python3 scripts/oracle_study.py "$WORK/sweep-$u.jsonl" 0
   done
   echo
   echo "## What the test split shaped"

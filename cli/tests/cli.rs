@@ -528,3 +528,65 @@ fn build_refuses_bad_data_unless_told_to_skip_and_query_refuses_a_non_store() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("not a"), "{}", stderr(&o));
 }
+
+/// Every preview, the evidence-aware ones included, reads the same in a
+/// sweep as at query time: `mesa sweep` records all of them, and a policy
+/// that reads them all gets the same numbers from `mesa query`.
+#[test]
+fn a_sweep_and_a_query_read_the_same_previews() {
+    let data = tmp("previews-data.jsonl", DATA.as_bytes());
+    let dir = std::env::temp_dir().join(format!("mesa-cli-previews-{}", std::process::id()));
+    let store = dir.join("store").to_string_lossy().into_owned();
+    let sweep = dir.join("sweep.jsonl").to_string_lossy().into_owned();
+    let o = mesa(&["build", &data, "-o", &store, "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = mesa(&["sweep", &store, &data, "-o", &sweep, "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&sweep).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(text.lines().nth(1).expect("one record")).unwrap();
+    let names = [
+        "tokens", "top", "hits", "steps", "gap", "share", "named", "overlap_S", "overlap_T",
+        "overlap_G", "overlap_V", "overlap_R",
+    ];
+    let letters = ["S", "T", "G", "V", "R"];
+    let mut terms = Vec::new();
+    for (a, s) in letters.iter().enumerate() {
+        for (f, name) in names.iter().enumerate() {
+            if f < 7 || f - 7 > a {
+                terms.push(format!("preview.{s}.{name}"));
+            }
+        }
+    }
+    assert_eq!(terms.len(), 45);
+    let policy = tmp(
+        "all-previews.mesa",
+        format!(
+            "policy \"all previews\"\nrule r when {} > -1000000 -> select {{S}}\ndefault {{R}}\n",
+            terms.join(" + ")
+        )
+        .as_bytes(),
+    );
+    let question = record["query"].as_str().unwrap();
+    let o = mesa(&[
+        "query", &store, "--episode", "a", "--policy", &policy, "--format", "json", question,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("json");
+    let read = v["previews"].as_object().expect("previews");
+    assert_eq!(read.len(), 45, "{read:?}");
+    for (a, s) in letters.iter().enumerate() {
+        let row = record["previews"][s].as_array().expect("a row per structure");
+        assert_eq!(row.len(), 12);
+        for (f, name) in names.iter().enumerate() {
+            if f >= 7 && f - 7 <= a {
+                continue;
+            }
+            let key = format!("{s}.{name}");
+            assert_eq!(read[&key], row[f], "{key}");
+        }
+    }
+    // The question names step 0, which T shows.
+    assert_eq!(read["T.named"], serde_json::json!(1.0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

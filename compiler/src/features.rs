@@ -14,7 +14,7 @@ struct Uses {
     task: bool,
     domain: bool,
     qtype: bool,
-    previews: [[bool; 3]; 5],
+    previews: [[bool; Feature::COUNT]; 5],
 }
 
 impl Uses {
@@ -28,7 +28,7 @@ impl Uses {
     fn num(&mut self, e: &mut NumExpr, remap: Option<(&[usize], &[usize])>) {
         match e {
             NumExpr::Const(_) | NumExpr::Size => {}
-            NumExpr::Preview(s, f) => self.previews[s.index()][*f as usize] = true,
+            NumExpr::Preview(s, f) => self.previews[s.index()][f.index()] = true,
             NumExpr::WordCount(s) => self.subject(*s),
             NumExpr::Hits(s, id) => {
                 self.subject(*s);
@@ -99,13 +99,13 @@ impl Uses {
             for s in Structure::ALL {
                 match &mut p.scores[s.index()] {
                     Some(score) => self.num(score, remap),
-                    None => self.previews[s.index()][Feature::Top as usize] = true,
+                    None => self.previews[s.index()][Feature::Top.index()] = true,
                 }
             }
         }
         if p.budget.is_some() {
             for s in Structure::ALL {
-                self.previews[s.index()][Feature::Tokens as usize] = true;
+                self.previews[s.index()][Feature::Tokens.index()] = true;
             }
         }
     }
@@ -154,7 +154,7 @@ pub(crate) fn finish(program: &mut Program) {
     let mut previews = Vec::new();
     for s in Structure::ALL {
         for f in Feature::ALL {
-            if uses.previews[s.index()][f as usize] {
+            if uses.previews[s.index()][f.index()] {
                 previews.push(mesa_core::PreviewKey::new(s, f));
             }
         }

@@ -7,25 +7,40 @@ use serde::Deserialize;
 /// Preview values per structure, and which structures were previewed. A
 /// policy reads a preview that was not computed as 0; a sweep or a host
 /// tells "not computed" from 0 with [`Previews::of`] and
-/// [`Previews::present`].
+/// [`Previews::present`]. An overlap is stored for both structures of its
+/// pair, so `T.overlap_R` and `R.overlap_T` read the same value.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Previews {
-    values: [[f64; 3]; 5],
+    values: [[f64; Feature::COUNT]; 5],
     present: Mask,
 }
 
+/// One structure's preview values, in [`Feature::ALL`] order.
+pub type PreviewRow = [f64; Feature::COUNT];
+
 impl Previews {
-    /// Every structure previewed, with these `[tokens, top, hits]` values.
-    pub fn full(values: [[f64; 3]; 5]) -> Previews {
+    /// Every structure previewed, with these values (rows in structure
+    /// order, each in [`Feature::ALL`] order; overlaps are taken as given).
+    pub fn full(values: [PreviewRow; 5]) -> Previews {
         Previews {
             values,
             present: Mask::ALL,
         }
     }
 
+    /// Every structure previewed with these `[tokens, top, hits]` values
+    /// and every other feature 0.
+    pub fn basic(values: [[f64; 3]; 5]) -> Previews {
+        Previews::full(values.map(|v| {
+            let mut row = [0.0; Feature::COUNT];
+            row[..3].copy_from_slice(&v);
+            row
+        }))
+    }
+
     /// The value of `preview.K.feature` (0 when not computed).
     pub fn get(&self, s: Structure, f: Feature) -> f64 {
-        self.values[s.index()][f as usize]
+        self.values[s.index()][f.index()]
     }
 
     /// The value of one key (0 when not computed).
@@ -33,26 +48,38 @@ impl Previews {
         self.get(key.structure, key.feature)
     }
 
-    /// Sets `preview.K.feature`; the structure counts as previewed.
+    /// Sets `preview.K.feature` (an overlap for both structures of the
+    /// pair); `s` counts as previewed.
     pub fn set(&mut self, s: Structure, f: Feature, value: f64) {
-        self.values[s.index()][f as usize] = value;
+        self.values[s.index()][f.index()] = value;
+        if let Some(o) = f.partner() {
+            self.values[o.index()][Feature::overlap(s).index()] = value;
+        }
         self.present = self.present.with(s);
     }
 
-    /// A structure's `[tokens, top, hits]`, or `None` when not previewed.
-    pub fn of(&self, s: Structure) -> Option<[f64; 3]> {
+    /// A structure's values, or `None` when not previewed.
+    pub fn of(&self, s: Structure) -> Option<PreviewRow> {
         self.present.contains(s).then(|| self.values[s.index()])
     }
 
-    /// Sets all three features of `s`.
-    pub fn set_all(&mut self, s: Structure, values: [f64; 3]) {
-        self.values[s.index()] = values;
-        self.present = self.present.with(s);
+    /// Sets every feature of `s` (overlaps for both structures of each
+    /// pair, except `s`'s overlap with itself, which is not a feature).
+    pub fn set_all(&mut self, s: Structure, values: PreviewRow) {
+        for f in Feature::ALL {
+            if f.partner() != Some(s) {
+                self.set(s, f, values[f.index()]);
+            }
+        }
     }
 
-    /// Forgets `s`'s previews (they read as 0 again).
+    /// Forgets `s`'s previews (they read as 0 again, overlaps with `s`
+    /// included).
     pub fn remove(&mut self, s: Structure) {
-        self.values[s.index()] = [0.0; 3];
+        self.values[s.index()] = [0.0; Feature::COUNT];
+        for row in &mut self.values {
+            row[Feature::overlap(s).index()] = 0.0;
+        }
         self.present = self.present.without(Mask::single(s));
     }
 
@@ -98,8 +125,14 @@ pub enum InputError {
     #[error("unknown structure `{0}` in a preview (structures are S, T, G, V, R)")]
     UnknownStructure(String),
     /// A preview names an unknown feature.
-    #[error("unknown preview feature `{0}` (features are tokens, top, hits)")]
+    #[error(
+        "unknown preview feature `{0}` (features are tokens, top, hits, steps, gap, share, \
+         named and overlap_K for another structure K)"
+    )]
     UnknownFeature(String),
+    /// A preview names a structure's overlap with itself.
+    #[error("`{0}` is a structure's overlap with itself; name another structure after `overlap_`")]
+    SelfOverlap(String),
     /// A preview value is not a finite number.
     #[error("preview `{0}` must be a finite number, got `{1}`")]
     NotFinite(String, String),
@@ -198,17 +231,22 @@ impl<'de> Deserialize<'de> for PreviewObject {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
                 let Inner(previews, s, structure) = self;
-                let mut seen = [false; 3];
+                let mut seen = [false; Feature::COUNT];
                 while let Some(name) = map.next_key::<String>()? {
                     let f = Feature::from_name(&name).ok_or_else(|| {
                         A::Error::custom(InputError::UnknownFeature(name.clone()))
                     })?;
-                    if seen[f as usize] {
+                    if f.partner() == Some(s) {
+                        return Err(A::Error::custom(InputError::SelfOverlap(format!(
+                            "{structure}.{name}"
+                        ))));
+                    }
+                    if seen[f.index()] {
                         return Err(A::Error::custom(InputError::DuplicateFeature(format!(
                             "{structure}.{name}"
                         ))));
                     }
-                    seen[f as usize] = true;
+                    seen[f.index()] = true;
                     previews.set(s, f, map.next_value::<f64>()?);
                 }
                 Ok(())
@@ -271,6 +309,17 @@ mod tests {
             parse_json_line(r#"{"query": "", "preview": {"S": {"tok": 1}}}"#),
             Err(InputError::Json(e)) if e.to_string().contains("unknown preview feature `tok`")
         ));
+        let (_, input) = parse_json_line(
+            r#"{"query": "", "preview": {"G": {"named": -1, "overlap_V": 0.5, "share": 0.3}}}"#,
+        )
+        .unwrap();
+        assert_eq!(input.previews.get(Structure::Graph, Feature::Named), -1.0);
+        assert_eq!(input.previews.get(Structure::Vector, Feature::OverlapG), 0.5);
+        assert_eq!(input.previews.get(Structure::Graph, Feature::Share), 0.3);
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "preview": {"G": {"overlap_graph": 1}}}"#),
+            Err(InputError::Json(e)) if e.to_string().contains("overlap with itself")
+        ));
     }
 
     #[test]
@@ -281,6 +330,15 @@ mod tests {
         assert!(apply_preview_assignment(&mut p, "R.tokens=inf").is_err());
         assert!(apply_preview_assignment(&mut p, "R.tokens").is_err());
         assert!(apply_preview_assignment(&mut p, "Q.tokens=1").is_err());
+        apply_preview_assignment(&mut p, "R.overlap_T=0.25").unwrap();
+        assert_eq!(p.get(Structure::Temporal, Feature::OverlapR), 0.25);
+        assert_eq!(p.get(Structure::Raw, Feature::OverlapT), 0.25);
+        assert!(matches!(
+            apply_preview_assignment(&mut p, "R.overlap_R=1"),
+            Err(InputError::SelfOverlap(_))
+        ));
+        p.remove(Structure::Raw);
+        assert_eq!(p.get(Structure::Temporal, Feature::OverlapR), 0.0);
     }
 }
 

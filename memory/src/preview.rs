@@ -1,10 +1,20 @@
 //! Previews: what a policy may read about a structure's evidence before
-//! selecting it (`preview.K.tokens`, `preview.K.top`, `preview.K.hits`).
+//! selecting it (`preview.K.feature`).
 //!
 //! A [`Retrieval`] holds one question against one episode and retrieves
 //! from a structure only when something asks for it, once: a policy that
 //! reads no previews costs nothing until the selected structures are
 //! composed, and composing reuses the evidence the previews computed.
+//! Every feature is computed from the evidence alone (and, for `named`,
+//! the steps the question names), so a sweep and a query compute the same
+//! value with the same function, [`Retrieval::preview`].
+//!
+//! ```text
+//! question ─► Retrieval ─► evidence(K) once ─┬─► tokens, top, hits, gap, share
+//!                                            ├─► shown steps(K) once ─► steps
+//!             T.named(question) once ────────┼─► named  (shown ∩ named / named)
+//!                          shown steps(K2) ──┴─► overlap_K2 (Jaccard)
+//! ```
 //!
 //! - `tokens`: the tokens the structure's evidence adds to a composition
 //!   ([`Evidence::tokens`]: its header, items and line breaks; 0 if empty).
@@ -15,19 +25,92 @@
 //! - `hits`: S: summary lines sharing a term with the question; T: steps
 //!   returned; G: relations with a positive score; V: returned steps with a
 //!   positive cosine; R: windows with a positive BM25 score.
+//! - `steps`: the distinct steps the items show.
+//! - `gap`: `(best - second) / best` over the item scores (1 with one
+//!   item, 0 with none or when the two best tie).
+//! - `share`: `best / sum` of the item scores (0 when the sum is 0).
+//! - `named`: the share of the steps the question names (by number or by
+//!   time, [`crate::structures::temporal::Temporal::named`]) that the items
+//!   show; -1 when it names no step of the episode.
+//! - `overlap_K`: the Jaccard overlap of the steps two structures show (0
+//!   when neither shows one); it retrieves both.
 
 use crate::compose::{compose, Composition};
 use crate::structures::{EpisodeMemory, Evidence, Query, RetrieveError};
 use mesa_core::{Feature, Mask, PreviewKey, Previews, Structure};
 use std::cell::OnceCell;
 
-/// A feature's value for some evidence.
-pub fn feature_value(evidence: &Evidence, feature: Feature) -> f64 {
-    match feature {
+/// A feature's value for some evidence, for the features that need only
+/// the evidence (`None` for `named` and the overlaps, which
+/// [`Retrieval::preview`] computes).
+pub fn feature_value(evidence: &Evidence, feature: Feature) -> Option<f64> {
+    let best_two = || {
+        let mut two = [0.0f64; 2];
+        for i in &evidence.items {
+            if i.score > two[0] {
+                two = [i.score, two[0]];
+            } else if i.score > two[1] {
+                two[1] = i.score;
+            }
+        }
+        two
+    };
+    Some(match feature {
         Feature::Tokens => evidence.tokens() as f64,
         Feature::Top => evidence.top(),
         Feature::Hits => evidence.hits as f64,
+        Feature::Steps => shown_steps(evidence).len() as f64,
+        Feature::Gap => match evidence.items.len() {
+            0 => 0.0,
+            1 => 1.0,
+            _ => {
+                let [best, second] = best_two();
+                if best > 0.0 {
+                    (best - second) / best
+                } else {
+                    0.0
+                }
+            }
+        },
+        Feature::Share => {
+            let sum: f64 = evidence.items.iter().map(|i| i.score.max(0.0)).sum();
+            if sum > 0.0 {
+                best_two()[0] / sum
+            } else {
+                0.0
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The distinct steps the evidence's items show, in increasing order.
+pub fn shown_steps(evidence: &Evidence) -> Vec<usize> {
+    let mut out: Vec<usize> = evidence
+        .items
+        .iter()
+        .flat_map(|i| i.steps.iter().copied())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// `|a ∩ b|` of two increasing lists.
+fn common(a: &[usize], b: &[usize]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
     }
+    n
 }
 
 /// One question against one episode, retrieving lazily.
@@ -35,6 +118,8 @@ pub struct Retrieval<'a> {
     memory: &'a EpisodeMemory,
     query: Query,
     cache: [OnceCell<Result<Evidence, RetrieveError>>; 5],
+    shown: [OnceCell<Vec<usize>>; 5],
+    named: OnceCell<Vec<usize>>,
 }
 
 impl<'a> Retrieval<'a> {
@@ -49,6 +134,8 @@ impl<'a> Retrieval<'a> {
             memory,
             query,
             cache: Default::default(),
+            shown: Default::default(),
+            named: OnceCell::new(),
         }
     }
 
@@ -65,12 +152,45 @@ impl<'a> Retrieval<'a> {
             .map_err(Clone::clone)
     }
 
-    /// One preview value.
-    pub fn preview(&self, s: Structure, f: Feature) -> Result<f64, RetrieveError> {
-        Ok(feature_value(self.evidence(s)?, f))
+    /// The distinct steps the structure's evidence shows, in order.
+    pub fn shown(&self, s: Structure) -> Result<&[usize], RetrieveError> {
+        if let Some(v) = self.shown[s.index()].get() {
+            return Ok(v);
+        }
+        let v = shown_steps(self.evidence(s)?);
+        Ok(self.shown[s.index()].get_or_init(|| v))
     }
 
-    /// The requested previews; the others stay 0, and structures no pair
+    /// The steps the question names (see the module doc).
+    pub fn named(&self) -> &[usize] {
+        self.named
+            .get_or_init(|| self.memory.temporal.named(&self.query))
+    }
+
+    /// One preview value.
+    pub fn preview(&self, s: Structure, f: Feature) -> Result<f64, RetrieveError> {
+        if let Some(o) = f.partner() {
+            let (a, b) = (self.shown(s)?, self.shown(o)?);
+            let both = common(a, b);
+            let union = a.len() + b.len() - both;
+            return Ok(if union == 0 {
+                0.0
+            } else {
+                both as f64 / union as f64
+            });
+        }
+        if f == Feature::Named {
+            let named = self.named();
+            if named.is_empty() {
+                return Ok(-1.0);
+            }
+            return Ok(common(named, self.shown(s)?) as f64 / named.len() as f64);
+        }
+        let e = self.evidence(s)?;
+        Ok(feature_value(e, f).unwrap_or_default())
+    }
+
+    /// The requested previews; the others stay 0, and structures no key
     /// names are not retrieved.
     pub fn previews(&self, wanted: &[PreviewKey]) -> Result<Previews, RetrieveError> {
         let mut p = Previews::default();
@@ -82,6 +202,12 @@ impl<'a> Retrieval<'a> {
             );
         }
         Ok(p)
+    }
+
+    /// Every preview of every structure (what a sweep records).
+    pub fn all_previews(&self) -> Result<Previews, RetrieveError> {
+        let all: Vec<PreviewKey> = PreviewKey::all().collect();
+        self.previews(&all)
     }
 
     /// The structures retrieved so far.
@@ -182,5 +308,90 @@ mod tests {
         assert!(c.items().all(|i| !i.text.is_empty() && !i.steps.is_empty()));
         assert!(c.steps().contains(&2));
         assert!(c.section(Structure::Vector).is_none());
+    }
+
+    #[test]
+    fn evidence_aware_features_follow_their_definitions() {
+        use std::collections::BTreeSet;
+        let m = memory();
+        for q in [
+            "What error did the agent get at step 2?",
+            "What happened between step 1 and step 3?",
+            "Which identifier was invalid when querying FINANCE.BANKS?",
+            "What did the agent do at step 99?",
+        ] {
+            let r = Retrieval::new(&m, q);
+            let p = r.all_previews().unwrap();
+            let sets: Vec<BTreeSet<usize>> = Structure::ALL
+                .iter()
+                .map(|&s| {
+                    r.evidence(s)
+                        .unwrap()
+                        .items
+                        .iter()
+                        .flat_map(|i| i.steps.iter().copied())
+                        .collect()
+                })
+                .collect();
+            let named: BTreeSet<usize> = r.named().iter().copied().collect();
+            for s in Structure::ALL {
+                let shown = &sets[s.index()];
+                assert_eq!(p.get(s, Feature::Steps), shown.len() as f64, "{q} {s:?}");
+                let want = if named.is_empty() {
+                    -1.0
+                } else {
+                    named.intersection(shown).count() as f64 / named.len() as f64
+                };
+                assert_eq!(p.get(s, Feature::Named), want, "{q} {s:?}");
+                for f in [Feature::Gap, Feature::Share] {
+                    assert!((0.0..=1.0).contains(&p.get(s, f)), "{q} {s:?} {f:?}");
+                }
+                for o in Structure::ALL.into_iter().filter(|o| *o != s) {
+                    let other = &sets[o.index()];
+                    let union = shown.union(other).count();
+                    let j = if union == 0 {
+                        0.0
+                    } else {
+                        shown.intersection(other).count() as f64 / union as f64
+                    };
+                    assert_eq!(p.get(s, Feature::overlap(o)), j, "{q} {s:?} {o:?}");
+                    assert_eq!(r.preview(s, Feature::overlap(o)).unwrap(), j);
+                }
+            }
+        }
+        // Step 2 exists and T shows it; step 99 does not exist.
+        let r = Retrieval::new(&m, "What error did the agent get at step 2?");
+        assert_eq!(r.named(), &[2]);
+        assert_eq!(r.preview(Structure::Temporal, Feature::Named).unwrap(), 1.0);
+        let r = Retrieval::new(&m, "What did the agent do at step 99?");
+        assert!(r.named().is_empty());
+        // An overlap retrieves both structures and nothing else.
+        let r = Retrieval::new(&m, "Which bank had the most assets?");
+        r.previews(&[PreviewKey::new(Structure::Raw, Feature::OverlapG)])
+            .unwrap();
+        assert_eq!(r.retrieved(), Mask::single(Structure::Graph).with(Structure::Raw));
+    }
+
+    #[test]
+    fn gap_and_share_of_known_scores() {
+        let item = |score: f64| crate::structures::EvidenceItem {
+            structure: Structure::Vector,
+            steps: vec![1],
+            score,
+            text: "x".into(),
+            tokens: 1,
+        };
+        let mut e = Evidence::empty(Structure::Vector);
+        assert_eq!(feature_value(&e, Feature::Gap), Some(0.0));
+        assert_eq!(feature_value(&e, Feature::Share), Some(0.0));
+        e.items = vec![item(0.5)];
+        assert_eq!(feature_value(&e, Feature::Gap), Some(1.0));
+        assert_eq!(feature_value(&e, Feature::Share), Some(1.0));
+        e.items = vec![item(0.2), item(0.8), item(0.2)];
+        assert!((feature_value(&e, Feature::Gap).unwrap() - 0.75).abs() < 1e-12);
+        assert!((feature_value(&e, Feature::Share).unwrap() - 0.8 / 1.2).abs() < 1e-12);
+        e.items = vec![item(0.8), item(0.8)];
+        assert_eq!(feature_value(&e, Feature::Gap), Some(0.0));
+        assert_eq!(feature_value(&e, Feature::Named), None);
     }
 }

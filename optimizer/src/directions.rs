@@ -52,6 +52,9 @@ pub enum Direction {
     SubsetRefit,
     /// Gates on the previews' hits and top scores.
     PreviewGates,
+    /// Gates on what the evidence shows: the named steps, two structures'
+    /// overlap, how concentrated the scores are, how many steps.
+    EvidenceGates,
     /// Per-structure thresholds on the retrieval score.
     BackendValue,
     /// Remove costly structures with low marginal utility.
@@ -64,7 +67,7 @@ pub enum Direction {
 
 impl Direction {
     /// Every direction, in order.
-    pub const ALL: [Direction; 11] = [
+    pub const ALL: [Direction; 12] = [
         Direction::QueryCues,
         Direction::QtypeRouting,
         Direction::TaskCues,
@@ -72,6 +75,7 @@ impl Direction {
         Direction::DomainCues,
         Direction::SubsetRefit,
         Direction::PreviewGates,
+        Direction::EvidenceGates,
         Direction::BackendValue,
         Direction::CostTrim,
         Direction::Budget,
@@ -96,6 +100,7 @@ impl Direction {
             Direction::DomainCues => "domain-cues",
             Direction::SubsetRefit => "subset-refit",
             Direction::PreviewGates => "preview-gates",
+            Direction::EvidenceGates => "evidence-gates",
             Direction::BackendValue => "backend-value",
             Direction::CostTrim => "cost-trim",
             Direction::Budget => "budget",
@@ -112,7 +117,7 @@ impl Direction {
             Direction::DomainLookup | Direction::DomainCues | Direction::SubsetRefit => {
                 Axis::SubsetConstruction
             }
-            Direction::PreviewGates => Axis::EvidenceAwareness,
+            Direction::PreviewGates | Direction::EvidenceGates => Axis::EvidenceAwareness,
             Direction::BackendValue => Axis::BackendValueEstimation,
             Direction::CostTrim | Direction::Budget | Direction::Prune => {
                 Axis::RobustnessAndCostShaping
@@ -130,6 +135,7 @@ impl Direction {
             Direction::DomainCues => "Combine domain and wording: within a domain, specific keywords call for specific structures (`domain is X and query has ...`).",
             Direction::SubsetRefit => "Keep the current conditions but choose better masks for them: each rule's subset should be the best for the questions that rule decides.",
             Direction::PreviewGates => "Be evidence-aware: drop a structure whose preview shows nothing (`preview.K.hits == 0`) or a weak match (`preview.K.top < t`), or add one whose preview is strong.",
+            Direction::EvidenceGates => "Read what the evidence shows before choosing: whether a structure shows the steps the question names (`preview.K.named`, -1 when it names none), how much two structures show the same steps (`preview.T.overlap_R`: one of them may be redundant), how concentrated a structure's scores are (`preview.K.share`, `preview.K.gap`), how many steps it shows (`preview.K.steps`).",
             Direction::BackendValue => "Estimate each structure's value from its retrieval score: add a structure when `preview.K.top` is high, or score structures and `select top k by score above x`.",
             Direction::CostTrim => "Shape cost: remove costly structures whose marginal utility does not pay for their tokens (`preview.K.tokens > t -> remove {K}`, or smaller masks).",
             Direction::Budget => "Cap the evidence with a token budget (`budget N tokens`), dropping the costliest structures first.",

@@ -44,7 +44,7 @@ fn hand_sweep(dir: &Path) -> std::path::PathBuf {
                 task: "do things".into(),
                 query: format!("question of type {qtype}"),
                 labelled: true,
-                previews: Previews::full([[1000.0, 0.5, 1.0]; 5]),
+                previews: Previews::basic([[1000.0, 0.5, 1.0]; 5]),
                 utility,
                 tokens,
             });
@@ -262,7 +262,7 @@ fn clear_errors() {
     let text =
         std::fs::read_to_string(&path)
             .unwrap()
-            .replacen("\"version\":1", "\"version\":7", 1);
+            .replacen("\"version\":2", "\"version\":7", 1);
     let v7 = dir.path().join("v7.jsonl");
     std::fs::write(&v7, text).unwrap();
     let e = evaluate_policy(

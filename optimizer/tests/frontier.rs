@@ -30,7 +30,7 @@ fn sweep(dir: &Path) -> std::path::PathBuf {
                 task: "do things".into(),
                 query: format!("question of type {qtype}"),
                 labelled: true,
-                previews: Previews::full([[200.0, 0.5, 1.0]; 5]),
+                previews: Previews::basic([[200.0, 0.5, 1.0]; 5]),
                 utility,
                 tokens,
             });

@@ -219,8 +219,8 @@ fn bad_sweeps_are_clear_errors() {
     std::fs::write(&cut, &text[..text.len() - 50]).unwrap();
     let e = optimize(&opts(&cut, &dir.path().join("r1"), 1)).unwrap_err();
     assert!(e.to_string().contains("truncated"), "{e}");
-    let v2 = dir.path().join("v2.jsonl");
-    std::fs::write(&v2, text.replacen("\"version\":1", "\"version\":2", 1)).unwrap();
-    let e = optimize(&opts(&v2, &dir.path().join("r2"), 1)).unwrap_err();
-    assert!(e.to_string().contains("version 2"), "{e}");
+    let v1 = dir.path().join("v1.jsonl");
+    std::fs::write(&v1, text.replacen("\"version\":2", "\"version\":1", 1)).unwrap();
+    let e = optimize(&opts(&v1, &dir.path().join("r2"), 1)).unwrap_err();
+    assert!(e.to_string().contains("version 1"), "{e}");
 }

@@ -92,6 +92,12 @@ fn num_leaf() -> impl Strategy<Value = String> {
         "preview.V.hits",
         "preview.S.tokens",
         "preview.T.top",
+        "preview.G.named",
+        "preview.R.overlap_T",
+        "preview.T.overlap_raw",
+        "preview.V.share",
+        "preview.S.gap",
+        "preview.R.steps",
         "size",
         "hits(query, k1)",
         "hits(task, k2)",
@@ -255,7 +261,7 @@ fn input() -> impl Strategy<Value = Input> {
             "State",
             "x",
         ])),
-        prop::collection::vec((0usize..5, 0usize..3, value), 0..10),
+        prop::collection::vec((0usize..5, 0usize..Feature::COUNT, value), 0..16),
     )
         .prop_map(|(query, task, domain, qtype, previews)| {
             let mut input = Input {
@@ -266,7 +272,10 @@ fn input() -> impl Strategy<Value = Input> {
                 ..Input::default()
             };
             for (s, f, v) in previews {
-                input.previews.set(Structure::ALL[s], Feature::ALL[f], v);
+                // A structure's overlap with itself is no feature.
+                if Feature::ALL[f].partner() != Some(Structure::ALL[s]) {
+                    input.previews.set(Structure::ALL[s], Feature::ALL[f], v);
+                }
             }
             input
         })

@@ -2,7 +2,7 @@
 
 use super::{Checker, Export, MAX_EXPR_DEPTH, MAX_EXPR_NODES, MAX_KEYWORDS, MAX_KEYWORD_BYTES};
 use crate::cues::{self, PatternProblem};
-use crate::ir::{BoolExpr, CmpOp, Feature, KeywordSet, MaskExpr, NumExpr, PatternDef};
+use crate::ir::{BoolExpr, CmpOp, KeywordSet, MaskExpr, NumExpr, PatternDef};
 use mesa_core::Mask;
 use mesa_grammar::ast::{BinaryOp, CallName, Expr, ExprKind, StrLit};
 use mesa_grammar::{did_you_mean, Code, Diagnostic, Span};
@@ -329,26 +329,27 @@ impl Checker<'_> {
             ),
             ExprKind::Preview { structure, feature } => {
                 let s = self.structure(structure);
-                let f = Feature::from_name(&feature.name);
-                if f.is_none() {
-                    let names = Feature::ALL.map(Feature::name);
-                    let help = match did_you_mean(&feature.name, names) {
-                        Some(n) => {
-                            format!("did you mean `{n}`? previews have `tokens`, `top` and `hits`")
-                        }
-                        None => "previews have `tokens`, `top` and `hits`".into(),
-                    };
-                    self.diags.push(
-                        Diagnostic::new(
-                            Code::E0204,
-                            feature.span,
-                            format!("unknown preview feature `{}`", feature.name),
-                        )
-                        .with_help(help),
-                    );
-                }
+                let f = self.preview_feature(feature);
                 match (s, f) {
-                    (Some(s), Some(f)) => Value::Num(NumExpr::Preview(s, f)),
+                    (Some(s), Some(f)) if f.partner() == Some(s) => {
+                        self.diags.push(
+                            Diagnostic::new(
+                                Code::E0204,
+                                feature.span,
+                                format!(
+                                    "`{}` is {}'s overlap with itself",
+                                    feature.name,
+                                    s.letter()
+                                ),
+                            )
+                            .with_help("an overlap compares two structures: name another one"),
+                        );
+                        Value::Error
+                    }
+                    (Some(s), Some(f)) => {
+                        let key = mesa_core::PreviewKey::new(s, f);
+                        Value::Num(NumExpr::Preview(key.structure, key.feature))
+                    }
                     _ => Value::Error,
                 }
             }

@@ -9,7 +9,7 @@ mod lints;
 mod lower;
 
 use crate::ir::{Features, MaskExpr, Program};
-use mesa_core::{Mask, Structure};
+use mesa_core::{Feature, Mask, Structure};
 use mesa_grammar::ast::{Expr, File, HeaderKind, Ident, StatementKind};
 use mesa_grammar::{did_you_mean, Code, Diagnostic, Span};
 use petgraph::graph::DiGraph;
@@ -631,6 +631,26 @@ impl<'f> Checker<'f> {
             );
         }
         s
+    }
+
+    /// A preview feature's name (`top`, `overlap_R`), or an E0204.
+    fn preview_feature(&mut self, ident: &Ident) -> Option<Feature> {
+        let f = Feature::from_name(&ident.name);
+        if f.is_none() {
+            let list = "previews have `tokens`, `top`, `hits`, `steps`, `gap`, `share`, `named` \
+                        and `overlap_K` (K another structure)";
+            let help = match did_you_mean(&ident.name, Feature::names()) {
+                Some(n) => format!("did you mean `{n}`? {list}"),
+                None => list.into(),
+            };
+            self.help(
+                Code::E0204,
+                ident.span,
+                format!("unknown preview feature `{}`", ident.name),
+                help,
+            );
+        }
+        f
     }
 
     fn check_module_exports(&mut self) {

@@ -101,6 +101,20 @@ impl Temporal {
         &self.steps
     }
 
+    /// The step indices the question names, by number or by time (no
+    /// window around them, no limit), in increasing order: what the
+    /// `named` preview compares each structure's evidence with.
+    pub fn named(&self, query: &Query) -> Vec<usize> {
+        let indices = &self.steps.indices;
+        let mut positions = query.refs().resolve(indices, 0, usize::MAX);
+        if !query.times().is_empty() {
+            positions.extend(query.times().resolve(&self.times, 0));
+            positions.sort_unstable();
+            positions.dedup();
+        }
+        positions.into_iter().map(|p| indices[p]).collect()
+    }
+
     /// The positions a question selects and their scores, in step order.
     pub fn select(&self, query: &Query) -> Vec<(usize, f64)> {
         let mut named = query

@@ -12,9 +12,9 @@ pub mod utility;
 
 use crate::sweep::{SweepHeader, SweepRecord, SweepWriter, UtilityKind};
 use judge::{Judge, JudgeError};
-use mesa_core::{Feature, Mask, Previews, Structure};
+use mesa_core::{Mask, Previews, Structure};
 use mesa_memory::dataset::{Episode, Question};
-use mesa_memory::{composed_tokens, feature_value, Evidence, Retrieval, RetrieveError, Store};
+use mesa_memory::{composed_tokens, Evidence, Retrieval, RetrieveError, Store};
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
@@ -166,12 +166,14 @@ fn measure_one(
         retrieve(Structure::Vector)?,
         retrieve(Structure::Raw)?,
     ]);
-    let previews = Previews::full(
-        sections
-            .0
-            .each_ref()
-            .map(|e| Feature::ALL.map(|f| feature_value(e, f))),
-    );
+    // The same function a query's host calls, so a policy reads the same
+    // values in the sweep and at query time.
+    let previews = retrieval
+        .all_previews()
+        .map_err(|source| MeasureError::Retrieve {
+            question: q.id.clone(),
+            source,
+        })?;
     let mut tokens = [0.0; Mask::SUBSETS];
     for (k, t) in tokens.iter_mut().enumerate() {
         let mask = Mask::subset(k);

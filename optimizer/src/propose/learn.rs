@@ -4,7 +4,7 @@
 //! scored by native simulation of the policy (see [`super::spec`]).
 
 use super::spec::{
-    apply_budget, holds_vec, Act, Cmp, Cond, Feat, FeatTable, PolicySpec, RuleSpec, Simulator,
+    apply_budget, holds_vec, Act, Cmp, Cond, FeatTable, PolicySpec, RuleSpec, Simulator,
 };
 use crate::eval::problem::argmax;
 use crate::eval::Problem;
@@ -376,24 +376,29 @@ impl<'a> Fit<'a> {
     }
 
     /// Preview gates: for each structure whose previews the sweep has,
-    /// `hits == 0`, and `top`/`tokens` above and below thresholds at train
+    /// `hits == 0`, and each feature above and below thresholds at train
     /// quantiles (midpoints between neighbouring values, so that no
-    /// question sits on a threshold).
-    pub fn preview_gates(&self, features: &[Feat]) -> Vec<Cond> {
+    /// question sits on a threshold). An overlap is gated once per pair of
+    /// available structures, in its canonical order.
+    pub fn preview_gates(&self, features: &[Feature]) -> Vec<Cond> {
         let mut out = Vec::new();
+        let available = |s: Structure| self.problem.available[s.index()];
         for s in Structure::ALL {
-            if !self.problem.available[s.index()] {
+            if !available(s) {
                 continue;
             }
             for &feat in features {
+                if feat.partner().is_some_and(|o| o <= s || !available(o)) {
+                    continue;
+                }
                 let mut vals: Vec<f64> = self
                     .idx
                     .iter()
-                    .map(|&i| self.table.feats[i].previews.get(s, feat.feature()))
+                    .map(|&i| self.table.feats[i].previews.get(s, feat))
                     .collect();
                 vals.sort_by(f64::total_cmp);
                 vals.dedup();
-                if feat == Feat::Hits && vals.first() == Some(&0.0) {
+                if feat == Feature::Hits && vals.first() == Some(&0.0) {
                     out.push(Cond::Preview {
                         structure: s,
                         feature: feat,
@@ -452,7 +457,7 @@ impl<'a> Fit<'a> {
                             name,
                             cond: Some(Cond::Preview {
                                 structure: s,
-                                feature: Feat::Top,
+                                feature: Feature::Top,
                                 op,
                                 threshold: t,
                             }),
@@ -523,7 +528,7 @@ impl<'a> Fit<'a> {
                 score = v;
             }
         }
-        let gates = self.preview_gates(&[Feat::Tokens]);
+        let gates = self.preview_gates(&[Feature::Tokens]);
         let mut pool: Vec<Cond> = Vec::new();
         for r in spec.rules.iter().filter(|r| r.action == Act::Select) {
             for g in &gates {

@@ -14,6 +14,21 @@ use super::spec::{Act, Cond, FeatTable, PolicySpec};
 use super::{Mode, Proposal, ProposeContext, Proposer, Validator};
 use crate::directions::Direction;
 use crate::rng::Rng;
+use mesa_core::Feature;
+
+/// The evidence-aware features the `evidence-gates` direction thresholds
+/// (overlaps once per pair: see [`Fit::preview_gates`]).
+const EVIDENCE_FEATURES: [Feature; 9] = [
+    Feature::Steps,
+    Feature::Gap,
+    Feature::Share,
+    Feature::Named,
+    Feature::OverlapT,
+    Feature::OverlapG,
+    Feature::OverlapV,
+    Feature::OverlapR,
+    Feature::OverlapS,
+];
 
 /// The offline proposer.
 pub struct OfflineProposer {
@@ -79,8 +94,12 @@ impl OfflineProposer {
                 .iter()
                 .flat_map(|dm| fit.mine_words(base, false, Some(dm), insert, p))
                 .collect(),
-            Direction::PreviewGates => {
-                let gates = fit.preview_gates(&[super::spec::Feat::Hits, super::spec::Feat::Top]);
+            Direction::PreviewGates | Direction::EvidenceGates => {
+                let gates = if d == Direction::PreviewGates {
+                    fit.preview_gates(&[Feature::Hits, Feature::Top])
+                } else {
+                    fit.preview_gates(&EVIDENCE_FEATURES)
+                };
                 let mut pool = gates.clone();
                 for r in base.rules.iter().filter(|r| r.action == Act::Select) {
                     if let Some(c) = &r.cond {
@@ -156,9 +175,14 @@ impl OfflineProposer {
                 Direction::CostTrim => fit.cost_trim(base, p),
                 Direction::Budget => fit.budget(base, p),
                 Direction::Prune => fit.prune(base, p),
-                Direction::PreviewGates => {
+                Direction::PreviewGates | Direction::EvidenceGates => {
                     let pool = self.pool(fit, d, base, Insert::Front, p, hide);
-                    fit.greedy(base, &pool, Insert::Front, p, "gate")
+                    let prefix = if d == Direction::PreviewGates {
+                        "gate"
+                    } else {
+                        "evidence"
+                    };
+                    fit.greedy(base, &pool, Insert::Front, p, prefix)
                 }
                 _ => {
                     let pool = self.pool(fit, d, base, Insert::AfterSelects, p, hide);

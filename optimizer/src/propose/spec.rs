@@ -18,29 +18,6 @@ use mesa_grammar::Span;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// A preview feature (serializable).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Feat {
-    /// `tokens`
-    Tokens,
-    /// `top`
-    Top,
-    /// `hits`
-    Hits,
-}
-
-impl Feat {
-    /// The core feature.
-    pub fn feature(self) -> Feature {
-        match self {
-            Feat::Tokens => Feature::Tokens,
-            Feat::Top => Feature::Top,
-            Feat::Hits => Feature::Hits,
-        }
-    }
-}
-
 /// A comparison with a constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -82,7 +59,7 @@ pub enum Cond {
         /// The structure.
         structure: Structure,
         /// The feature.
-        feature: Feat,
+        feature: Feature,
         /// The comparison.
         op: Cmp,
         /// The constant.
@@ -136,7 +113,7 @@ impl Cond {
             } => format!(
                 "preview.{}.{} {} {threshold}",
                 structure.letter(),
-                feature.feature().name(),
+                feature.name(),
                 match op {
                     Cmp::Gt => ">",
                     Cmp::Lt => "<",
@@ -431,7 +408,7 @@ fn cond_expr(c: &Cond, rule: &str, lets: &mut Vec<Statement>) -> Expr {
             },
             lhs: Box::new(e(ExprKind::Preview {
                 structure: ident(&structure.letter().to_string()),
-                feature: ident(feature.feature().name()),
+                feature: ident(feature.name()),
             })),
             rhs: Box::new(number(*threshold)),
         }),
@@ -612,7 +589,7 @@ fn compile(c: &Cond, table: &FeatTable) -> Compiled {
             feature,
             op,
             threshold,
-        } => Compiled::Preview(*structure, feature.feature(), *op, *threshold),
+        } => Compiled::Preview(*structure, *feature, *op, *threshold),
         Cond::Std { name, .. } => Compiled::Std(
             table
                 .std_sets

@@ -4,7 +4,7 @@
 //! A sweep is JSON Lines. Line 1 is a [`SweepHeader`]:
 //!
 //! ```json
-//! {"format":"mesa-sweep","version":1,"utility":"evidence-recall","dataset":"ama-bench",
+//! {"format":"mesa-sweep","version":2,"utility":"evidence-recall","dataset":"ama-bench",
 //!  "store":"store/","questions":2496,"labelled":2300,"created_by":"mesa 0.1.0"}
 //! ```
 //!
@@ -13,13 +13,16 @@
 //! ```json
 //! {"episode":"12","question_id":"12:3","domain":"TEXT2SQL","qtype":"B","task":"...",
 //!  "query":"...","labelled":true,
-//!  "previews":{"S":[812,0.4,1],"T":[2400,0.7,5],"G":[..],"V":[..],"R":[..]},
+//!  "previews":{"S":[812,0.4,1,3,1,1,-1,0,0.1,0,0.2,0.3],"T":[..],"G":[..],"V":[..],"R":[..]},
 //!  "utility":[31 numbers],"tokens":[31 numbers]}
 //! ```
 //!
 //! Index `k` of `utility` and `tokens` is the mask whose bits are `k + 1`
 //! (bit 0 = S, bit 1 = T, bit 2 = G, bit 3 = V, bit 4 = R), so index 0 is
-//! `{S}` and index 30 is all five. A preview is `[tokens, top, hits]`; a
+//! `{S}` and index 30 is all five. A structure's previews are its twelve
+//! features in [`Feature::ALL`] order: `[tokens, top, hits, steps, gap,
+//! share, named, overlap_S, overlap_T, overlap_G, overlap_V, overlap_R]`
+//! (its overlap with itself is written as 0 and not read); a
 //! structure missing from `previews` means the producer did not compute
 //! its previews, and a policy that reads them cannot be evaluated on the
 //! sweep. `qtype` may be `null` (a dataset without question types). Unknown
@@ -45,7 +48,7 @@ use std::path::{Path, PathBuf};
 /// The `format` every sweep header carries.
 pub const SWEEP_FORMAT: &str = "mesa-sweep";
 /// The sweep format version this build reads and writes.
-pub const SWEEP_VERSION: u32 = 1;
+pub const SWEEP_VERSION: u32 = 2;
 /// How the utilities were computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -186,7 +189,7 @@ impl SweepRecord {
         for s in Structure::ALL {
             if let Some(v) = self.previews.of(s) {
                 for f in Feature::ALL {
-                    let x = v[f as usize];
+                    let x = v[f.index()];
                     if !x.is_finite() {
                         return Err((
                             format!("previews.{}.{}", s.letter(), f.name()),
@@ -710,7 +713,7 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
                     )
                 })?;
                 let field = format!("previews.{key}");
-                let vals: [f64; 3] = f.numbers(&field, v)?;
+                let vals: [f64; Feature::COUNT] = f.numbers(&field, v)?;
                 if vals[0] < 0.0 {
                     return Err(malformed(
                         path,

@@ -214,7 +214,7 @@ fn question(config: &SyntheticConfig, rng: &mut Rng, e: usize, q: usize, d: usiz
         task: TASKS[d].to_string(),
         query,
         labelled: rng.unit() < config.labelled_share,
-        previews: Previews::full(previews),
+        previews: Previews::basic(previews),
         utility,
         tokens,
     }

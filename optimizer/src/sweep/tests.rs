@@ -57,10 +57,12 @@ fn round_trip_and_mask_indices() {
 #[test]
 fn rejects_other_formats_and_versions() {
     let text = write_text(&small());
-    let v2 = text.replacen("\"version\":1", "\"version\":2", 1);
-    let e = err(&v2);
+    // A version 1 sweep (three previews per structure) is refused with
+    // the way out.
+    let v1 = text.replacen("\"version\":2", "\"version\":1", 1);
+    let e = err(&v1);
     assert!(
-        e.contains("version 2") && e.contains("reads version 1"),
+        e.contains("version 1") && e.contains("reads version 2") && e.contains("regenerate"),
         "{e}"
     );
     let other = text.replacen("mesa-sweep", "other", 1);
