@@ -546,8 +546,18 @@ fn a_sweep_and_a_query_read_the_same_previews() {
     let record: serde_json::Value =
         serde_json::from_str(text.lines().nth(1).expect("one record")).unwrap();
     let names = [
-        "tokens", "top", "hits", "steps", "gap", "share", "named", "overlap_S", "overlap_T",
-        "overlap_G", "overlap_V", "overlap_R",
+        "tokens",
+        "top",
+        "hits",
+        "steps",
+        "gap",
+        "share",
+        "named",
+        "overlap_S",
+        "overlap_T",
+        "overlap_G",
+        "overlap_V",
+        "overlap_R",
     ];
     let letters = ["S", "T", "G", "V", "R"];
     let mut terms = Vec::new();
@@ -569,14 +579,24 @@ fn a_sweep_and_a_query_read_the_same_previews() {
     );
     let question = record["query"].as_str().unwrap();
     let o = mesa(&[
-        "query", &store, "--episode", "a", "--policy", &policy, "--format", "json", question,
+        "query",
+        &store,
+        "--episode",
+        "a",
+        "--policy",
+        &policy,
+        "--format",
+        "json",
+        question,
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("json");
     let read = v["previews"].as_object().expect("previews");
     assert_eq!(read.len(), 45, "{read:?}");
     for (a, s) in letters.iter().enumerate() {
-        let row = record["previews"][s].as_array().expect("a row per structure");
+        let row = record["previews"][s]
+            .as_array()
+            .expect("a row per structure");
         assert_eq!(row.len(), 12);
         for (f, name) in names.iter().enumerate() {
             if f >= 7 && f - 7 <= a {

@@ -108,9 +108,7 @@ impl Feature {
 
     /// The other structure of an overlap.
     pub fn partner(self) -> Option<Structure> {
-        self.index()
-            .checked_sub(7)
-            .map(|i| Structure::ALL[i])
+        self.index().checked_sub(7).map(|i| Structure::ALL[i])
     }
 
     /// Every name, for "did you mean" suggestions and help texts.
@@ -175,9 +173,11 @@ impl PreviewKey {
 
     /// The fifteen keys of the first language version.
     pub fn basic() -> impl Iterator<Item = PreviewKey> {
-        Structure::ALL
-            .into_iter()
-            .flat_map(|s| Feature::BASIC.into_iter().map(move |f| PreviewKey::new(s, f)))
+        Structure::ALL.into_iter().flat_map(|s| {
+            Feature::BASIC
+                .into_iter()
+                .map(move |f| PreviewKey::new(s, f))
+        })
     }
 
     /// The structures whose evidence the value needs: the one, or the pair.
@@ -288,7 +288,10 @@ mod tests {
         let rt: PreviewKey = "raw.overlap_temporal".parse().unwrap();
         assert_eq!(tr, rt);
         assert_eq!(rt.to_string(), "T.overlap_R");
-        assert_eq!(tr.structures(), Mask::single(Structure::Temporal).with(Structure::Raw));
+        assert_eq!(
+            tr.structures(),
+            Mask::single(Structure::Temporal).with(Structure::Raw)
+        );
         assert!(matches!(
             "T.overlap_T".parse::<PreviewKey>(),
             Err(InputError::SelfOverlap(_))
@@ -304,7 +307,10 @@ mod tests {
                 f
             );
         }
-        assert_eq!(Feature::overlap(Structure::Graph).partner(), Some(Structure::Graph));
+        assert_eq!(
+            Feature::overlap(Structure::Graph).partner(),
+            Some(Structure::Graph)
+        );
         assert_eq!(Feature::Named.partner(), None);
         assert!(PreviewKey::checked(Structure::Vector, Feature::OverlapV).is_none());
     }

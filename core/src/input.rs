@@ -314,7 +314,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(input.previews.get(Structure::Graph, Feature::Named), -1.0);
-        assert_eq!(input.previews.get(Structure::Vector, Feature::OverlapG), 0.5);
+        assert_eq!(
+            input.previews.get(Structure::Vector, Feature::OverlapG),
+            0.5
+        );
         assert_eq!(input.previews.get(Structure::Graph, Feature::Share), 0.3);
         assert!(matches!(
             parse_json_line(r#"{"query": "", "preview": {"G": {"overlap_graph": 1}}}"#),

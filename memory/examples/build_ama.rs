@@ -126,6 +126,11 @@ fn main() {
     let mut all_tokens = 0usize;
     let mut named = 0usize;
     let mut questions = 0usize;
+    // The previews on top of the five retrievals (evidence cached): the
+    // first version's 15, and all 45.
+    let basic: Vec<mesa_core::PreviewKey> = mesa_core::PreviewKey::basic().collect();
+    let all: Vec<mesa_core::PreviewKey> = mesa_core::PreviewKey::all().collect();
+    let mut preview_times: [Vec<f64>; 2] = Default::default();
     for memory in store.episodes() {
         for q in &memory.episode.questions {
             let t = Instant::now();
@@ -137,6 +142,11 @@ fn main() {
                     std::process::exit(1);
                 }
                 structure_times[s.index()].push(ts.elapsed().as_secs_f64() * 1e3);
+            }
+            for (keys, out) in [&basic, &all].into_iter().zip(preview_times.iter_mut()) {
+                let tp = Instant::now();
+                std::hint::black_box(r.previews(keys).ok());
+                out.push(tp.elapsed().as_secs_f64() * 1e6);
             }
             let composed = match r.compose(Mask::ALL) {
                 Ok(c) => c,
@@ -179,6 +189,16 @@ fn main() {
         println!(
             "  {}: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
             s.letter(),
+            at(0.5),
+            at(0.99),
+            at(1.0)
+        );
+    }
+    for (name, t) in ["15 basic", "all 45"].iter().zip(preview_times.iter_mut()) {
+        t.sort_by(f64::total_cmp);
+        let at = |p: f64| t[((t.len() as f64 - 1.0) * p).round() as usize];
+        println!(
+            "previews ({name}) over the retrieved evidence: p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
             at(0.5),
             at(0.99),
             at(1.0)

@@ -369,7 +369,10 @@ mod tests {
         let r = Retrieval::new(&m, "Which bank had the most assets?");
         r.previews(&[PreviewKey::new(Structure::Raw, Feature::OverlapG)])
             .unwrap();
-        assert_eq!(r.retrieved(), Mask::single(Structure::Graph).with(Structure::Raw));
+        assert_eq!(
+            r.retrieved(),
+            Mask::single(Structure::Graph).with(Structure::Raw)
+        );
     }
 
     #[test]
