@@ -150,15 +150,11 @@ fn measure_one(
         .episode(&episode.id)
         .ok_or_else(|| MeasureError::UnknownEpisode(episode.id.clone()))?;
     let retrieval = Retrieval::new(memory, &q.question);
-    let retrieve = |s: Structure| {
-        retrieval
-            .evidence(s)
-            .cloned()
-            .map_err(|source| MeasureError::Retrieve {
-                question: q.id.clone(),
-                source,
-            })
+    let failed = |source| MeasureError::Retrieve {
+        question: q.id.clone(),
+        source,
     };
+    let retrieve = |s: Structure| retrieval.evidence(s).cloned().map_err(failed);
     let sections = Sections([
         retrieve(Structure::Summary)?,
         retrieve(Structure::Temporal)?,
@@ -168,12 +164,7 @@ fn measure_one(
     ]);
     // The same function a query's host calls, so a policy reads the same
     // values in the sweep and at query time.
-    let previews = retrieval
-        .all_previews()
-        .map_err(|source| MeasureError::Retrieve {
-            question: q.id.clone(),
-            source,
-        })?;
+    let previews = retrieval.all_previews().map_err(failed)?;
     let mut tokens = [0.0; Mask::SUBSETS];
     for (k, t) in tokens.iter_mut().enumerate() {
         let mask = Mask::subset(k);
