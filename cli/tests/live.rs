@@ -266,3 +266,63 @@ fn a_query_runs_while_an_append_is_open() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// A dataset imported into a tenant (`mesa build --into`) keeps its
+/// questions, and `mesa query --tenant --all` asks them with the same
+/// evidence, mask and tokens as `mesa query --all` on a store built from
+/// the same file.
+#[test]
+fn an_imported_dataset_answers_its_questions_as_a_built_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.jsonl");
+    let lines = [
+        r#"{"id": "a", "task": "fix the test", "domain": "software", "steps": [{"action": "run pytest", "observation": "1 failed: test_dates", "timestamp": "2026-03-01T10:01:00Z"}, {"action": "edit src/dates.py", "observation": "ok", "timestamp": "2026-03-01T10:02:00Z"}, {"action": "run pytest", "observation": "1 passed", "timestamp": "2026-03-01T10:03:00Z"}], "questions": [{"id": "a1", "question": "What failed at step 0?", "answer": "test_dates"}, {"id": "a2", "question": "Which file was edited?", "answer": "src/dates.py"}]}"#,
+        r#"{"id": "b", "task": "find the kettle", "domain": "web", "steps": [{"action": "search kettle", "observation": "3 results", "timestamp": "2026-03-01T10:04:00Z"}, {"action": "click item 2", "observation": "red kettle $25", "timestamp": "2026-03-01T10:05:00Z"}], "questions": [{"id": "b1", "question": "How much was the kettle?", "answer": "$25"}]}"#,
+    ];
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let (data, store) = (data.to_str().unwrap(), dir.path().join("store"));
+    let (store, root) = (store.to_str().unwrap(), dir.path().join("mem"));
+    let root = root.to_str().unwrap();
+    let (ok, _, err) = run(&["build", data, "-o", store, "--quiet"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&["build", data, "--into", root, "--tenant", "t", "--quiet"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("5 steps and 3 questions"), "{err}");
+    let answers = |args: &[&str]| -> Vec<serde_json::Value> {
+        let (ok, out, err) = run(args);
+        assert!(ok, "{err}");
+        out.lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+                v.as_object_mut().unwrap().remove("micros");
+                v
+            })
+            .collect()
+    };
+    let built = answers(&["query", store, "--all", "--structures", "all"]);
+    let live = answers(&[
+        "query",
+        root,
+        "--tenant",
+        "t",
+        "--all",
+        "--structures",
+        "all",
+    ]);
+    assert_eq!(built.len(), 3);
+    assert_eq!(live, built);
+    let one = answers(&[
+        "query", root, "--tenant", "t", "--all", "-e", "b", "-s", "all",
+    ]);
+    assert_eq!(one, built[2..]);
+    assert!(
+        built[0]["evidence"][0]["timestamps"].is_array(),
+        "{}",
+        built[0]
+    );
+    // Forgetting an episode forgets its questions.
+    let (ok, _, err) = on(root, "forget", "a", &["--all"]);
+    assert!(ok, "{err}");
+    let left = answers(&["query", root, "--tenant", "t", "--all", "-s", "all"]);
+    assert_eq!(left, built[2..]);
+}

@@ -16,7 +16,8 @@ pub struct Args {
     #[arg(long, short, required_unless_present = "into", conflicts_with = "into")]
     output: Option<PathBuf>,
     /// Instead of a store, add the dataset's episodes to this live memory
-    /// directory (with --tenant); its questions are not kept.
+    /// directory (with --tenant); its questions are kept with their episodes
+    /// (`mesa query ROOT --tenant T --all` asks them).
     #[arg(long, requires = "tenant")]
     into: Option<PathBuf>,
     /// The live memory's tenant (with --into).
@@ -133,8 +134,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// `mesa build DATA --into ROOT --tenant T`: every episode created in the
-/// tenant and its steps appended in one batch (indices and timestamps kept;
-/// a step without a timestamp gets the time of the import).
+/// tenant, its steps appended in one batch (indices and timestamps kept;
+/// a step without a timestamp gets the time of the import) and its
+/// questions kept with it.
 fn import(
     args: &Args,
     root: &std::path::Path,
@@ -148,16 +150,17 @@ fn import(
     let bar = crate::progress::bar(args.quiet, "importing {pos}/{len} episodes");
     bar.set_length(loaded.episodes.len() as u64);
     let started = std::time::Instant::now();
-    let mut steps = 0usize;
+    let (mut steps, mut questions) = (0usize, 0usize);
     for e in &loaded.episodes {
         tenant.create_episode(&mesa_memory::NewEpisode::of(e))?;
         let batch = e.steps.iter().map(mesa_memory::NewStep::of).collect();
         steps += tenant.append_batch(&e.id, batch)?.len();
+        questions += tenant.add_questions(&e.id, &e.questions)?;
         bar.inc(1);
     }
     bar.finish_and_clear();
     eprintln!(
-        "imported {} episodes, {steps} steps into tenant `{}` of `{}` in {:.1} s",
+        "imported {} episodes, {steps} steps and {questions} questions into tenant `{}` of `{}` in {:.1} s",
         loaded.episodes.len(),
         tenant.name(),
         root.display(),

@@ -5,6 +5,7 @@ use crate::backend::{load, EngineKind};
 use crate::error::CliError;
 use crate::source::read;
 use mesa_core::Mask;
+use mesa_memory::dataset::Question as StoredQuestion;
 use mesa_memory::{Episode, PluginOptions, Store};
 use mesa_query::{Answer, Asker, Chooser, QueryEngine, Question, Timings};
 use serde_json::json;
@@ -36,7 +37,9 @@ pub struct Args {
     /// per line (`id` optional); one JSON result per line out.
     #[arg(long, conflicts_with_all = ["question", "all"])]
     questions: Option<String>,
-    /// Answer every question stored with the store's episodes.
+    /// Answer every question stored with the store's episodes (with
+    /// --tenant: kept with the tenant's episodes, as `mesa build --into`
+    /// keeps a dataset's; with --episode too, that episode's only).
     #[arg(long, conflicts_with = "question")]
     all: bool,
     /// With --all: let the policy see each question's stored type.
@@ -75,7 +78,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let many = args.questions.is_some() || args.all;
     let mut engine = QueryEngine::new(&store, chooser(&args, many)?);
     if many {
-        return run_many(&store, &mut engine, &args);
+        let (items, bad) = match &args.questions {
+            Some(path) => from_file(path)?,
+            None => {
+                let episodes = store.episodes().iter().map(|m| &*m.episode);
+                (
+                    stored(&args, episodes.map(|e| (e.id.clone(), e.questions.clone()))),
+                    0,
+                )
+            }
+        };
+        return run_many(items, bad, &mut |q| Ok(engine.answer(q)?));
     }
     let (episode, question) = single(&args)?;
     let q = Question {
@@ -99,13 +112,36 @@ fn run_live(args: &Args) -> Result<ExitCode, CliError> {
         root: args.store.clone(),
         tenant: args.tenant.clone().unwrap_or_default(),
     };
-    if args.questions.is_some() || args.all || args.list {
+    if args.list {
         return Err(CliError::Usage(
-            "with --tenant, ask one question (--episode ID \"...\"); `mesa episodes ROOT --tenant T` lists the episodes".into(),
+            "with --tenant, `mesa episodes ROOT --tenant T` lists the episodes".into(),
         ));
     }
     let tenant = target.open_reader()?;
-    let mut asker = Asker::new(chooser(args, false)?);
+    let many = args.questions.is_some() || args.all;
+    let mut asker = Asker::new(chooser(args, many)?);
+    if many {
+        let (items, bad) = match &args.questions {
+            Some(path) => from_file(path)?,
+            None => {
+                // Every episode's kept questions, or one episode's.
+                let ids = match &args.episode {
+                    Some(e) => vec![e.clone()],
+                    None => tenant.episodes()?.into_iter().map(|e| e.id).collect(),
+                };
+                let mut kept = Vec::with_capacity(ids.len());
+                for id in ids {
+                    let questions = tenant.questions(&id)?;
+                    kept.push((id, questions));
+                }
+                (stored(args, kept.into_iter()), 0)
+            }
+        };
+        return run_many(items, bad, &mut |q| {
+            let memory = tenant.memory(q.episode)?;
+            Ok(asker.ask(&memory, q.text, q.qtype)?)
+        });
+    }
     let (episode, question) = single(args)?;
     let q = Question {
         episode,
@@ -242,47 +278,54 @@ struct Line {
 /// One question of a batch: its id, episode, text and type.
 type Item = (serde_json::Value, String, String, Option<String>);
 
-fn run_many(
-    store: &Store,
-    engine: &mut QueryEngine<'_>,
-    args: &Args,
-) -> Result<ExitCode, CliError> {
-    let mut items: Vec<Item> = Vec::new();
-    let mut bad = 0usize;
-    if let Some(path) = &args.questions {
-        let bytes = read(path)?;
-        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            let text = String::from_utf8_lossy(line);
-            let text = text.trim_start_matches('\u{feff}');
-            if text.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Line>(text) {
-                Ok(l) => {
-                    let episode = match l.episode {
-                        serde_json::Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    items.push((l.id.unwrap_or(json!(n + 1)), episode, l.question, l.qtype));
-                }
-                Err(e) => {
-                    bad += 1;
-                    eprintln!("error: {path}:{}: {e} (expected {{\"episode\": \"ID\", \"question\": \"...\"}})", n + 1);
-                }
-            }
+/// The questions of a JSONL file, and how many of its lines did not read
+/// (each reported on standard error).
+fn from_file(path: &str) -> Result<(Vec<Item>, usize), CliError> {
+    let (mut items, mut bad) = (Vec::new(), 0usize);
+    let bytes = read(path)?;
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_start_matches('\u{feff}');
+        if text.trim().is_empty() {
+            continue;
         }
-    } else {
-        for m in store.episodes() {
-            for q in &m.episode.questions {
-                let qtype = if args.with_qtype {
-                    q.qtype.clone()
-                } else {
-                    None
+        match serde_json::from_str::<Line>(text) {
+            Ok(l) => {
+                let episode = match l.episode {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
                 };
-                items.push((json!(q.id), m.episode.id.clone(), q.question.clone(), qtype));
+                items.push((l.id.unwrap_or(json!(n + 1)), episode, l.question, l.qtype));
+            }
+            Err(e) => {
+                bad += 1;
+                eprintln!("error: {path}:{}: {e} (expected {{\"episode\": \"ID\", \"question\": \"...\"}})", n + 1);
             }
         }
     }
+    Ok((items, bad))
+}
+
+/// The questions stored with episodes (`--all`), with their types only
+/// under `--with-qtype`.
+fn stored(args: &Args, episodes: impl Iterator<Item = (String, Vec<StoredQuestion>)>) -> Vec<Item> {
+    let mut items = Vec::new();
+    for (episode, questions) in episodes {
+        for q in questions {
+            let qtype = if args.with_qtype { q.qtype } else { None };
+            items.push((json!(q.id), episode.clone(), q.question, qtype));
+        }
+    }
+    items
+}
+
+/// Answers every item with `answer`, one JSON line each, and reports the
+/// totals; `bad` lines failed already.
+fn run_many(
+    items: Vec<Item>,
+    mut bad: usize,
+    answer: &mut dyn FnMut(&Question<'_>) -> Result<Answer, CliError>,
+) -> Result<ExitCode, CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let write_err = |source| CliError::Io {
@@ -298,7 +341,7 @@ fn run_many(
             text,
             qtype: qtype.as_deref(),
         };
-        let line = match engine.answer(&q) {
+        let line = match answer(&q) {
             Ok(a) => {
                 totals.push(a.timings);
                 tokens += a.composition.tokens;

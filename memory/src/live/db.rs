@@ -58,6 +58,12 @@ CREATE TABLE IF NOT EXISTS states (
     fingerprint TEXT NOT NULL,
     state BLOB NOT NULL
 ) STRICT;
+CREATE TABLE IF NOT EXISTS questions (
+    episode TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (episode, id)
+) STRICT;
 ";
 
 /// A persisted memory state: the number of steps it covers, the last one's
@@ -424,10 +430,37 @@ pub fn delete_steps(
     )
 }
 
-/// Deletes an episode and its steps; returns how many steps.
+/// Keeps questions with an episode (one replaces a question of the same
+/// id); `bodies` are `(id, JSON)` pairs.
+pub fn put_questions(
+    conn: &Connection,
+    episode: &str,
+    bodies: &[(String, String)],
+) -> rusqlite::Result<()> {
+    let mut put = conn.prepare_cached(
+        "INSERT OR REPLACE INTO questions (episode, id, body) VALUES (?1, ?2, ?3)",
+    )?;
+    for (id, body) in bodies {
+        put.execute(params![episode, id, body])?;
+    }
+    Ok(())
+}
+
+/// The questions kept with an episode, as JSON, in the order they were
+/// kept.
+pub fn questions(conn: &Connection, episode: &str) -> rusqlite::Result<Vec<String>> {
+    let mut q =
+        conn.prepare_cached("SELECT body FROM questions WHERE episode = ?1 ORDER BY rowid")?;
+    let rows = q.query_map([episode], |r| r.get(0))?;
+    rows.collect()
+}
+
+/// Deletes an episode, its steps and its questions; returns how many
+/// steps.
 pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usize> {
     delete_state(conn, episode)?;
     let steps = conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
+    conn.execute("DELETE FROM questions WHERE episode = ?1", [episode])?;
     conn.execute("DELETE FROM episodes WHERE id = ?1", [episode])?;
     Ok(steps)
 }

@@ -4,7 +4,7 @@
 //! ```text
 //! ROOT/
 //!   mesa-live.json                 marker: format and version
-//!   tenants/NAME/memory.sqlite     the tenant's episodes, steps and persisted states (WAL mode)
+//!   tenants/NAME/memory.sqlite     the tenant's episodes, steps, persisted states and kept questions (WAL mode)
 //!   tenants/NAME/writer.lock       held by the one handle that writes NAME
 //!
 //! append(step) ──derive StepParts (embed, extract: the new step only)──► one transaction ──► ack
@@ -35,6 +35,7 @@
 
 mod db;
 mod error;
+mod questions;
 mod state;
 mod types;
 
@@ -627,7 +628,7 @@ impl Tenant {
         db::plain_steps(&conn, episode, None).map_err(self.db_error())
     }
 
-    /// The episode with its steps (and no questions).
+    /// The episode with its steps (and no questions: [`Tenant::questions`]).
     pub fn episode(&self, episode: &str) -> Result<Episode, LiveError> {
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;

@@ -16,7 +16,7 @@ use mesa_core::{Mask, Previews, Structure};
 use mesa_memory::dataset::{Episode, Question};
 use mesa_memory::{composed_tokens, Evidence, Retrieval, RetrieveError, Store};
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use utility::LabelSource;
@@ -180,14 +180,19 @@ fn measure_one(
                     source = LabelSource::None;
                 }
             }
-            let shown: Vec<BTreeSet<usize>> = sections.0.iter().map(utility::shown_steps).collect();
+            // The same lists the previews read.
+            let shown = Structure::ALL.map(|s| retrieval.shown(s));
+            let mut by_structure: [&[usize]; 5] = [&[]; 5];
+            for (slot, s) in by_structure.iter_mut().zip(shown) {
+                *slot = s.map_err(failed)?;
+            }
             let u = per_mask(|mask| {
-                let union: BTreeSet<usize> = Structure::ALL
+                let chosen: Vec<&[usize]> = Structure::ALL
                     .into_iter()
                     .filter(|s| mask.contains(*s))
-                    .flat_map(|s| shown[s.index()].iter().copied())
+                    .map(|s| by_structure[s.index()])
                     .collect();
-                utility::recall(&labels, &union)
+                utility::recall(&labels, &chosen)
             });
             (u, !labels.is_empty(), source)
         }

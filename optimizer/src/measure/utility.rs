@@ -81,20 +81,18 @@ pub fn answer_only(episode: &Episode, q: &Question, labels: Vec<usize>) -> Vec<u
 /// among them is found in nearly any evidence, so it measures nothing.
 pub const LAYOUT_WORDS: &[&str] = &["step", "steps", "action", "observation", "task", "outcome"];
 
-/// The steps an evidence section shows.
-pub fn shown_steps(e: &Evidence) -> BTreeSet<usize> {
-    e.items
-        .iter()
-        .flat_map(|i| i.steps.iter().copied())
-        .collect()
-}
-
-/// The share of `labels` in `shown`; 0 without labels.
-pub fn recall(labels: &[usize], shown: &BTreeSet<usize>) -> f64 {
+/// The share of `labels` shown by any of `shown` (each the increasing
+/// list of steps one structure's evidence shows,
+/// [`mesa_memory::Retrieval::shown`]); 0 without labels.
+pub fn recall(labels: &[usize], shown: &[&[usize]]) -> f64 {
     if labels.is_empty() {
         return 0.0;
     }
-    labels.iter().filter(|l| shown.contains(l)).count() as f64 / labels.len() as f64
+    let found = labels
+        .iter()
+        .filter(|l| shown.iter().any(|s| s.binary_search(l).is_ok()))
+        .count();
+    found as f64 / labels.len() as f64
 }
 
 /// The reference answer's content words that the question does not
@@ -209,9 +207,12 @@ mod tests {
 
     #[test]
     fn recall_and_coverage_by_hand() {
-        let shown: BTreeSet<usize> = [1, 2, 5].into();
-        assert_eq!(recall(&[1, 3], &shown), 0.5);
-        assert_eq!(recall(&[], &shown), 0.0);
+        let (a, b): (&[usize], &[usize]) = (&[1, 2], &[2, 5]);
+        assert_eq!(recall(&[1, 3], &[a, b]), 0.5);
+        assert_eq!(recall(&[1, 5, 3, 7], &[a, b]), 0.5);
+        assert_eq!(recall(&[5], &[a]), 0.0);
+        assert_eq!(recall(&[5], &[]), 0.0);
+        assert_eq!(recall(&[], &[a, b]), 0.0);
         let q = question(
             "Which table did the agent query?",
             Some("The agent queried the orders table, then customers."),

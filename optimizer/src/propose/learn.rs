@@ -3,6 +3,7 @@
 //! the refinements (mask refits, trims, budgets, pruning). Everything is
 //! scored by native simulation of the policy (see [`super::spec`]).
 
+use super::cues::is_cue_word;
 use super::spec::{
     apply_budget, holds_vec, Act, Cmp, Cond, FeatTable, PolicySpec, RuleSpec, Simulator,
 };
@@ -269,20 +270,15 @@ impl<'a> Fit<'a> {
                 postings.entry(w).or_default().push(p);
             }
         }
-        // (gain, word, best mask) of each frequent enough word. Stopwords
-        // and words in more than half the mined questions are no cue a
-        // person would write (they fit the split, not a signal).
+        // (gain, word, best mask) of each frequent enough word. Function
+        // words, question phrasing (`cues.rs`) and words in more than half
+        // the mined questions are no cue a person would write (they fit the
+        // split, not a signal).
         let mined = inside.iter().filter(|x| **x).count();
         let mut scored: Vec<(f64, String, usize)> = Vec::new();
         for (w, ps) in &postings {
             let word = &self.table.words[*w as usize];
-            if ps.len() < params.min_support
-                || 2 * ps.len() > mined
-                || mesa_memory::text::is_stopword(word)
-                || word.len() < 2
-                || word.bytes().all(|b| b.is_ascii_digit())
-                || !word.is_ascii()
-            {
+            if ps.len() < params.min_support || 2 * ps.len() > mined || !is_cue_word(word) {
                 continue;
             }
             let mut sum = [0.0; Mask::SUBSETS];

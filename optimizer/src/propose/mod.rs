@@ -2,6 +2,7 @@
 //! fits rules on train and writes them through the syntax tree; the LLM
 //! proposer asks an OpenAI-compatible endpoint.
 
+pub mod cues;
 pub mod learn;
 pub mod llm;
 pub mod offline;
