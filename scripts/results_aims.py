@@ -33,10 +33,14 @@ def main():
     print(f"hindsight\" is the cheapest of the {prices} policies that keeps 99% of J on test (the same")
     print("hindsight as the best fixed subset's); \"learned, chosen on val\" is the policy the val split")
     print("picks for each target, scored once on test: the honest figure, and the one the verdicts use.")
+    print("Two choices on val are reported: the cheapest policy keeping 99% of J on val, and the cheapest")
+    print("keeping 99% plus a margin that val estimates by itself (the first choice made on a random half")
+    print("of val's episodes falls, on the other half, this far below its J; mean over 200 halvings; the")
+    print("margin column gives its mean ± sd over seeds, in points of share).")
     print("\"outside\" counts the seeds whose 95% paired bootstrap interval (over episodes) of the")
     print("hindsight difference excludes 0 in the policies' favour.")
     print()
-    header("utility", "tokens for 99% of J: fixed / learned, in hindsight / oracle", "outside",
+    header("utility", "tokens for 99% of J: fixed / learned, in hindsight / oracle", "outside", "choice on val",
            "learned, chosen on val for 99%: J, tokens", "seeds where it keeps 99% with fewer tokens than fixed",
            "aim: <= 40% of tokens", "aim: closes >= 1/3 of the gap to the oracle")
     rows_half = []
@@ -48,17 +52,20 @@ def main():
         oracle = [s["oracle_headline"]["tokens_for_keep"] for s in seeds]
         outside = sum(1 for s in seeds
                       if ((s["against_fixed"] or {}).get("tokens_for_keep") or {}).get("hi", 0) < 0)
-        chosen = [s["chosen_on_val"]["keep"] for s in seeds]
-        kept = [c is not None and c["j"] >= 0.99 and f is not None and c["c"] < f
-                for c, f in zip(chosen, fixed)]
-        tokens = [c["c"] for c in chosen if c is not None]
-        forty = "met" if all(kept) and statistics.mean(tokens) <= 0.40 else "**not met**"
-        gaps = [(f - c["c"]) / (f - o) for c, f, o in zip(chosen, fixed, oracle)
-                if c is not None and None not in (f, o) and f > o and c["j"] >= 0.99]
-        third = "met" if len(gaps) == n and statistics.mean(gaps) >= 1 / 3 else "**not met**"
-        picked = f"{ms([c['j'] for c in chosen if c])}, {ms(tokens)} ({len(tokens)} of {n})"
-        print(f"| {u} | {ms(fixed)} / {ms(hind)} ({sum(x is not None for x in hind)} of {n}) / {ms(oracle)} | "
-              f"{outside} of {n} | {picked} | {sum(kept)} of {n} | {forty} | {ms(gaps)} ({len(gaps)} of {n}) {third} |")
+        margins = [s["chosen_on_val"].get("margin") for s in seeds]
+        for key, rule in [("keep", "cheapest keeping 99%"),
+                          ("keep_margin", f"cheapest keeping 99% + margin ({ms(margins, 100.0).replace('%', ' points')})")]:
+            chosen = [s["chosen_on_val"][key] for s in seeds]
+            kept = [c is not None and c["j"] >= 0.99 and f is not None and c["c"] < f
+                    for c, f in zip(chosen, fixed)]
+            tokens = [c["c"] for c in chosen if c is not None]
+            forty = "met" if all(kept) and statistics.mean(tokens) <= 0.40 else "**not met**"
+            gaps = [(f - c["c"]) / (f - o) for c, f, o in zip(chosen, fixed, oracle)
+                    if c is not None and None not in (f, o) and f > o and c["j"] >= 0.99]
+            third = "met" if len(gaps) == n and statistics.mean(gaps) >= 1 / 3 else "**not met**"
+            picked = f"{ms([c['j'] for c in chosen if c])}, {ms(tokens)} ({len(tokens)} of {n})"
+            print(f"| {u} | {ms(fixed)} / {ms(hind)} ({sum(x is not None for x in hind)} of {n}) / {ms(oracle)} | "
+                  f"{outside} of {n} | {rule} | {picked} | {sum(kept)} of {n} | {forty} | {ms(gaps)} ({len(gaps)} of {n}) {third} |")
         half = [s["chosen_on_val"]["half"] for s in seeds]
         fixed_half = [s["fixed_headline"]["j_at_half"] for s in seeds]
         higher = [h is not None and fh is not None and h["c"] <= 0.5 and h["j"] > fh

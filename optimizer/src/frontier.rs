@@ -121,13 +121,84 @@ pub struct Chosen {
 
 /// Per target, the policy that meets it on val: the cheapest keeping
 /// [`KEEP`] of all five's J, the best spending at most [`HALF`] of its
-/// tokens (`None` when no policy meets it on val).
+/// tokens (`None` when no policy meets it on val); and the cheapest
+/// keeping [`KEEP`] plus the margin that val itself estimates.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ChosenOnVal {
     /// For [`KEEP`].
     pub keep: Option<Chosen>,
     /// For [`HALF`].
     pub half: Option<Chosen>,
+    /// For [`KEEP`], with [`ChosenOnVal::margin`]: the cheapest policy
+    /// whose val J is at least `KEEP + margin` of all five's.
+    pub keep_margin: Option<Chosen>,
+    /// How far below its val J share the cheapest policy keeping [`KEEP`]
+    /// falls on questions it was not chosen on, estimated within val: over
+    /// [`MARGIN_DRAWS`] halvings of val's episodes, the choice made on one
+    /// half, scored on the other, mean shortfall (0 if it does not fall).
+    /// `None` when no halving lets a policy meet the target.
+    pub margin: Option<f64>,
+}
+
+/// Halvings of val's episodes that estimate [`ChosenOnVal::margin`].
+pub const MARGIN_DRAWS: usize = 200;
+
+/// The cheapest of `shares` (J, tokens) keeping `keep` of all five's J.
+fn cheapest_keeping(shares: &[(f64, f64)], keep: f64) -> Option<usize> {
+    (0..shares.len())
+        .filter(|&k| shares[k].0 >= keep - 1e-12)
+        .min_by(|&a, &b| shares[a].1.total_cmp(&shares[b].1))
+}
+
+/// Each policy's shares of all five's J and tokens over the questions `q`;
+/// `None` when all five's are not positive.
+fn val_shares(problem: &Problem, q: &[usize], masks: &[&Vec<Mask>]) -> Option<Vec<(f64, f64)>> {
+    let all = point(String::new(), Metrics::of(problem, q, |_| Mask::ALL));
+    masks
+        .iter()
+        .map(|m| {
+            shares(
+                &point(String::new(), Metrics::of(problem, q, |i| m[i])),
+                &all,
+            )
+        })
+        .collect()
+}
+
+/// [`ChosenOnVal::margin`]: val's episodes halved at random `MARGIN_DRAWS`
+/// times (seeded by `seed`); on each, the cheapest policy keeping [`KEEP`]
+/// on one half, and its J share there minus on the other half.
+fn keep_margin(problem: &Problem, val: &[usize], masks: &[&Vec<Mask>], seed: u64) -> Option<f64> {
+    let mut by_episode: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for &i in val {
+        let e = &problem.questions[i].episode;
+        by_episode.entry(e).or_default().push(i);
+    }
+    let mut episodes: Vec<Vec<usize>> = by_episode.into_values().collect();
+    if episodes.len() < 2 {
+        return None;
+    }
+    let mut rng = crate::rng::Rng::derive(&[seed, 0x3a16]);
+    let mut shortfalls = Vec::new();
+    for _ in 0..MARGIN_DRAWS {
+        for k in (1..episodes.len()).rev() {
+            episodes.swap(k, rng.below(k + 1));
+        }
+        let (a, b) = episodes.split_at(episodes.len() / 2);
+        let flat =
+            |h: &[Vec<usize>]| -> Vec<usize> { h.iter().flat_map(|e| e.iter().copied()).collect() };
+        let (Some(sa), Some(sb)) = (
+            val_shares(problem, &flat(a), masks),
+            val_shares(problem, &flat(b), masks),
+        ) else {
+            continue;
+        };
+        if let Some(k) = cheapest_keeping(&sa, KEEP) {
+            shortfalls.push(sa[k].0 - sb[k].0);
+        }
+    }
+    (!shortfalls.is_empty())
+        .then(|| (shortfalls.iter().sum::<f64>() / shortfalls.len() as f64).max(0.0))
 }
 
 /// Shares of `p`'s J and tokens of `all`'s; `None` if either of `all`'s
@@ -142,40 +213,30 @@ fn choose_on_val(
     val: &[usize],
     idx: &[usize],
     masks: &[&Vec<Mask>],
+    seed: u64,
 ) -> ChosenOnVal {
-    let on = |q: &[usize]| -> (Point, Vec<Point>) {
-        let all = point(String::new(), Metrics::of(problem, q, |_| Mask::ALL));
-        let ps = masks
-            .iter()
-            .map(|m| point(String::new(), Metrics::of(problem, q, |i| m[i])))
-            .collect();
-        (all, ps)
-    };
     if val.is_empty() {
         return ChosenOnVal::default();
     }
-    let (val_all, val_ps) = on(val);
-    let (all, ps) = on(idx);
-    let scored = |k: usize| {
-        let (j, c) = shares(&ps[k], &all)?;
-        Some(Chosen { policy: k, j, c })
-    };
-    let Some(val_shares) = val_ps
-        .iter()
-        .map(|p| shares(p, &val_all))
-        .collect::<Option<Vec<(f64, f64)>>>()
-    else {
+    let Some(val_shares) = val_shares(problem, val, masks) else {
         return ChosenOnVal::default();
     };
-    let keep = (0..masks.len())
-        .filter(|&k| val_shares[k].0 >= KEEP - 1e-12)
-        .min_by(|&a, &b| val_shares[a].1.total_cmp(&val_shares[b].1));
+    let all = point(String::new(), Metrics::of(problem, idx, |_| Mask::ALL));
+    let scored = |k: usize| {
+        let p = point(String::new(), Metrics::of(problem, idx, |i| masks[k][i]));
+        let (j, c) = shares(&p, &all)?;
+        Some(Chosen { policy: k, j, c })
+    };
     let half = (0..masks.len())
         .filter(|&k| val_shares[k].1 <= HALF + 1e-12)
         .max_by(|&a, &b| val_shares[a].0.total_cmp(&val_shares[b].0).then(b.cmp(&a)));
+    let margin = keep_margin(problem, val, masks, seed);
+    let keep_margin = margin.and_then(|m| cheapest_keeping(&val_shares, KEEP + m));
     ChosenOnVal {
-        keep: keep.and_then(scored),
+        keep: cheapest_keeping(&val_shares, KEEP).and_then(scored),
         half: half.and_then(scored),
+        keep_margin: keep_margin.and_then(scored),
+        margin,
     }
 }
 
@@ -339,9 +400,13 @@ pub fn of_split(
     // no val split of this sweep to choose on, and scoring val itself
     // would choose on what it scores.
     let chosen_on_val = match (split, &splits) {
-        (Some(Split::Train | Split::Test), Some(splits)) => {
-            choose_on_val(problem, &problem.indices(splits, Split::Val), &idx, &masks)
-        }
+        (Some(Split::Train | Split::Test), Some(splits)) => choose_on_val(
+            problem,
+            &problem.indices(splits, Split::Val),
+            &idx,
+            &masks,
+            seed,
+        ),
         _ => ChosenOnVal::default(),
     };
     let chosen = chosen_on_val.keep.as_ref().map(|c| c.policy);
@@ -492,13 +557,10 @@ fn policy_label(path: &str) -> &str {
 /// The per-seed rows of the policies chosen on val.
 fn chosen_md(s: &mut String, seeds: &[SplitFrontier]) {
     use std::fmt::Write;
+    let (keep, half) = (100.0 * KEEP, 100.0 * HALF);
     let _ = writeln!(
         s,
-        "\nChosen on val (the cheapest policy keeping {:.0}% of all five's J there; the best spending at most {:.0}% of its tokens there), scored here as shares of all five's J / tokens:\n\n| seed | for {:.0}% of J: policy, J, tokens | for {:.0}% of tokens: policy, J, tokens |\n| --- | --- | --- |",
-        100.0 * KEEP,
-        100.0 * HALF,
-        100.0 * KEEP,
-        100.0 * HALF
+        "\nChosen on val (the cheapest policy keeping {keep:.0}% of all five's J there; the best spending at most {half:.0}% of its tokens there; the cheapest keeping {keep:.0}% plus the margin that halvings of val estimate: how far below its val J the first choice falls on the half it was not made on, mean over {MARGIN_DRAWS} halvings), scored here as shares of all five's J / tokens:\n\n| seed | for {keep:.0}% of J: policy, J, tokens | for {half:.0}% of tokens: policy, J, tokens | margin | for {keep:.0}% of J plus the margin: policy, J, tokens |\n| --- | --- | --- | --- | --- |"
     );
     let cell = |f: &SplitFrontier, c: &Option<Chosen>| {
         c.as_ref().map_or("none meets it on val".into(), |c| {
@@ -513,12 +575,16 @@ fn chosen_md(s: &mut String, seeds: &[SplitFrontier]) {
     };
     for f in seeds {
         let v = &f.chosen_on_val;
+        let margin = v
+            .margin
+            .map_or("-".into(), |m| format!("{:.2} points", 100.0 * m));
         let _ = writeln!(
             s,
-            "| {} | {} | {} |",
+            "| {} | {} | {} | {margin} | {} |",
             f.seed,
             cell(f, &v.keep),
-            cell(f, &v.half)
+            cell(f, &v.half),
+            cell(f, &v.keep_margin)
         );
     }
 }
@@ -646,6 +712,15 @@ mod tests {
             j,
             c,
         }
+    }
+
+    #[test]
+    fn the_cheapest_keeping_a_share() {
+        let shares = [(0.995, 0.6), (0.99, 0.4), (1.0, 1.0), (0.98, 0.2)];
+        assert_eq!(cheapest_keeping(&shares, 0.99), Some(1));
+        assert_eq!(cheapest_keeping(&shares, 0.993), Some(0));
+        assert_eq!(cheapest_keeping(&shares, 0.999), Some(2));
+        assert_eq!(cheapest_keeping(&shares, 1.01), None);
     }
 
     #[test]

@@ -83,6 +83,10 @@ fn the_frontier_by_hand() {
         let chosen = f.chosen_on_val.keep.as_ref().unwrap();
         assert_eq!(chosen.policy, 0);
         assert!((chosen.c - 0.2).abs() < 1e-12);
+        // It keeps all of J on every half of val, so the halvings estimate
+        // no margin and the choice with the margin is the same.
+        assert_eq!(f.chosen_on_val.margin, Some(0.0));
+        assert_eq!(f.chosen_on_val.keep_margin.as_ref(), Some(chosen));
         // Against all five it keeps all of J with a fifth of the tokens,
         // on every resample.
         let p = f.against_fixed.unwrap();
