@@ -11,7 +11,7 @@ import functools
 import os
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ._native import Answer, EpisodeInfo, Memory, Policy, Step
+from ._native import Answer, EpisodeInfo, KeptQuestion, Memory, Policy, Step
 
 
 async def _run(fn, *args, **kwargs):
@@ -148,6 +148,14 @@ class AsyncMemory:
     async def steps(self, episode: str) -> List[Step]:
         """See :meth:`Memory.steps`."""
         return await _run(self._memory.steps, episode)
+
+    async def add_questions(self, episode: str, questions: Sequence[Dict[str, Any]]) -> int:
+        """See :meth:`Memory.add_questions`."""
+        return await _run(self._memory.add_questions, episode, questions)
+
+    async def questions(self, episode: str) -> List[KeptQuestion]:
+        """See :meth:`Memory.questions`."""
+        return await _run(self._memory.questions, episode)
 
     def __repr__(self) -> str:
         return f"<AsyncMemory {self._memory!r}>"

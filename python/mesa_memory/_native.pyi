@@ -1,7 +1,7 @@
 """Type stubs for MESA's compiled core (``mesa_memory._native``)."""
 
 import os
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 __version__: str
 
@@ -120,6 +120,13 @@ class Step:
     observation: str
     timestamp: Optional[str]
 
+class KeptQuestion:
+    id: str
+    question: str
+    answer: Optional[str]
+    qtype: Optional[str]
+    evidence: List[int]
+
 class Policy:
     """A selector policy in the WebAssembly sandbox (or the reference interpreter)."""
 
@@ -223,6 +230,10 @@ class Memory:
         """Rewrites the database so that no file holds a byte of anything forgotten."""
     def episodes(self) -> List[EpisodeInfo]: ...
     def steps(self, episode: str) -> List[Step]: ...
+    def add_questions(self, episode: str, questions: Sequence[Mapping[str, Any]]) -> int:
+        """Keeps questions (dicts: ``id``, ``question``, optional ``answer``, ``qtype``, ``evidence``) with the episode; returns how many."""
+    def questions(self, episode: str) -> List[KeptQuestion]:
+        """The questions kept with the episode, in the order they were kept."""
 
 def check(source: str, *, name: str = "<source>") -> List[Diagnostic]:
     """Every error and warning of a policy source (empty when clean); never raises for a bad policy."""

@@ -194,6 +194,29 @@ impl Step {
     }
 }
 
+/// A question kept with an episode.
+#[pyclass(frozen, get_all, module = "mesa_memory")]
+#[derive(Clone, Debug)]
+pub struct KeptQuestion {
+    /// Its id, unique within the episode.
+    pub id: String,
+    /// The question text.
+    pub question: String,
+    /// The reference answer, if known.
+    pub answer: Option<String>,
+    /// The question type, if known.
+    pub qtype: Option<String>,
+    /// The step indices the answer rests on, if labelled.
+    pub evidence: Vec<usize>,
+}
+
+#[pymethods]
+impl KeptQuestion {
+    fn __repr__(&self) -> String {
+        format!("<KeptQuestion {:?} {:?}>", self.id, self.question)
+    }
+}
+
 /// An optional name as Python shows it: `'name'` or `None`.
 pub fn py_opt(v: &Option<String>) -> String {
     match v {

@@ -3,7 +3,7 @@
 //! releases the GIL while the library works, so one thread can append while
 //! others query.
 
-use crate::answer::{Answer, EpisodeInfo, Step};
+use crate::answer::{Answer, EpisodeInfo, KeptQuestion, Step};
 use crate::errors::{self, invalid, raise, ClosedError};
 use crate::policy::Policy;
 use mesa_core::Mask;
@@ -37,6 +37,21 @@ impl From<StepIn> for NewStep {
             timestamp: s.timestamp,
         }
     }
+}
+
+/// A question to keep, from a dict: `id` and `question` (required),
+/// `answer`, `qtype` and `evidence` (optional).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct QuestionIn {
+    id: String,
+    question: String,
+    #[pyo3(default)]
+    answer: Option<String>,
+    #[pyo3(default)]
+    qtype: Option<String>,
+    #[pyo3(default)]
+    evidence: Vec<usize>,
 }
 
 /// One tenant of a live memory directory. Open it with
@@ -339,6 +354,50 @@ impl Memory {
                 domain: e.domain,
                 steps: e.steps,
                 created: e.created,
+            })
+            .collect())
+    }
+
+    /// Keeps questions with the episode (a dataset's, or the agent's own),
+    /// all or none, so that they can be asked again; one with the id of a
+    /// kept question replaces it. No structure reads them, and forgetting
+    /// the episode forgets them. Returns how many were kept.
+    fn add_questions(
+        &self,
+        py: Python<'_>,
+        episode: String,
+        questions: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<usize> {
+        let mut kept = Vec::with_capacity(questions.len());
+        for (i, q) in questions.iter().enumerate() {
+            let q: QuestionIn = q.extract().map_err(|e| {
+                invalid(
+                    "bad-question",
+                    format!("questions[{i}] must be a dict with a str `id` and `question` (and optional `answer`, `qtype`, `evidence`): {e}"),
+                )
+            })?;
+            kept.push(mesa_memory::dataset::Question {
+                id: q.id,
+                question: q.question,
+                answer: q.answer,
+                qtype: q.qtype,
+                evidence: q.evidence,
+            });
+        }
+        self.with(py, |t| t.add_questions(&episode, &kept))
+    }
+
+    /// The questions kept with the episode, in the order they were kept.
+    fn questions(&self, py: Python<'_>, episode: String) -> PyResult<Vec<KeptQuestion>> {
+        let kept = self.with(py, |t| t.questions(&episode))?;
+        Ok(kept
+            .into_iter()
+            .map(|q| KeptQuestion {
+                id: q.id,
+                question: q.question,
+                answer: q.answer,
+                qtype: q.qtype,
+                evidence: q.evidence,
             })
             .collect())
     }

@@ -69,6 +69,35 @@ def test_forget_correct_and_compact(root):
             m.steps("run-1")
 
 
+def test_questions_are_kept_with_their_episode(root):
+    with mesa.Memory(root, "t") as m:
+        fill(m)
+        kept = [
+            {"id": "q1", "question": "Why did step 1 fail?", "answer": "no such table", "evidence": [1]},
+            {"id": "q2", "question": "What was counted?", "qtype": "A"},
+        ]
+        assert m.add_questions("run-1", kept) == 2
+        got = m.questions("run-1")
+        assert [(q.id, q.question, q.answer, q.qtype, q.evidence) for q in got] == [
+            ("q1", "Why did step 1 fail?", "no such table", None, [1]),
+            ("q2", "What was counted?", None, "A", []),
+        ]
+        with pytest.raises(mesa.InvalidInputError) as err:
+            m.add_questions("run-1", [{"id": "q3", "question": "ok"}, {"id": "q4", "question": " "}])
+        assert err.value.code == "empty"
+        assert len(m.questions("run-1")) == 2, "nothing of the refused batch"
+        with pytest.raises(mesa.NotFoundError):
+            m.questions("nope")
+        with pytest.raises(mesa.InvalidInputError) as err:
+            m.add_questions("run-1", [{"question": "no id"}])
+        assert err.value.code == "bad-question"
+        a = m.query("run-1", got[0].question, structures="T")
+        assert any(1 in i.steps for i in a.items)
+        m.forget("run-1", whole=True)
+        with pytest.raises(mesa.NotFoundError):
+            m.questions("run-1")
+
+
 def test_errors_carry_code_message_and_help(root):
     with mesa.Memory(root, "t") as m:
         with pytest.raises(mesa.NotFoundError) as err:
