@@ -149,6 +149,10 @@ pub fn router(state: Shared) -> Router {
             "/v1/episodes/{id}/steps/{index}",
             put(routes::correct).delete(routes::forget_steps),
         )
+        .route(
+            "/v1/episodes/{id}/questions",
+            get(routes::list_questions).post(routes::add_questions),
+        )
         .route("/v1/episodes/{id}/query", post(routes::query))
         .route("/v1/compact", post(routes::compact))
         .route("/v1/policies", get(routes::list_policies))

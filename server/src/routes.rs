@@ -36,6 +36,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/episodes/{id}/steps"),
     ("PUT", "/v1/episodes/{id}/steps/{index}"),
     ("DELETE", "/v1/episodes/{id}/steps/{index}"),
+    ("GET", "/v1/episodes/{id}/questions"),
+    ("POST", "/v1/episodes/{id}/questions"),
     ("POST", "/v1/episodes/{id}/query"),
     ("POST", "/v1/compact"),
     ("GET", "/v1/policies"),
@@ -243,19 +245,51 @@ pub async fn append(
         })?;
         vec![one.into()]
     };
-    if steps.is_empty() || steps.len() > s.limits.batch_steps {
+    batch_size(steps.len(), s.limits.batch_steps, "steps")?;
+    let indices = blocking(move || Ok(t.tenant.append_batch(&id, steps)?)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "indices": indices }))))
+}
+
+/// A batch of `n` (`what`) must hold 1 to `limit` (422 otherwise).
+fn batch_size(n: usize, limit: usize, what: &str) -> Result<(), ApiError> {
+    if n == 0 || n > limit {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "batch-size",
-            format!(
-                "a batch has {} steps; send 1 to {}",
-                steps.len(),
-                s.limits.batch_steps
-            ),
+            format!("a batch has {n} {what}; send 1 to {limit}"),
         ));
     }
-    let indices = blocking(move || Ok(t.tenant.append_batch(&id, steps)?)).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "indices": indices }))))
+    Ok(())
+}
+
+/// `GET /v1/episodes/{id}/questions`: the questions kept with the episode.
+pub async fn list_questions(
+    Authed(t): Authed,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let questions = blocking(move || Ok(t.tenant.questions(&id)?)).await?;
+    Ok(Json(json!({ "questions": questions })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Questions {
+    questions: Vec<mesa_memory::dataset::Question>,
+}
+
+/// `POST /v1/episodes/{id}/questions`: `{"questions": [...]}` kept with the
+/// episode in one transaction (one with a kept id replaces it).
+pub async fn add_questions(
+    State(s): State<Shared>,
+    Authed(t): Authed,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let b: Questions = body(&headers, &bytes)?;
+    batch_size(b.questions.len(), s.limits.batch_steps, "questions")?;
+    let kept = blocking(move || Ok(t.tenant.add_questions(&id, &b.questions)?)).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "kept": kept }))))
 }
 
 #[derive(Deserialize)]

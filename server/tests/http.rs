@@ -609,3 +609,51 @@ fn graceful_shutdown_keeps_every_acknowledged_write() {
         );
     }
 }
+
+#[test]
+fn questions_are_kept_per_episode_and_tenant() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    fill(&f, &f.bob, "run-1");
+    let path = "/v1/episodes/run-1/questions";
+    let kept = json!({"questions": [
+        {"id": "q1", "question": "Why did step 1 fail?", "answer": "no such table", "evidence": [1]},
+        {"id": "q2", "question": "Which tables exist?"}
+    ]});
+    let v = f.ok("POST", path, &f.alice, Some(kept));
+    assert_eq!(v["kept"], 2);
+    let v = f.ok("GET", path, &f.alice, None);
+    let ids: Vec<&str> = v["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["q1", "q2"]);
+    assert_eq!(v["questions"][0]["evidence"], json!([1]));
+    // Another tenant's episode of the same id holds none of them.
+    let v = f.ok("GET", path, &f.bob, None);
+    assert_eq!(v["questions"], json!([]));
+    let bad = [
+        (json!({"questions": []}), 422, "batch-size"),
+        (json!({"questions": [{"id": "q3"}]}), 400, "bad-json"),
+        (
+            json!({"questions": [{"id": "q3", "question": " "}]}),
+            422,
+            "empty",
+        ),
+        (json!({"other": 1}), 400, "bad-json"),
+    ];
+    for (body, status, code) in bad {
+        assert_eq!(
+            f.err("POST", path, &f.alice, Some(body)),
+            (status, code.into())
+        );
+    }
+    let one = json!({"questions": [{"id": "q", "question": "?"}]});
+    let (status, code) = f.err("POST", "/v1/episodes/nope/questions", &f.alice, Some(one));
+    assert_eq!((status, code.as_str()), (404, "unknown-episode"));
+    f.ok("DELETE", "/v1/episodes/run-1", &f.alice, None);
+    assert_eq!(f.err("GET", path, &f.alice, None).0, 404);
+    assert_eq!(f.ok("GET", path, &f.bob, None)["questions"], json!([]));
+}
