@@ -156,8 +156,7 @@ PY
   echo "- the offline proposer's question-shape cues from the standard library (\`std.stepref\`,"
   echo "  \`std.causal\`, ...) were added after one look at a test frontier;"
   echo "- the token prices were made denser between 1e-6 and 2e-6 (adding 7e-7 and 1.5e-6) after a"
-  echo "  test report showed that the policies chosen on val for 99% of J came from 1e-6 and 2e-6."
-  echo
+  echo "  test report showed that the policies chosen on val for 99% of J came from 1e-6 and 2e-6;"
   echo "- the choice with a margin (the cheapest policy keeping 99% of J on val plus the margin that"
   echo "  halvings of val estimate) was added after the previous run's test report showed the plain"
   echo "  choice falling below 99% of J on test on 3 of 5 seeds for both utilities; the margin is"
