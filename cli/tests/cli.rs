@@ -610,3 +610,56 @@ fn a_sweep_and_a_query_read_the_same_previews() {
     assert_eq!(read["T.named"], serde_json::json!(1.0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The README's main job (`mesa pipeline`) end to end on a generated
+/// dataset of 20 episodes: build, sweep, optimize, and the frontier
+/// summary printed after the report, with the frozen policy on disk.
+#[test]
+fn the_main_job_runs_end_to_end() {
+    let mut lines = String::new();
+    for e in 0..20 {
+        let steps: Vec<String> = (0..8)
+            .map(|i| {
+                format!(
+                    r#"{{"action": "step {i} of run {e}: open file_{i}.py", "observation": "{}"}}"#,
+                    if i == 3 {
+                        "Error: test_dates failed"
+                    } else {
+                        "ok"
+                    }
+                )
+            })
+            .collect();
+        lines.push_str(&format!(
+            r#"{{"id": "ep{e}", "task": "fix run {e}", "domain": "{}", "steps": [{}], "questions": [{{"id": "ep{e}:0", "question": "What failed at step 3?", "answer": "test_dates at step 3"}}, {{"id": "ep{e}:1", "question": "Which file was opened at step 5?", "answer": "file_5.py at step 5"}}]}}"#,
+            if e % 2 == 0 { "software" } else { "web" },
+            steps.join(", ")
+        ));
+        lines.push('\n');
+    }
+    let data = tmp("pipeline.jsonl", lines.as_bytes());
+    let work = std::env::temp_dir()
+        .join(format!("mesa-cli-{}", std::process::id()))
+        .join("pipeline");
+    let work = work.to_string_lossy().into_owned();
+    let o = mesa(&[
+        "pipeline",
+        "--data",
+        &data,
+        "--work",
+        &work,
+        "--iterations",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let frontier = out.find("## The frontier").expect("the frontier summary");
+    assert!(
+        out[frontier..].contains("tokens for 99% of all five's J"),
+        "{out}"
+    );
+    assert!(out[frontier..].contains("oracle"), "{out}");
+    let best = Path::new(&work).join("run-seed0").join("best.mesa");
+    let policy = std::fs::read_to_string(&best).expect("best.mesa");
+    assert!(policy.starts_with("policy "), "{policy}");
+}
