@@ -179,6 +179,9 @@ impl<'a> Retrieval<'a> {
                 both as f64 / union as f64
             });
         }
+        if f == Feature::Steps {
+            return Ok(self.shown(s)?.len() as f64);
+        }
         if f == Feature::Named {
             let named = self.named();
             if named.is_empty() {

@@ -140,6 +140,18 @@ pub struct ChosenOnVal {
     pub margin: Option<f64>,
 }
 
+/// The questions `idx`, grouped by episode (episodes in id order).
+fn by_episode(problem: &Problem, idx: &[usize]) -> Vec<Vec<usize>> {
+    let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for &i in idx {
+        groups
+            .entry(&problem.questions[i].episode)
+            .or_default()
+            .push(i);
+    }
+    groups.into_values().collect()
+}
+
 /// Halvings of val's episodes that estimate [`ChosenOnVal::margin`].
 pub const MARGIN_DRAWS: usize = 200;
 
@@ -169,12 +181,7 @@ fn val_shares(problem: &Problem, q: &[usize], masks: &[&Vec<Mask>]) -> Option<Ve
 /// times (seeded by `seed`); on each, the cheapest policy keeping [`KEEP`]
 /// on one half, and its J share there minus on the other half.
 fn keep_margin(problem: &Problem, val: &[usize], masks: &[&Vec<Mask>], seed: u64) -> Option<f64> {
-    let mut by_episode: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
-    for &i in val {
-        let e = &problem.questions[i].episode;
-        by_episode.entry(e).or_default().push(i);
-    }
-    let mut episodes: Vec<Vec<usize>> = by_episode.into_values().collect();
+    let mut episodes = by_episode(problem, val);
     if episodes.len() < 2 {
         return None;
     }
@@ -307,14 +314,7 @@ fn paired(
     let (mut keep, mut half) = (Vec::new(), Vec::new());
     let (mut chosen_j, mut chosen_c) = (Vec::new(), Vec::new());
     let named = |m: Metrics| point(String::new(), m);
-    let mut by_episode: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
-    for &i in idx {
-        by_episode
-            .entry(&problem.questions[i].episode)
-            .or_default()
-            .push(i);
-    }
-    let episodes: Vec<&Vec<usize>> = by_episode.values().collect();
+    let episodes = by_episode(problem, idx);
     if episodes.is_empty() {
         return Paired {
             tokens_for_keep: None,

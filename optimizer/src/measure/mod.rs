@@ -181,11 +181,10 @@ fn measure_one(
                 }
             }
             // The same lists the previews read.
-            let shown = Structure::ALL.map(|s| retrieval.shown(s));
-            let mut by_structure: [&[usize]; 5] = [&[]; 5];
-            for (slot, s) in by_structure.iter_mut().zip(shown) {
-                *slot = s.map_err(failed)?;
-            }
+            let by_structure = Structure::ALL
+                .iter()
+                .map(|&s| retrieval.shown(s).map_err(failed))
+                .collect::<Result<Vec<&[usize]>, _>>()?;
             let u = per_mask(|mask| {
                 let chosen: Vec<&[usize]> = Structure::ALL
                     .into_iter()

@@ -30,6 +30,14 @@ const EVIDENCE_FEATURES: [Feature; 9] = [
     Feature::OverlapS,
 ];
 
+/// What a gate direction thresholds, and the prefix of its rules' names.
+fn gates_of(d: Direction) -> (&'static [Feature], &'static str) {
+    match d {
+        Direction::PreviewGates => (&[Feature::Hits, Feature::Top], "gate"),
+        _ => (&EVIDENCE_FEATURES, "evidence"),
+    }
+}
+
 /// The offline proposer.
 pub struct OfflineProposer {
     table: FeatTable,
@@ -95,11 +103,7 @@ impl OfflineProposer {
                 .flat_map(|dm| fit.mine_words(base, false, Some(dm), insert, p))
                 .collect(),
             Direction::PreviewGates | Direction::EvidenceGates => {
-                let gates = if d == Direction::PreviewGates {
-                    fit.preview_gates(&[Feature::Hits, Feature::Top])
-                } else {
-                    fit.preview_gates(&EVIDENCE_FEATURES)
-                };
+                let gates = fit.preview_gates(gates_of(d).0);
                 let mut pool = gates.clone();
                 for r in base.rules.iter().filter(|r| r.action == Act::Select) {
                     if let Some(c) = &r.cond {
@@ -177,12 +181,7 @@ impl OfflineProposer {
                 Direction::Prune => fit.prune(base, p),
                 Direction::PreviewGates | Direction::EvidenceGates => {
                     let pool = self.pool(fit, d, base, Insert::Front, p, hide);
-                    let prefix = if d == Direction::PreviewGates {
-                        "gate"
-                    } else {
-                        "evidence"
-                    };
-                    fit.greedy(base, &pool, Insert::Front, p, prefix)
+                    fit.greedy(base, &pool, Insert::Front, p, gates_of(d).1)
                 }
                 _ => {
                     let pool = self.pool(fit, d, base, Insert::AfterSelects, p, hide);
