@@ -1,11 +1,12 @@
-//! A writer killed (SIGKILL) while it writes a persisted state: the state
-//! is one SQLite transaction, so the store keeps the old state or the new
-//! one, never part of one, and the episode answers as a batch build.
+//! A writer killed (SIGKILL) while it writes a persisted state or keeps
+//! questions: each is one SQLite transaction, so the store keeps the old
+//! state or the new one, never part of one, every acknowledged question
+//! whole, and the episode answers as a batch build.
 //!
 //! The test binary runs itself as the child (the test's name with
-//! [`CHILD`] set), which appends and asks in a loop on fresh handles, so
-//! that each question opens the stored state, extends it and writes the
-//! next one.
+//! [`CHILD`] set), which appends, keeps questions and asks in a loop on
+//! fresh handles, so that each question opens the stored state, extends it
+//! and writes the next one.
 
 use super::*;
 use crate::Retrieval;
@@ -32,8 +33,23 @@ fn child_step(k: usize, i: usize) -> NewStep {
     }
 }
 
+/// The questions the child keeps after batch `k`: `QUESTIONS` of them, in
+/// one call.
+const QUESTIONS: usize = 40;
+
+fn child_question(k: usize, i: usize) -> crate::dataset::Question {
+    crate::dataset::Question {
+        id: format!("q{k}-{i}"),
+        question: format!("batch {k} question {i}: how many lines does file{i}.txt hold?"),
+        answer: Some(format!("{} lines", (i * 31) % 97)),
+        qtype: None,
+        evidence: vec![i],
+    }
+}
+
 /// The child: a fresh writer handle per batch appends it, acknowledges it
-/// (`appended N`), then asks (`asking`, then `asked MICROS`).
+/// (`appended N`), keeps its questions (`kept N`: how many the episode
+/// holds), then asks (`asking`, then `asked MICROS`).
 fn child(root: &Path, episode: &str) {
     let m = LiveMemory::open(root).expect("opens");
     let mut out = std::io::stdout().lock();
@@ -52,6 +68,10 @@ fn child(root: &Path, episode: &str) {
         t.append_batch(episode, steps).expect("append");
         let n = t.steps(episode).expect("steps").len();
         writeln!(out, "appended {n}").and_then(|_| out.flush()).ok();
+        let qs: Vec<_> = (0..QUESTIONS).map(|i| child_question(k, i)).collect();
+        t.add_questions(episode, &qs).expect("questions");
+        let n = t.questions(episode).expect("questions").len();
+        writeln!(out, "kept {n}").and_then(|_| out.flush()).ok();
         writeln!(out, "asking").and_then(|_| out.flush()).ok();
         let t0 = Instant::now();
         t.memory(episode).expect("memory");
@@ -63,11 +83,15 @@ fn child(root: &Path, episode: &str) {
 /// What a kill round saw.
 struct Round {
     acked: usize,
+    kept: usize,
     mid_question: bool,
+    /// Killed before the second batch's questions were acknowledged.
+    mid_questions: bool,
 }
 
 /// Runs one child on `episode` and kills it after a random share of its
-/// second question (the first one times it).
+/// second question (the first one times it), or within 2 ms of its second
+/// append's acknowledgement, while it keeps that batch's questions.
 fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round {
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
         .args([
@@ -83,11 +107,24 @@ fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round
         .spawn()
         .expect("spawn the child");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let (mut acked, mut asks, mut took) = (0, 0, Duration::from_millis(5));
+    let (mut acked, mut kept, mut asks) = (0, 0, 0);
+    let mut took = Duration::from_millis(5);
     let mut mid_question = false;
+    // A third of the rounds are killed while the second batch's questions
+    // are being kept, the rest while the second question runs.
+    let at_questions = next(3) == 0;
+    let mut appends = 0;
     while let Some(Ok(line)) = lines.next() {
-        if let Some(n) = line.strip_prefix("appended ") {
+        // The first line follows the test harness's own words.
+        if let Some((_, n)) = line.split_once("appended ") {
             acked = n.parse().expect("a count");
+            appends += 1;
+            if at_questions && appends == 2 {
+                std::thread::sleep(Duration::from_micros(next(2000)));
+                break;
+            }
+        } else if let Some(n) = line.strip_prefix("kept ") {
+            kept = n.parse().expect("a count");
         } else if let Some(us) = line.strip_prefix("asked ") {
             took = Duration::from_micros(us.parse().expect("micros"));
         } else if line == "asking" {
@@ -102,17 +139,23 @@ fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round
     }
     child.kill().expect("kill");
     let _ = child.wait();
-    // Whether the question was still running when the kill landed.
-    let finished = lines.any(|l| l.is_ok_and(|l| l.starts_with("asked")));
+    // What the child printed before the kill landed: whether the question
+    // had returned, or the questions been kept.
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let printed = |p: &str| rest.iter().any(|l| l.starts_with(p));
     Round {
         acked,
-        mid_question: mid_question && !finished,
+        kept,
+        mid_question: mid_question && !printed("asked"),
+        mid_questions: at_questions && !printed("kept"),
     }
 }
 
-/// 30 kills, most in the middle of a question that writes a state. After
-/// them each episode holds every acknowledged step, its stored state (if
-/// any) opens, and its answers are a batch build's.
+/// 30 kills, about half in the middle of a question that writes a state,
+/// a third before a batch's questions were acknowledged. After
+/// them each episode holds every acknowledged step and question (each
+/// question whole), its stored state (if any) opens, and its answers are
+/// a batch build's.
 #[test]
 fn a_killed_state_write_leaves_the_old_state_or_the_new() {
     if let Ok(root) = std::env::var(CHILD) {
@@ -130,25 +173,41 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
         seed % n
     };
     let episodes = ["e0", "e1", "e2", "e3", "e4", "e5"];
-    let mut acked = [0usize; 6];
-    let mut mid = 0;
+    let (mut acked, mut kept) = ([0usize; 6], [0usize; 6]);
+    let (mut mid, mut mid_questions) = (0, 0);
     for r in 0..30 {
         let got = round(&root, episodes[r % 6], &mut next);
         acked[r % 6] = acked[r % 6].max(got.acked);
+        kept[r % 6] = kept[r % 6].max(got.kept);
         mid += usize::from(got.mid_question);
+        mid_questions += usize::from(got.mid_questions);
     }
     eprintln!("{mid} of 30 kills landed before a question that writes a state returned");
+    eprintln!("{mid_questions} of 30 kills landed before a batch's questions were acknowledged");
     assert!(mid >= 10, "only {mid} of 30 kills landed mid-question");
+    assert!(
+        mid_questions >= 3,
+        "only {mid_questions} kills landed while questions were kept"
+    );
     let m = LiveMemory::open(&root).expect("reopens");
     let t = m.tenant("t").expect("tenant");
     let (config, plugins) = (Config::default(), Plugins::default());
-    for (e, &acked) in episodes.iter().zip(&acked) {
+    for ((e, &acked), &kept) in episodes.iter().zip(&acked).zip(&kept) {
         let steps = t.steps(e).expect("steps");
         assert!(
             steps.len() >= acked,
             "{e}: {} of {acked} steps",
             steps.len()
         );
+        let qs = t.questions(e).expect("questions");
+        assert!(qs.len() >= kept, "{e}: {} of {kept} questions", qs.len());
+        // Whole calls only: a batch's questions are all there or none.
+        assert_eq!(qs.len() % QUESTIONS, 0, "{e}: part of a call kept");
+        for q in &qs {
+            let (k, i) = q.id[1..].split_once('-').expect("an id the child wrote");
+            let want = child_question(k.parse().expect("k"), i.parse().expect("i"));
+            assert_eq!(q, &want, "{e}: question {} is not whole", q.id);
+        }
         let loaded = t.load(e, false).expect("loads");
         let (episode, stored) = (loaded.episode, loaded.stored);
         let state = loaded.state.expect("a state was written");

@@ -37,6 +37,11 @@ impl Default for Params {
     }
 }
 
+/// Fewest train episodes whose questions a mined word must come from: a
+/// word that only one or two trajectories' questions use names those
+/// trajectories (an id, a site, a file), not a kind of question.
+const MIN_CUE_EPISODES: usize = 3;
+
 /// Where new `select` rules go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Insert {
@@ -114,6 +119,18 @@ impl<'a> Fit<'a> {
                 q.objective[k] - self.rate * q.tokens[k]
             })
             .sum()
+    }
+
+    /// How many distinct episodes the train positions `ps` come from.
+    fn episodes_of(&self, ps: &[usize]) -> usize {
+        let q = &self.problem.questions;
+        let mut seen: Vec<&str> = ps
+            .iter()
+            .map(|&p| q[self.idx[p]].episode.as_str())
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        seen.len()
     }
 
     fn objective(&self, pos: usize, k: usize) -> f64 {
@@ -271,14 +288,19 @@ impl<'a> Fit<'a> {
             }
         }
         // (gain, word, best mask) of each frequent enough word. Function
-        // words, question phrasing (`cues.rs`) and words in more than half
-        // the mined questions are no cue a person would write (they fit the
-        // split, not a signal).
+        // words, question phrasing (`cues.rs`), words in more than half the
+        // mined questions and words of fewer than MIN_CUE_EPISODES
+        // trajectories are no cue a person would write (they fit the split
+        // or name an episode, not a kind of question).
         let mined = inside.iter().filter(|x| **x).count();
         let mut scored: Vec<(f64, String, usize)> = Vec::new();
         for (w, ps) in &postings {
             let word = &self.table.words[*w as usize];
-            if ps.len() < params.min_support || 2 * ps.len() > mined || !is_cue_word(word) {
+            if ps.len() < params.min_support
+                || 2 * ps.len() > mined
+                || !is_cue_word(word)
+                || self.episodes_of(ps) < MIN_CUE_EPISODES
+            {
                 continue;
             }
             let mut sum = [0.0; Mask::SUBSETS];
@@ -660,4 +682,64 @@ fn round_sig(x: f64, digits: i32) -> f64 {
     let mag = x.abs().log10().floor() as i32;
     let scale = 10f64.powi(digits - 1 - mag);
     (x * scale).round() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::synthetic::{generate, SyntheticConfig};
+    use crate::{write_sweep, Sweep, UtilityKind};
+
+    /// Two words that gain alike: `alpha` in ten questions of two
+    /// episodes, `beta` in ten questions of five. Only `beta` is mined.
+    #[test]
+    fn a_word_of_too_few_episodes_is_no_cue() {
+        let mut records = generate(&SyntheticConfig {
+            episodes: 12,
+            questions_per_episode: 10,
+            seed: 7,
+            ..SyntheticConfig::default()
+        });
+        let t_only = Mask::subset_index(Mask::single(Structure::Temporal)).expect("T");
+        for (n, r) in records.iter_mut().enumerate() {
+            let (e, q) = (n / 10, n % 10);
+            let word = match (e, q) {
+                (0 | 1, 0..5) => Some("alpha"),
+                (2..7, 0..2) => Some("beta"),
+                _ => None,
+            };
+            r.labelled = true;
+            r.tokens = [0.0; Mask::SUBSETS];
+            r.utility = [0.5; Mask::SUBSETS];
+            r.query = format!("what happened {}", word.unwrap_or("here"));
+            if word.is_some() {
+                r.utility[t_only] = 1.0;
+            }
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        write_sweep(&path, UtilityKind::EvidenceRecall, "d", "s", &records).expect("write");
+        let sweep = Sweep::read(&path).expect("read");
+        let problem = Problem::new(&sweep, 0.0, true).expect("problem");
+        let table = FeatTable::new(&problem);
+        let idx: Vec<usize> = (0..problem.questions.len()).collect();
+        let fit = Fit {
+            problem: &problem,
+            table: &table,
+            idx: &idx,
+            rate: 0.0,
+        };
+        let base = PolicySpec::fixed("p", Mask::ALL);
+        let pool = fit.mine_words(&base, false, None, Insert::Front, &Params::default());
+        let mined: Vec<&String> = pool
+            .iter()
+            .filter_map(|c| match c {
+                Cond::QueryHas { words } => Some(words),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(mined.iter().any(|w| *w == "beta"), "{mined:?}");
+        assert!(!mined.iter().any(|w| *w == "alpha"), "{mined:?}");
+    }
 }
