@@ -17,11 +17,8 @@ mkdir -p "$WORK"
 for u in evidence-recall answer-coverage; do
   for l in 1e-6 2e-6 3e-6; do
     for s in 0 1 2 3 4; do
-      for side in A B; do
-        bin=$A
-        [ "$side" = B ] && bin=$B
-        echo "$bin $u $l $s $side"
-      done
+      echo "$A $u $l $s A"
+      echo "$B $u $l $s B"
     done
   done
 done | xargs -P 2 -L 1 bash -c 'rm -rf "$1/$3-$4-$5-$6"; "$2" optimize --sweep "$0/sweep-$3.jsonl" --proposer offline --iterations 30 --lambda "$4" --seed "$5" --choose best-val --no-qtype --out "$1/$3-$4-$5-$6" --quiet >/dev/null' "$SWEEPS" "$WORK"
