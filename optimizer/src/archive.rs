@@ -108,6 +108,9 @@ pub struct RunSettings {
     pub proposer: String,
     /// Whether the question type was hidden.
     pub no_qtype: bool,
+    /// The half of val candidates were compared on (absent: all of val).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub val_half: Option<crate::split::ValHalf>,
 }
 
 /// What went wrong with the archive.
@@ -252,7 +255,8 @@ impl Archive {
 }
 
 fn compare(dir: &Path, old: &RunSettings, new: &RunSettings) -> Result<(), ArchiveError> {
-    let fields: [(&str, String, String); 6] = [
+    let half = |s: &RunSettings| s.val_half.map_or("all of val", |h| h.name()).to_string();
+    let fields: [(&str, String, String); 7] = [
         (
             "the sweep's content (FNV-1a)",
             old.sweep_fnv1a64.clone(),
@@ -267,6 +271,7 @@ fn compare(dir: &Path, old: &RunSettings, new: &RunSettings) -> Result<(), Archi
             old.no_qtype.to_string(),
             new.no_qtype.to_string(),
         ),
+        ("--val-half", half(old), half(new)),
     ];
     for (field, archived, given) in fields {
         if archived != given {

@@ -22,7 +22,7 @@ use crate::propose::{
 };
 use crate::report::{write_run_report, OptimizeReport};
 use crate::rng::Rng;
-use crate::split::Split;
+use crate::split::{Split, ValHalf};
 use crate::sweep::Sweep;
 use crate::ucb::Ucb;
 use mesa_core::Mask;
@@ -80,6 +80,9 @@ pub struct OptimizeOptions {
     pub draws: usize,
     /// How the tested candidate is chosen. Default [`Choice::BestVal`].
     pub choice: Choice,
+    /// Compare candidates on this half of val only (leaving the other to
+    /// choose among runs). Default `None`: all of val.
+    pub val_half: Option<ValHalf>,
 }
 
 impl OptimizeOptions {
@@ -100,6 +103,7 @@ impl OptimizeOptions {
             max_endpoint_failures: 3,
             draws: DEFAULT_DRAWS,
             choice: Choice::BestVal,
+            val_half: None,
         }
     }
 
@@ -191,7 +195,7 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
     let problem = Problem::new(&sweep, opts.lambda, opts.hide_qtype)?;
     let splits = problem.splits(opts.seed)?;
     let train = problem.split_data(&splits, Split::Train)?;
-    let val = problem.split_data(&splits, Split::Val)?;
+    let val = problem.split_data_in(&splits, Split::Val, opts.val_half)?;
     let test = problem.split_data(&splits, Split::Test)?;
     let bytes = std::fs::read(&opts.sweep).map_err(|e| {
         EvalError::from(crate::sweep::SweepError::Io {
@@ -209,6 +213,7 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         beta: opts.beta,
         proposer: opts.proposer.name().into(),
         no_qtype: opts.hide_qtype,
+        val_half: opts.val_half,
     };
     let archive = Archive::open(&opts.out, &settings, opts.resume)?;
     if let (Some(r), true) = (&archive.recovered, opts.progress) {

@@ -7,6 +7,13 @@
 //! train, the next `round(0.2 n)` val and the rest test (`round` is half
 //! up). Questions go wherever their episode goes, so no episode is seen in
 //! two splits. The file order of the sweep does not matter.
+//!
+//! Val has two halves, in the same key order: its first `ceil(v / 2)`
+//! episodes are the *search* half and the rest the *choice* half
+//! ([`ValHalf`]). A search that compares its candidates on the search half
+//! only (`mesa optimize --val-half search`) leaves the choice half unseen,
+//! so that `mesa frontier --val-half choice` can choose among such runs
+//! (one per token price) on episodes that chose none of them.
 
 use crate::rng::{fnv1a64, mix64};
 use serde::{Deserialize, Serialize};
@@ -54,6 +61,26 @@ impl std::fmt::Display for Split {
     }
 }
 
+/// One of val's two halves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ValHalf {
+    /// The first half: where a search compares its candidates.
+    Search,
+    /// The second: where runs are chosen among.
+    Choice,
+}
+
+impl ValHalf {
+    /// The name (`search`, `choice`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ValHalf::Search => "search",
+            ValHalf::Choice => "choice",
+        }
+    }
+}
+
 /// Why episodes cannot be split.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -69,6 +96,8 @@ pub struct Splits {
     /// The seed.
     pub seed: u64,
     of: HashMap<String, Split>,
+    /// Val's episodes in the search half.
+    search_half: std::collections::HashSet<String>,
     counts: [usize; 3],
 }
 
@@ -94,7 +123,11 @@ impl Splits {
         let n_train = (2 * n + 5) / 10;
         let n_val = (2 * n + 5) / 10;
         let mut of = HashMap::with_capacity(n);
+        let mut search_half = std::collections::HashSet::new();
         for (i, (_, id)) in keyed.into_iter().enumerate() {
+            if i >= n_train && i < n_train + n_val.div_ceil(2) {
+                search_half.insert(id.to_string());
+            }
             let split = if i < n_train {
                 Split::Train
             } else if i < n_train + n_val {
@@ -107,6 +140,7 @@ impl Splits {
         Ok(Splits {
             seed,
             of,
+            search_half,
             counts: [n_train, n_val, n - n_train - n_val],
         })
     }
@@ -114,6 +148,18 @@ impl Splits {
     /// The split of an episode (`None` for an episode not seen at construction).
     pub fn of(&self, episode: &str) -> Option<Split> {
         self.of.get(episode).copied()
+    }
+
+    /// Whether an episode is in `split` and, for val with `half`, in that
+    /// half of it.
+    pub fn holds(&self, episode: &str, split: Split, half: Option<ValHalf>) -> bool {
+        self.of(episode) == Some(split)
+            && match (split, half) {
+                (Split::Val, Some(h)) => {
+                    (h == ValHalf::Search) == self.search_half.contains(episode)
+                }
+                _ => true,
+            }
     }
 
     /// Episodes per split: train, val, test.
@@ -156,6 +202,20 @@ mod tests {
         let mut got = train.clone();
         got.sort();
         assert_eq!(got, expect);
+        // Val's halves: the first ceil(v / 2) of its episodes in key order
+        // are the search half, and the two halves are disjoint and cover it.
+        let val: Vec<&String> = keyed[2..4].iter().map(|(_, id)| *id).collect();
+        assert!(s.holds(val[0], Split::Val, Some(ValHalf::Search)));
+        assert!(!s.holds(val[0], Split::Val, Some(ValHalf::Choice)));
+        assert!(s.holds(val[1], Split::Val, Some(ValHalf::Choice)));
+        assert!(s.holds(val[1], Split::Val, None));
+        assert!(!s.holds(val[1], Split::Train, None));
+        let halves = |h| {
+            eps.iter()
+                .filter(|e| a.holds(e, Split::Val, Some(h)))
+                .count()
+        };
+        assert_eq!((halves(ValHalf::Search), halves(ValHalf::Choice)), (21, 21));
         assert_eq!(
             Splits::new(["a", "b", "a"], 0).unwrap_err(),
             SplitError::TooFewEpisodes(2)

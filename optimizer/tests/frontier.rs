@@ -56,7 +56,23 @@ fn the_frontier_by_hand() {
         dir.path().join("routed-{seed}.mesa").display().to_string(),
         all.display().to_string(),
     ];
-    let r = frontier(&path, &policies, Some(Split::Test), 0..2, 1e-6, false).unwrap();
+    let r = frontier(&path, &policies, Some(Split::Test), 0..2, 1e-6, false, None).unwrap();
+    // Choosing on val's choice half only says so, and picks the same here.
+    let half = mesa_optimizer::ValHalf::Choice;
+    let h = frontier(
+        &path,
+        &policies,
+        Some(Split::Test),
+        0..2,
+        1e-6,
+        false,
+        Some(half),
+    )
+    .unwrap();
+    for (a, b) in r.seeds.iter().zip(&h.seeds) {
+        assert_eq!((a.chosen_on_val.on, b.chosen_on_val.on), (None, Some(half)));
+        assert_eq!(a.chosen_on_val.rules, b.chosen_on_val.rules);
+    }
     assert_eq!(r.seeds.len(), 2);
     for f in &r.seeds {
         assert_eq!(f.fixed.len(), Mask::SUBSETS);
@@ -79,14 +95,36 @@ fn the_frontier_by_hand() {
             (keep.lo + 0.2).abs() < 1e-12 && (keep.hi + 0.2).abs() < 1e-12,
             "{keep:?}"
         );
-        // Val picks the routed policy for both targets.
-        let chosen = f.chosen_on_val.keep.as_ref().unwrap();
+        // Val picks the routed policy for both targets, by every rule: it
+        // keeps all of J on every half and every resample of val, so the
+        // margin and the standard errors are 0.
+        use mesa_optimizer::frontier::{Rule, Target};
+        let v = &f.chosen_on_val;
+        let chosen = v.chosen(Rule::Keep).unwrap();
         assert_eq!(chosen.policy, 0);
         assert!((chosen.c - 0.2).abs() < 1e-12);
-        // It keeps all of J on every half of val, so the halvings estimate
-        // no margin and the choice with the margin is the same.
-        assert_eq!(f.chosen_on_val.margin, Some(0.0));
-        assert_eq!(f.chosen_on_val.keep_margin.as_ref(), Some(chosen));
+        for rule in Rule::ALL {
+            assert_eq!(v.chosen(rule), Some(chosen), "{rule:?}");
+        }
+        assert_eq!(v.allowance(Rule::KeepMargin), Some(0.0));
+        assert_eq!(v.allowance(Rule::KeepBound), Some(0.0));
+        assert_eq!(v.allowance(Rule::Keep), None);
+        // Checked on val alone, every rule's pick keeps J on the other half
+        // with half the fixed subsets' tokens ({S, T}: 40%), so every
+        // halving is a win for the keep rules; within half the tokens it
+        // only ties {S, T}'s J, which is no win. Ties go to the plainest.
+        for c in &v.checks {
+            assert_eq!(c.draws, mesa_optimizer::frontier::CHECK_DRAWS, "{c:?}");
+            let wins = match c.rule.target() {
+                Target::Keep => c.draws,
+                Target::Half => 0,
+            };
+            assert_eq!((c.picked, c.met, c.beats), (c.draws, c.draws, wins));
+            assert!((c.c - 0.2).abs() < 1e-12 && (c.j - 1.0).abs() < 1e-12);
+        }
+        assert_eq!(v.checked_keep, Some(Rule::Keep));
+        assert_eq!(v.checked(Target::Keep), Some(chosen));
+        assert_eq!(v.checked_half, Some(Rule::Half));
         // Against all five it keeps all of J with a fifth of the tokens,
         // on every resample.
         let p = f.against_fixed.unwrap();
@@ -108,6 +146,6 @@ fn the_frontier_by_hand() {
     assert!(svg.starts_with("<svg") && svg.matches("<rect x=").count() >= Mask::SUBSETS);
     // A missing policy file is an error that names it.
     let missing = [dir.path().join("none-{seed}.mesa").display().to_string()];
-    let e = frontier(&path, &missing, Some(Split::Test), 0..1, 1e-6, false).unwrap_err();
+    let e = frontier(&path, &missing, Some(Split::Test), 0..1, 1e-6, false, None).unwrap_err();
     assert!(e.to_string().contains("none-0.mesa"), "{e}");
 }

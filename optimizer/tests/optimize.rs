@@ -7,7 +7,7 @@ mod support;
 use mesa_optimizer::testing::{total_objective, FeatTable, Simulator};
 use mesa_optimizer::{
     optimize, read_entries, selections, ArchiveEntry, OptimizeError, OptimizeOptions, PolicyFile,
-    Problem, Split, Sweep, ARCHIVE_FILE,
+    Problem, Split, Sweep, ValHalf, ARCHIVE_FILE,
 };
 use mesa_runtime::EngineKind;
 use support::synthetic_sweep;
@@ -121,6 +121,35 @@ fn no_qtype_hides_the_type() {
     assert!(std::fs::read_to_string(out.join("report.md"))
         .unwrap()
         .contains("qtype hidden"));
+}
+
+#[test]
+fn the_search_half_of_val_leaves_the_choice_half_unseen() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 60, 8, 4);
+    let out = dir.path().join("run");
+    let mut o = opts(&sweep, &out, 3);
+    o.val_half = Some(ValHalf::Search);
+    let summary = optimize(&o).unwrap();
+    // The val questions compared on are exactly the search half's.
+    let read = Sweep::read(&sweep).unwrap();
+    let problem = Problem::new(&read, o.lambda, false).unwrap();
+    let splits = problem.splits(o.seed).unwrap();
+    let half = |h| problem.indices_in(&splits, Split::Val, Some(h)).len();
+    let all = problem.indices(&splits, Split::Val).len();
+    let (search, choice) = (half(ValHalf::Search), half(ValHalf::Choice));
+    assert!(search > 0 && choice > 0 && search + choice == all);
+    assert_eq!(summary.report.split_questions[1], search);
+    assert!(std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .contains("val's search half only"));
+    // A resume must compare on the same val.
+    let mut other = opts(&sweep, &out, 3);
+    other.resume = true;
+    let e = optimize(&other).unwrap_err();
+    assert!(e.to_string().contains("--val-half"), "{e}");
+    o.resume = true;
+    optimize(&o).unwrap();
 }
 
 /// What must match between an uninterrupted and a resumed run (timings may differ).

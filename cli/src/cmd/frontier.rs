@@ -4,7 +4,7 @@
 use super::optimize::ReportFormat;
 use crate::error::CliError;
 use mesa_optimizer::frontier::frontier;
-use mesa_optimizer::Split;
+use mesa_optimizer::{Split, ValHalf};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,6 +40,28 @@ pub struct Args {
     /// Also draw the first seed's frontier here (SVG).
     #[arg(long)]
     pub svg: Option<PathBuf>,
+    /// Choose among the policies on this half of val only: `choice` for runs made with
+    /// `mesa optimize --val-half search`, whose searches never saw it.
+    #[arg(long, value_enum)]
+    pub val_half: Option<ValHalfArg>,
+}
+
+/// `--val-half` of `mesa frontier` and `mesa optimize`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ValHalfArg {
+    /// Val's first half (in the split's key order).
+    Search,
+    /// Its second half.
+    Choice,
+}
+
+impl From<ValHalfArg> for ValHalf {
+    fn from(h: ValHalfArg) -> Self {
+        match h {
+            ValHalfArg::Search => ValHalf::Search,
+            ValHalfArg::Choice => ValHalf::Choice,
+        }
+    }
 }
 
 /// `--split`.
@@ -81,6 +103,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         seeds,
         args.lambda,
         args.no_qtype,
+        args.val_half.map(ValHalf::from),
     )?;
     if let Some(path) = &args.svg {
         std::fs::write(path, report.to_svg()).map_err(CliError::io("write", path.display()))?;

@@ -129,6 +129,10 @@ pub struct OptimizeArgs {
     /// fewest rules within one standard error of it.
     #[arg(long, value_enum, default_value_t)]
     pub choose: ChoiceArg,
+    /// Compare candidates on this half of val only; `search` leaves the choice half for
+    /// `mesa frontier --val-half choice` to choose among runs (one per token price).
+    #[arg(long, value_enum)]
+    pub val_half: Option<super::frontier::ValHalfArg>,
     /// No progress lines on standard error.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -218,6 +222,7 @@ pub fn options(args: &OptimizeArgs) -> Result<OptimizeOptions, CliError> {
         progress: !args.quiet,
         max_endpoint_failures: args.max_endpoint_failures.max(1),
         choice: args.choose.into(),
+        val_half: args.val_half.map(Into::into),
         ..OptimizeOptions::new(&args.sweep, &args.out)
     })
 }

@@ -105,6 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         args.seed..args.seed.saturating_add(1),
         summary.report.settings.lambda,
         args.no_qtype,
+        None,
     )?;
     print!("\n## The frontier\n\n{}", frontier.to_markdown());
     eprintln!(

@@ -2,7 +2,7 @@
 //! policy input built once, and its per-mask objective.
 
 use super::EvalError;
-use crate::split::{Split, Splits};
+use crate::split::{Split, Splits, ValHalf};
 use crate::sweep::Sweep;
 use mesa_core::{Input, Mask, Structure};
 use serde::{Deserialize, Serialize};
@@ -152,10 +152,16 @@ impl Problem {
 
     /// Indices of the questions in `split`.
     pub fn indices(&self, splits: &Splits, split: Split) -> Vec<usize> {
+        self.indices_in(splits, split, None)
+    }
+
+    /// Indices of the questions in `split` and, for val with `half`, in
+    /// that half of it.
+    pub fn indices_in(&self, splits: &Splits, split: Split, half: Option<ValHalf>) -> Vec<usize> {
         self.questions
             .iter()
             .enumerate()
-            .filter(|(_, q)| splits.of(&q.episode) == Some(split))
+            .filter(|(_, q)| splits.holds(&q.episode, split, half))
             .map(|(i, _)| i)
             .collect()
     }
@@ -163,7 +169,18 @@ impl Problem {
     /// A split's questions and their inputs, copied once so that a warm
     /// engine can select the whole split in one batch.
     pub fn split_data(&self, splits: &Splits, split: Split) -> Result<SplitData, EvalError> {
-        let idx = self.indices(splits, split);
+        self.split_data_in(splits, split, None)
+    }
+
+    /// [`Problem::split_data`] of one half of val (`half` is ignored for
+    /// the other splits).
+    pub fn split_data_in(
+        &self,
+        splits: &Splits,
+        split: Split,
+        half: Option<ValHalf>,
+    ) -> Result<SplitData, EvalError> {
+        let idx = self.indices_in(splits, split, half);
         if idx.is_empty() {
             return Err(EvalError::EmptySplit {
                 split,

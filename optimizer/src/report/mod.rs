@@ -429,6 +429,14 @@ impl OptimizeReport {
             self.split_questions[2],
             self.split_episodes[2]
         );
+        if let Some(h) = st.val_half {
+            let _ = writeln!(
+                s,
+                "- candidates compared on val's {} half only ({} of its questions); the other half is left for choosing among runs",
+                h.name(),
+                self.split_questions[1]
+            );
+        }
         let c = &self.counts;
         let _ = writeln!(
             s,

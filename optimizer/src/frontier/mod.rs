@@ -15,9 +15,16 @@
 //! without seeing the split.
 
 use crate::eval::{EvalError, Metrics, Problem};
-use crate::split::Split;
+use crate::split::{Split, ValHalf};
 use mesa_core::Mask;
 use serde::Serialize;
+use val::by_episode;
+pub use val::{
+    Chosen, ChosenOnVal, Rule, RuleCheck, RuleChoice, Target, BOUND_DRAWS, CHECK_DRAWS,
+    MARGIN_DRAWS,
+};
+
+mod val;
 
 /// The share of all five's J a method must keep.
 pub const KEEP: f64 = 0.99;
@@ -107,144 +114,10 @@ pub struct SplitFrontier {
     pub chosen_on_val: ChosenOnVal,
 }
 
-/// A policy chosen on val, and its shares of all five's J and tokens on
-/// the scored split.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Chosen {
-    /// Index into the policies.
-    pub policy: usize,
-    /// Its J, as a share of all five's.
-    pub j: f64,
-    /// Its tokens, as a share of all five's.
-    pub c: f64,
-}
-
-/// Per target, the policy that meets it on val: the cheapest keeping
-/// [`KEEP`] of all five's J, the best spending at most [`HALF`] of its
-/// tokens (`None` when no policy meets it on val); and the cheapest
-/// keeping [`KEEP`] plus the margin that val itself estimates.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ChosenOnVal {
-    /// For [`KEEP`].
-    pub keep: Option<Chosen>,
-    /// For [`HALF`].
-    pub half: Option<Chosen>,
-    /// For [`KEEP`], with [`ChosenOnVal::margin`]: the cheapest policy
-    /// whose val J is at least `KEEP + margin` of all five's.
-    pub keep_margin: Option<Chosen>,
-    /// How far below its val J share the cheapest policy keeping [`KEEP`]
-    /// falls on questions it was not chosen on, estimated within val: over
-    /// [`MARGIN_DRAWS`] halvings of val's episodes, the choice made on one
-    /// half, scored on the other, mean shortfall (0 if it does not fall).
-    /// `None` when no halving lets a policy meet the target.
-    pub margin: Option<f64>,
-}
-
-/// The questions `idx`, grouped by episode (episodes in id order).
-fn by_episode(problem: &Problem, idx: &[usize]) -> Vec<Vec<usize>> {
-    let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
-    for &i in idx {
-        groups
-            .entry(&problem.questions[i].episode)
-            .or_default()
-            .push(i);
-    }
-    groups.into_values().collect()
-}
-
-/// Halvings of val's episodes that estimate [`ChosenOnVal::margin`].
-pub const MARGIN_DRAWS: usize = 200;
-
-/// The cheapest of `shares` (J, tokens) keeping `keep` of all five's J.
-fn cheapest_keeping(shares: &[(f64, f64)], keep: f64) -> Option<usize> {
-    (0..shares.len())
-        .filter(|&k| shares[k].0 >= keep - 1e-12)
-        .min_by(|&a, &b| shares[a].1.total_cmp(&shares[b].1))
-}
-
-/// Each policy's shares of all five's J and tokens over the questions `q`;
-/// `None` when all five's are not positive.
-fn val_shares(problem: &Problem, q: &[usize], masks: &[&Vec<Mask>]) -> Option<Vec<(f64, f64)>> {
-    let all = point(String::new(), Metrics::of(problem, q, |_| Mask::ALL));
-    masks
-        .iter()
-        .map(|m| {
-            shares(
-                &point(String::new(), Metrics::of(problem, q, |i| m[i])),
-                &all,
-            )
-        })
-        .collect()
-}
-
-/// [`ChosenOnVal::margin`]: val's episodes halved at random `MARGIN_DRAWS`
-/// times (seeded by `seed`); on each, the cheapest policy keeping [`KEEP`]
-/// on one half, and its J share there minus on the other half.
-fn keep_margin(problem: &Problem, val: &[usize], masks: &[&Vec<Mask>], seed: u64) -> Option<f64> {
-    let mut episodes = by_episode(problem, val);
-    if episodes.len() < 2 {
-        return None;
-    }
-    let mut rng = crate::rng::Rng::derive(&[seed, 0x3a16]);
-    let mut shortfalls = Vec::new();
-    for _ in 0..MARGIN_DRAWS {
-        for k in (1..episodes.len()).rev() {
-            episodes.swap(k, rng.below(k + 1));
-        }
-        let (a, b) = episodes.split_at(episodes.len() / 2);
-        let flat =
-            |h: &[Vec<usize>]| -> Vec<usize> { h.iter().flat_map(|e| e.iter().copied()).collect() };
-        let (Some(sa), Some(sb)) = (
-            val_shares(problem, &flat(a), masks),
-            val_shares(problem, &flat(b), masks),
-        ) else {
-            continue;
-        };
-        if let Some(k) = cheapest_keeping(&sa, KEEP) {
-            shortfalls.push(sa[k].0 - sb[k].0);
-        }
-    }
-    (!shortfalls.is_empty())
-        .then(|| (shortfalls.iter().sum::<f64>() / shortfalls.len() as f64).max(0.0))
-}
-
 /// Shares of `p`'s J and tokens of `all`'s; `None` if either of `all`'s
 /// is not positive.
 fn shares(p: &Point, all: &Point) -> Option<(f64, f64)> {
     (all.j > 0.0 && all.c > 0.0).then(|| (p.j / all.j, p.c / all.c))
-}
-
-/// The choice per target on the val questions `val`, scored on `idx`.
-fn choose_on_val(
-    problem: &Problem,
-    val: &[usize],
-    idx: &[usize],
-    masks: &[&Vec<Mask>],
-    seed: u64,
-) -> ChosenOnVal {
-    if val.is_empty() {
-        return ChosenOnVal::default();
-    }
-    let Some(val_shares) = val_shares(problem, val, masks) else {
-        return ChosenOnVal::default();
-    };
-    let all = point(String::new(), Metrics::of(problem, idx, |_| Mask::ALL));
-    let scored = |k: usize| {
-        let p = point(String::new(), Metrics::of(problem, idx, |i| masks[k][i]));
-        let (j, c) = shares(&p, &all)?;
-        Some(Chosen { policy: k, j, c })
-    };
-    let half = (0..masks.len())
-        .filter(|&k| val_shares[k].1 <= HALF + 1e-12)
-        .max_by(|&a, &b| val_shares[a].0.total_cmp(&val_shares[b].0).then(b.cmp(&a)));
-    let margin = keep_margin(problem, val, masks, seed);
-    let keep_margin = margin.and_then(|m| cheapest_keeping(&val_shares, KEEP + m));
-    ChosenOnVal {
-        keep: cheapest_keeping(&val_shares, KEEP).and_then(scored),
-        half: half.and_then(scored),
-        keep_margin: keep_margin.and_then(scored),
-        margin,
-    }
 }
 
 /// Bootstrap draws of [`Paired`].
@@ -276,8 +149,9 @@ pub struct Paired {
     /// J at [`HALF`] of all five's tokens (positive: the policies keep
     /// more).
     pub j_at_half: Option<Interval>,
-    /// The policy chosen on val for [`KEEP`] against all five: its J as a
-    /// share of all five's, minus 1 (negative: it loses J), on the same
+    /// The policy chosen on val for [`KEEP`] (by the checked rule,
+    /// [`ChosenOnVal::checked_keep`]) against all five: its J as a share
+    /// of all five's, minus 1 (negative: it loses J), on the same
     /// resamples.
     pub chosen_j: Option<Interval>,
     /// The same policy's tokens as a share of all five's, minus 1
@@ -369,11 +243,14 @@ fn point(name: String, m: Metrics) -> Point {
 
 /// The frontier of `split` under `seed`; `policies` are a name and the
 /// mask selected for each of `problem.questions`.
+/// With `choose_on`, the policies are chosen on that half of val only
+/// (the half their searches did not compare candidates on).
 pub fn of_split(
     problem: &Problem,
     split: Option<Split>,
     seed: u64,
     policies: &[(String, Vec<Mask>)],
+    choose_on: Option<ValHalf>,
 ) -> Result<SplitFrontier, EvalError> {
     // `--split all` needs no splits (a held-out sweep may be small).
     let splits = split.map(|_| problem.splits(seed)).transpose()?;
@@ -400,16 +277,17 @@ pub fn of_split(
     // no val split of this sweep to choose on, and scoring val itself
     // would choose on what it scores.
     let chosen_on_val = match (split, &splits) {
-        (Some(Split::Train | Split::Test), Some(splits)) => choose_on_val(
+        (Some(Split::Train | Split::Test), Some(splits)) => val::choose_on_val(
             problem,
-            &problem.indices(splits, Split::Val),
+            &problem.indices_in(splits, Split::Val, choose_on),
             &idx,
             &masks,
             seed,
+            choose_on,
         ),
         _ => ChosenOnVal::default(),
     };
-    let chosen = chosen_on_val.keep.as_ref().map(|c| c.policy);
+    let chosen = chosen_on_val.checked(Target::Keep).map(|c| c.policy);
     let against_fixed = (!masks.is_empty()).then(|| paired(problem, &idx, seed, &masks, chosen));
     let policies: Vec<Point> = policies
         .iter()
@@ -463,7 +341,8 @@ pub const SEED_PLACEHOLDER: &str = "{seed}";
 
 /// Scores the fixed subsets, the oracle and the policies at `policies` on
 /// `split` for each of `seeds`. A path containing [`SEED_PLACEHOLDER`] is
-/// read per seed with the seed in its place.
+/// read per seed with the seed in its place. The choice among the policies
+/// is made on val, or on its half `choose_on`.
 pub fn frontier(
     sweep: &std::path::Path,
     policies: &[String],
@@ -471,6 +350,7 @@ pub fn frontier(
     seeds: std::ops::Range<u64>,
     lambda: f64,
     hide_qtype: bool,
+    choose_on: Option<ValHalf>,
 ) -> Result<FrontierReport, EvalError> {
     let read = crate::sweep::Sweep::read(sweep)?;
     let problem = Problem::new(&read, lambda, hide_qtype)?;
@@ -490,7 +370,7 @@ pub fn frontier(
                 })?;
             selected.push((template.clone(), out.iter().map(|s| s.mask).collect()));
         }
-        per_seed.push(of_split(&problem, split, seed, &selected)?);
+        per_seed.push(of_split(&problem, split, seed, &selected, choose_on)?);
     }
     Ok(FrontierReport {
         utility: read.header.utility.name().to_string(),
@@ -525,7 +405,7 @@ fn paired_md(s: &mut String, seeds: &[SplitFrontier]) {
     use std::fmt::Write;
     let _ = writeln!(
         s,
-        "\nThe policies (together) minus the best fixed subset, and the policy chosen on val for {:.0}% of J against all five (its J and tokens as shares of all five's, minus 1), in points of share: mean [95% paired bootstrap interval, resampling the split's episodes, {DRAWS} draws].\n\n| seed | tokens for {:.0}% of all five's J | J at {:.0}% of its tokens | chosen policy's J vs all five | its tokens vs all five |\n| --- | --- | --- | --- | --- |",
+        "\nThe policies (together) minus the best fixed subset, and the policy chosen on val for {:.0}% of J by the checked rule against all five (its J and tokens as shares of all five's, minus 1), in points of share: mean [95% paired bootstrap interval, resampling the split's episodes, {DRAWS} draws].\n\n| seed | tokens for {:.0}% of all five's J | J at {:.0}% of its tokens | chosen policy's J vs all five | its tokens vs all five |\n| --- | --- | --- | --- | --- |",
         100.0 * KEEP,
         100.0 * KEEP,
         100.0 * HALF
@@ -554,37 +434,62 @@ fn policy_label(path: &str) -> &str {
     }
 }
 
-/// The per-seed rows of the policies chosen on val.
+/// The per-seed rows of the policies each rule chose on val, and of each
+/// rule's check on val alone.
 fn chosen_md(s: &mut String, seeds: &[SplitFrontier]) {
     use std::fmt::Write;
     let (keep, half) = (100.0 * KEEP, 100.0 * HALF);
+    let names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
+    let on = seeds
+        .first()
+        .and_then(|f| f.chosen_on_val.on)
+        .map_or(String::new(), |h| format!(" (its {} half)", h.name()));
+    let head = format!("| seed | {} |", names.join(" | "));
+    let rule_line = format!("| --- |{}", " --- |".repeat(names.len()));
     let _ = writeln!(
         s,
-        "\nChosen on val (the cheapest policy keeping {keep:.0}% of all five's J there; the best spending at most {half:.0}% of its tokens there; the cheapest keeping {keep:.0}% plus the margin that halvings of val estimate: how far below its val J the first choice falls on the half it was not made on, mean over {MARGIN_DRAWS} halvings), scored here as shares of all five's J / tokens:\n\n| seed | for {keep:.0}% of J: policy, J, tokens | for {half:.0}% of tokens: policy, J, tokens | margin | for {keep:.0}% of J plus the margin: policy, J, tokens |\n| --- | --- | --- | --- | --- |"
+        "\nChosen on val{on} by each rule, scored here as shares of all five's J / tokens (`keep`: the cheapest keeping {keep:.0}% of all five's J on val; `keep-margin`: the cheapest keeping {keep:.0}% plus the mean shortfall of the `keep` choice made on one half of val's episodes and scored on the other, over {MARGIN_DRAWS} halvings; `keep-bound`: the cheapest whose J share minus one standard error, over {BOUND_DRAWS} bootstrap resamples of val's episodes, keeps {keep:.0}%; `half`: the best J spending at most {half:.0}% of the tokens on val; `half-bound`: the same with the token share plus one standard error; the allowance in points follows in brackets):\n\n{head}\n{rule_line}"
     );
-    let cell = |f: &SplitFrontier, c: &Option<Chosen>| {
-        c.as_ref().map_or("none meets it on val".into(), |c| {
-            format!(
-                "#{} {}, {:.1}%, {:.1}%",
-                c.policy + 1,
-                policy_label(&f.policies[c.policy].name),
-                100.0 * c.j,
-                100.0 * c.c
-            )
-        })
-    };
     for f in seeds {
         let v = &f.chosen_on_val;
-        let margin = v
-            .margin
-            .map_or("-".into(), |m| format!("{:.2} points", 100.0 * m));
+        let cells: Vec<String> = Rule::ALL
+            .iter()
+            .map(|&rule| {
+                let allowance = v
+                    .allowance(rule)
+                    .map_or(String::new(), |a| format!(" [{:.2}]", 100.0 * a));
+                v.chosen(rule).map_or("none meets it on val".into(), |c| {
+                    format!(
+                        "#{} {}, {:.1}%, {:.1}%{allowance}",
+                        c.policy + 1,
+                        policy_label(&f.policies[c.policy].name),
+                        100.0 * c.j,
+                        100.0 * c.c
+                    )
+                })
+            })
+            .collect();
+        let _ = writeln!(s, "| {} | {} |", f.seed, cells.join(" | "));
+    }
+    let _ = writeln!(
+        s,
+        "\nEach rule checked on val{on} alone, over {CHECK_DRAWS} halvings of its episodes: the rule picks on one half, and its pick is scored on the other. Per rule: halvings where it met its target there / also beat that half's best fixed subset in hindsight (fewer tokens keeping {keep:.0}% of J; a higher J within {half:.0}% of the tokens) / halvings. The checked rule of each target (the most wins, ties to the plainer) is the choice the verdicts use.\n\n{head} checked |\n{rule_line} --- |"
+    );
+    for f in seeds {
+        let v = &f.chosen_on_val;
+        let cells: Vec<String> = v
+            .checks
+            .iter()
+            .map(|c| format!("{} / {} / {}", c.met, c.beats, c.draws))
+            .collect();
+        let name = |r: Option<Rule>| r.map_or("-", Rule::name);
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {margin} | {} |",
+            "| {} | {} | {}, {} |",
             f.seed,
-            cell(f, &v.keep),
-            cell(f, &v.half),
-            cell(f, &v.keep_margin)
+            cells.join(" | "),
+            name(v.checked_keep),
+            name(v.checked_half)
         );
     }
 }
@@ -712,15 +617,6 @@ mod tests {
             j,
             c,
         }
-    }
-
-    #[test]
-    fn the_cheapest_keeping_a_share() {
-        let shares = [(0.995, 0.6), (0.99, 0.4), (1.0, 1.0), (0.98, 0.2)];
-        assert_eq!(cheapest_keeping(&shares, 0.99), Some(1));
-        assert_eq!(cheapest_keeping(&shares, 0.993), Some(0));
-        assert_eq!(cheapest_keeping(&shares, 0.999), Some(2));
-        assert_eq!(cheapest_keeping(&shares, 1.01), None);
     }
 
     #[test]
