@@ -2,8 +2,8 @@
 //! hand-made sweep whose numbers can be worked out by hand.
 
 use mesa_core::{Mask, Previews};
-use mesa_optimizer::frontier::frontier;
-use mesa_optimizer::{write_sweep, Split, SweepRecord, UtilityKind};
+use mesa_optimizer::frontier::{frontier, FrontierOptions, Rule, Target, ValChoice};
+use mesa_optimizer::{write_sweep, SweepRecord, UtilityKind};
 use std::path::Path;
 
 /// Twenty episodes, each with a question that needs S (type X) and one
@@ -56,23 +56,53 @@ fn the_frontier_by_hand() {
         dir.path().join("routed-{seed}.mesa").display().to_string(),
         all.display().to_string(),
     ];
-    let r = frontier(&path, &policies, Some(Split::Test), 0..2, 1e-6, false, None).unwrap();
+    let opts = FrontierOptions {
+        seeds: 0..2,
+        ..FrontierOptions::new(&path, policies.to_vec())
+    };
+    let r = frontier(&opts).unwrap();
     // Choosing on val's choice half only says so, and picks the same here.
     let half = mesa_optimizer::ValHalf::Choice;
-    let h = frontier(
-        &path,
-        &policies,
-        Some(Split::Test),
-        0..2,
-        1e-6,
-        false,
-        Some(half),
-    )
-    .unwrap();
+    let on_half = FrontierOptions {
+        val: ValChoice::Half(half),
+        ..opts.clone()
+    };
+    let h = frontier(&on_half).unwrap();
     for (a, b) in r.seeds.iter().zip(&h.seeds) {
         assert_eq!((a.chosen_on_val.on, b.chosen_on_val.on), (None, Some(half)));
         assert_eq!(a.chosen_on_val.rules, b.chosen_on_val.rules);
     }
+    // Cross-fitted, with the stand-ins swapped: on val, policy 1 (routed)
+    // reads as the all-five policy and policy 2 (all five) as the routed
+    // one, so the choice follows the stand-ins, not the policies scored.
+    let all_path = all.display().to_string();
+    let crossed = FrontierOptions {
+        val: ValChoice::CrossFit(vec![
+            (all_path.clone(), all_path.clone()),
+            (policies[0].clone(), policies[0].clone()),
+        ]),
+        ..opts.clone()
+    };
+    for f in &frontier(&crossed).unwrap().seeds {
+        let v = &f.chosen_on_val;
+        assert!(v.cross_fit);
+        // Policy 2's stand-in (routed) keeps J with a fifth of the tokens
+        // on val, so `keep` picks policy 2, scored as what it is: all five.
+        let c = v.chosen(Rule::Keep).unwrap();
+        assert_eq!(c.policy, 1);
+        assert_eq!((c.j, c.c), (1.0, 1.0));
+    }
+    // Pairs must match the policies one to one.
+    let short = FrontierOptions {
+        val: ValChoice::CrossFit(vec![(all_path.clone(), all_path)]),
+        ..opts.clone()
+    };
+    let e = frontier(&short).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("1 --cross-fit pair(s) for 2 --policy"),
+        "{e}"
+    );
     assert_eq!(r.seeds.len(), 2);
     for f in &r.seeds {
         assert_eq!(f.fixed.len(), Mask::SUBSETS);
@@ -98,7 +128,6 @@ fn the_frontier_by_hand() {
         // Val picks the routed policy for both targets, by every rule: it
         // keeps all of J on every half and every resample of val, so the
         // margin and the standard errors are 0.
-        use mesa_optimizer::frontier::{Rule, Target};
         let v = &f.chosen_on_val;
         let chosen = v.chosen(Rule::Keep).unwrap();
         assert_eq!(chosen.policy, 0);
@@ -146,6 +175,10 @@ fn the_frontier_by_hand() {
     assert!(svg.starts_with("<svg") && svg.matches("<rect x=").count() >= Mask::SUBSETS);
     // A missing policy file is an error that names it.
     let missing = [dir.path().join("none-{seed}.mesa").display().to_string()];
-    let e = frontier(&path, &missing, Some(Split::Test), 0..1, 1e-6, false, None).unwrap_err();
+    let e = frontier(&FrontierOptions {
+        seeds: 0..1,
+        ..FrontierOptions::new(&path, missing.to_vec())
+    })
+    .unwrap_err();
     assert!(e.to_string().contains("none-0.mesa"), "{e}");
 }

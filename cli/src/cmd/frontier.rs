@@ -3,7 +3,7 @@
 
 use super::optimize::ReportFormat;
 use crate::error::CliError;
-use mesa_optimizer::frontier::frontier;
+use mesa_optimizer::frontier::{frontier, FrontierOptions, ValChoice};
 use mesa_optimizer::{Split, ValHalf};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,8 +42,13 @@ pub struct Args {
     pub svg: Option<PathBuf>,
     /// Choose among the policies on this half of val only: `choice` for runs made with
     /// `mesa optimize --val-half search`, whose searches never saw it.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with = "cross_fit")]
     pub val_half: Option<ValHalfArg>,
+    /// Choose among the policies cross-fitted: after each --policy, in the same order, the
+    /// policies of the two searches at its setting made with `mesa optimize --val-half search`
+    /// and `--val-half choice`; each val question is selected by the one that did not see it.
+    #[arg(long, num_args = 2, value_names = ["ON_SEARCH_HALF", "ON_CHOICE_HALF"])]
+    pub cross_fit: Vec<String>,
 }
 
 /// `--val-half` of `mesa frontier` and `mesa optimize`.
@@ -95,16 +100,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         return Err(CliError::Usage("--seeds must be at least 1".into()));
     }
     super::optimize::check_number("--lambda", args.lambda)?;
-    let seeds = args.first_seed..args.first_seed.saturating_add(args.seeds);
-    let report = frontier(
-        &args.sweep,
-        &args.policy,
-        args.split.split(),
-        seeds,
-        args.lambda,
-        args.no_qtype,
-        args.val_half.map(ValHalf::from),
-    )?;
+    let val = match (args.val_half, args.cross_fit.as_slice()) {
+        (Some(h), _) => ValChoice::Half(h.into()),
+        (None, []) => ValChoice::All,
+        (None, paths) => ValChoice::CrossFit(
+            paths
+                .chunks(2)
+                .map(|p| (p[0].clone(), p.get(1).cloned().unwrap_or_default()))
+                .collect(),
+        ),
+    };
+    let report = frontier(&FrontierOptions {
+        split: args.split.split(),
+        seeds: args.first_seed..args.first_seed.saturating_add(args.seeds),
+        lambda: args.lambda,
+        hide_qtype: args.no_qtype,
+        val,
+        ..FrontierOptions::new(&args.sweep, args.policy.clone())
+    })?;
     if let Some(path) = &args.svg {
         std::fs::write(path, report.to_svg()).map_err(CliError::io("write", path.display()))?;
     }

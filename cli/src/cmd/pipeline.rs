@@ -6,6 +6,7 @@ use crate::cmd::build;
 use crate::cmd::sweep::{self, UtilityArg};
 use crate::error::CliError;
 use mesa_memory::EmbedderKind;
+use mesa_optimizer::frontier::FrontierOptions;
 use mesa_optimizer::{optimize, OptimizeOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -98,15 +99,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // Where the frozen policy sits against the 31 fixed subsets and the
     // oracle, on the same test split.
     let best = run_dir.join("best.mesa").display().to_string();
-    let frontier = mesa_optimizer::frontier::frontier(
-        &sweep_file,
-        &[best],
-        Some(mesa_optimizer::Split::Test),
-        args.seed..args.seed.saturating_add(1),
-        summary.report.settings.lambda,
-        args.no_qtype,
-        None,
-    )?;
+    let frontier = mesa_optimizer::frontier::frontier(&FrontierOptions {
+        seeds: args.seed..args.seed.saturating_add(1),
+        lambda: summary.report.settings.lambda,
+        hide_qtype: args.no_qtype,
+        ..FrontierOptions::new(&sweep_file, vec![best])
+    })?;
     print!("\n## The frontier\n\n{}", frontier.to_markdown());
     eprintln!(
         "done: the best policy is `{}` (and `.wasm`); the archive, report.json and pareto.svg are in `{}`",

@@ -58,4 +58,12 @@ pub enum EvalError {
     /// The Wasm runtime could not be created.
     #[error("cannot start the Wasm runtime: {0}")]
     Runtime(#[from] mesa_runtime::LoadError),
+    /// A cross-fitted choice needs one pair of policies per policy.
+    #[error("{pairs} --cross-fit pair(s) for {policies} --policy file(s); give one pair per policy, in the same order")]
+    CrossFitPairs {
+        /// Policies given.
+        policies: usize,
+        /// Pairs given.
+        pairs: usize,
+    },
 }

@@ -241,16 +241,24 @@ fn point(name: String, m: Metrics) -> Point {
     }
 }
 
+/// What the choice among the policies reads on val.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ValMasks<'a> {
+    /// Only this half of val (`None`: all of it).
+    pub half: Option<ValHalf>,
+    /// Each policy's masks on val in place of its own (cross-fitted).
+    pub masks: Option<&'a [Vec<Mask>]>,
+}
+
 /// The frontier of `split` under `seed`; `policies` are a name and the
-/// mask selected for each of `problem.questions`.
-/// With `choose_on`, the policies are chosen on that half of val only
-/// (the half their searches did not compare candidates on).
+/// mask selected for each of `problem.questions`; the choice among them
+/// reads val as `val` says.
 pub fn of_split(
     problem: &Problem,
     split: Option<Split>,
     seed: u64,
     policies: &[(String, Vec<Mask>)],
-    choose_on: Option<ValHalf>,
+    val: ValMasks<'_>,
 ) -> Result<SplitFrontier, EvalError> {
     // `--split all` needs no splits (a held-out sweep may be small).
     let splits = split.map(|_| problem.splits(seed)).transpose()?;
@@ -276,14 +284,19 @@ pub fn of_split(
     // Scoring every question (another benchmark, a held-out domain) leaves
     // no val split of this sweep to choose on, and scoring val itself
     // would choose on what it scores.
+    let val_masks: Vec<&Vec<Mask>> = val.masks.map_or(masks.clone(), |m| m.iter().collect());
     let chosen_on_val = match (split, &splits) {
         (Some(Split::Train | Split::Test), Some(splits)) => val::choose_on_val(
             problem,
-            &problem.indices_in(splits, Split::Val, choose_on),
+            val::OnVal {
+                val: &problem.indices_in(splits, Split::Val, val.half),
+                masks: &val_masks,
+                half: val.half,
+                cross_fit: val.masks.is_some(),
+            },
             &idx,
             &masks,
             seed,
-            choose_on,
         ),
         _ => ChosenOnVal::default(),
     };
@@ -339,43 +352,138 @@ pub struct FrontierReport {
 /// reads the policy searched on its own train and val splits.
 pub const SEED_PLACEHOLDER: &str = "{seed}";
 
-/// Scores the fixed subsets, the oracle and the policies at `policies` on
-/// `split` for each of `seeds`. A path containing [`SEED_PLACEHOLDER`] is
-/// read per seed with the seed in its place. The choice among the policies
-/// is made on val, or on its half `choose_on`.
-pub fn frontier(
-    sweep: &std::path::Path,
-    policies: &[String],
-    split: Option<Split>,
-    seeds: std::ops::Range<u64>,
-    lambda: f64,
-    hide_qtype: bool,
-    choose_on: Option<ValHalf>,
-) -> Result<FrontierReport, EvalError> {
-    let read = crate::sweep::Sweep::read(sweep)?;
-    let problem = Problem::new(&read, lambda, hide_qtype)?;
-    let mut per_seed = Vec::new();
-    for seed in seeds {
-        let mut selected = Vec::new();
-        for template in policies {
-            let path = template.replace(SEED_PLACEHOLDER, &seed.to_string());
-            let policy = crate::PolicyFile::read(std::path::Path::new(&path))?;
-            let engine = mesa_runtime::EngineKind::Wasm;
-            let out =
-                crate::eval::run::selections(&policy, &problem, engine).map_err(|failure| {
-                    EvalError::Policy {
-                        path: path.clone(),
-                        failure,
-                    }
-                })?;
-            selected.push((template.clone(), out.iter().map(|s| s.mask).collect()));
+/// Where the choice among the policies reads val.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ValChoice {
+    /// The policies' own selections on all of val.
+    #[default]
+    All,
+    /// Their own selections on one half of val (for runs whose searches
+    /// compared candidates on the other half).
+    Half(ValHalf),
+    /// Cross-fitted: per policy, two more policy files, from searches that
+    /// compared their candidates on val's search half and on its choice
+    /// half (`mesa optimize --val-half`); each val question is selected by
+    /// the one whose search did not see it, so that the choice reads what
+    /// a search at that setting does on episodes it did not choose on,
+    /// while the policies scored are searched on all of val.
+    CrossFit(Vec<(String, String)>),
+}
+
+/// What [`frontier`] scores and how it chooses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrontierOptions {
+    /// The sweep file.
+    pub sweep: std::path::PathBuf,
+    /// Policy files; a path containing [`SEED_PLACEHOLDER`] is read per
+    /// seed with the seed in its place.
+    pub policies: Vec<String>,
+    /// The split scored (`None`: every labelled question). Default test.
+    pub split: Option<Split>,
+    /// The split seeds. Default `0..5`.
+    pub seeds: std::ops::Range<u64>,
+    /// The token price of the oracle's objective. Default 1e-6.
+    pub lambda: f64,
+    /// Hide the question type from the policies. Default false.
+    pub hide_qtype: bool,
+    /// Where the choice reads val. Default [`ValChoice::All`].
+    pub val: ValChoice,
+}
+
+impl FrontierOptions {
+    /// The defaults each field names, for `sweep` and `policies`.
+    pub fn new(sweep: &std::path::Path, policies: Vec<String>) -> FrontierOptions {
+        FrontierOptions {
+            sweep: sweep.to_path_buf(),
+            policies,
+            split: Some(Split::Test),
+            seeds: 0..crate::split::DEFAULT_SEEDS as u64,
+            lambda: 1e-6,
+            hide_qtype: false,
+            val: ValChoice::All,
         }
-        per_seed.push(of_split(&problem, split, seed, &selected, choose_on)?);
+    }
+}
+
+/// The masks the policy at `template` selects for every question, read
+/// with `seed` in place of [`SEED_PLACEHOLDER`].
+fn masks_of(problem: &Problem, template: &str, seed: u64) -> Result<Vec<Mask>, EvalError> {
+    let path = template.replace(SEED_PLACEHOLDER, &seed.to_string());
+    let policy = crate::PolicyFile::read(std::path::Path::new(&path))?;
+    let out = crate::eval::run::selections(&policy, problem, mesa_runtime::EngineKind::Wasm)
+        .map_err(|failure| EvalError::Policy {
+            path: path.clone(),
+            failure,
+        })?;
+    Ok(out.iter().map(|s| s.mask).collect())
+}
+
+/// Each val question's mask from the policy of the pair whose search did
+/// not see its half (the first searched on the search half, the second on
+/// the choice half).
+fn cross_fitted(
+    problem: &Problem,
+    pairs: &[(String, String)],
+    seed: u64,
+) -> Result<Vec<Vec<Mask>>, EvalError> {
+    let splits = problem.splits(seed)?;
+    pairs
+        .iter()
+        .map(|(on_search, on_choice)| {
+            let (a, b) = (
+                masks_of(problem, on_search, seed)?,
+                masks_of(problem, on_choice, seed)?,
+            );
+            Ok((0..problem.questions.len())
+                .map(|i| {
+                    let ep = &problem.questions[i].episode;
+                    if splits.holds(ep, Split::Val, Some(ValHalf::Search)) {
+                        b[i]
+                    } else {
+                        a[i]
+                    }
+                })
+                .collect())
+        })
+        .collect()
+}
+
+/// Scores the fixed subsets, the oracle and the policies of `opts` on its
+/// split for each of its seeds, and chooses among the policies on val as
+/// `opts.val` says.
+pub fn frontier(opts: &FrontierOptions) -> Result<FrontierReport, EvalError> {
+    let read = crate::sweep::Sweep::read(&opts.sweep)?;
+    let problem = Problem::new(&read, opts.lambda, opts.hide_qtype)?;
+    if let ValChoice::CrossFit(pairs) = &opts.val {
+        if pairs.len() != opts.policies.len() {
+            return Err(EvalError::CrossFitPairs {
+                policies: opts.policies.len(),
+                pairs: pairs.len(),
+            });
+        }
+    }
+    let mut per_seed = Vec::new();
+    for seed in opts.seeds.clone() {
+        let selected = opts
+            .policies
+            .iter()
+            .map(|t| Ok((t.clone(), masks_of(&problem, t, seed)?)))
+            .collect::<Result<Vec<_>, EvalError>>()?;
+        let (half, fitted) = match &opts.val {
+            ValChoice::All => (None, None),
+            ValChoice::Half(h) => (Some(*h), None),
+            ValChoice::CrossFit(pairs) => (None, Some(cross_fitted(&problem, pairs, seed)?)),
+        };
+        let val = ValMasks {
+            half,
+            masks: fitted.as_deref(),
+        };
+        per_seed.push(of_split(&problem, opts.split, seed, &selected, val)?);
     }
     Ok(FrontierReport {
         utility: read.header.utility.name().to_string(),
-        split,
-        lambda,
+        split: opts.split,
+        lambda: opts.lambda,
         seeds: per_seed,
     })
 }
@@ -440,10 +548,11 @@ fn chosen_md(s: &mut String, seeds: &[SplitFrontier]) {
     use std::fmt::Write;
     let (keep, half) = (100.0 * KEEP, 100.0 * HALF);
     let names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
-    let on = seeds
-        .first()
-        .and_then(|f| f.chosen_on_val.on)
-        .map_or(String::new(), |h| format!(" (its {} half)", h.name()));
+    let on = match seeds.first().map(|f| &f.chosen_on_val) {
+        Some(v) if v.cross_fit => " (cross-fitted: on each half of val, each policy is read as the search at its setting that compared candidates on the other half)".to_string(),
+        Some(ChosenOnVal { on: Some(h), .. }) => format!(" (its {} half)", h.name()),
+        _ => String::new(),
+    };
     let head = format!("| seed | {} |", names.join(" | "));
     let rule_line = format!("| --- |{}", " --- |".repeat(names.len()));
     let _ = writeln!(

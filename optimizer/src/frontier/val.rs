@@ -149,6 +149,10 @@ pub struct RuleCheck {
 pub struct ChosenOnVal {
     /// The half of val chosen on (`None`: all of it).
     pub on: Option<crate::split::ValHalf>,
+    /// Whether each policy was chosen by the selections, on val, of the
+    /// two searches at its setting that did not see each question
+    /// ([`super::ValChoice::CrossFit`]).
+    pub cross_fit: bool,
     /// Every rule of [`Rule::ALL`], in that order (empty without val).
     pub rules: Vec<RuleChoice>,
     /// Every rule checked on val alone, in the same order.
@@ -424,20 +428,32 @@ fn checked(checks: &[RuleCheck], target: Target) -> Option<Rule> {
         .map(|c| c.rule)
 }
 
-/// Every rule's choice on the val questions `val`, scored on `idx`, and
-/// every rule's check on val alone.
+/// What the choice reads on val: its questions and each policy's masks
+/// there.
+pub(super) struct OnVal<'a> {
+    /// The val questions chosen on.
+    pub val: &'a [usize],
+    /// Each policy's masks (its own, or cross-fitted).
+    pub masks: &'a [&'a Vec<Mask>],
+    /// The half of val `val` is (`None`: all of it).
+    pub half: Option<crate::split::ValHalf>,
+    /// Whether `masks` are cross-fitted.
+    pub cross_fit: bool,
+}
+
+/// Every rule's choice on val, scored on `idx` with the policies' `masks`,
+/// and every rule's check on val alone.
 pub(super) fn choose_on_val(
     problem: &Problem,
-    val: &[usize],
+    on: OnVal<'_>,
     idx: &[usize],
     masks: &[&Vec<Mask>],
     seed: u64,
-    on: Option<crate::split::ValHalf>,
 ) -> ChosenOnVal {
-    if val.is_empty() || masks.is_empty() {
+    if on.val.is_empty() || masks.is_empty() {
         return ChosenOnVal::default();
     }
-    let sums = Sums::new(problem, val, masks);
+    let sums = Sums::new(problem, on.val, on.masks);
     let everything: Vec<usize> = (0..sums.episodes.len()).collect();
     let all = point(String::new(), Metrics::of(problem, idx, |_| Mask::ALL));
     let scored = |k: usize| {
@@ -458,7 +474,8 @@ pub(super) fn choose_on_val(
         .collect();
     let checks = check(&sums, seed);
     ChosenOnVal {
-        on,
+        on: on.half,
+        cross_fit: on.cross_fit,
         checked_keep: checked(&checks, Target::Keep),
         checked_half: checked(&checks, Target::Half),
         rules,
