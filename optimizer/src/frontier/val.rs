@@ -558,6 +558,72 @@ mod tests {
         assert_eq!(checked(&checks, Target::Keep), Some(Rule::KeepBound));
     }
 
+    use proptest::prelude::{any, prop_assert, proptest, ProptestConfig};
+
+    /// Sums of episodes for `policies` policies from `values` (utility and
+    /// tokens per policy and episode); all five and every fixed subset J 10
+    /// and 100 tokens per episode.
+    fn sums_of(policies: usize, values: &[(f64, f64)]) -> Sums {
+        let episodes = values
+            .chunks(policies)
+            .map(|row| {
+                let mut row = row.to_vec();
+                row.extend(std::iter::repeat_n((10.0, 100.0), 1 + Mask::SUBSETS));
+                row
+            })
+            .collect();
+        Sums { policies, episodes }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A rule that allows for noise is never less careful than the
+        /// plain rule of its target: it picks nothing where the plain rule
+        /// picks nothing, and otherwise at least as many tokens (keep) or at
+        /// most as much J (half); and a check never counts more wins than
+        /// met targets, nor those more than picks. (Utilities of 9.85 to 10
+        /// put the policies around 99% of all five's J, where the rules
+        /// differ.)
+        #[test]
+        fn allowances_only_make_a_choice_more_careful(
+            policies in 1usize..5,
+            eps in 4usize..16,
+            seed in any::<u64>(),
+            raw in proptest::collection::vec((0u8..=3, 1u8..=100), 4 * 16),
+        ) {
+            let values: Vec<(f64, f64)> = raw[..policies * eps]
+                .iter()
+                .map(|&(d, c)| (10.0 - 0.05 * f64::from(d), f64::from(c)))
+                .collect();
+            let sums = sums_of(policies, &values);
+            let all: Vec<usize> = (0..eps).collect();
+            let (s, _) = sums.shares(&all, false).unwrap();
+            let mut rng = Rng::new(seed);
+            let plain_keep = pick(Rule::Keep, &sums, &all, &mut rng).map(|p| p.0);
+            let plain_half = pick(Rule::Half, &sums, &all, &mut rng).map(|p| p.0);
+            for rule in [Rule::KeepMargin, Rule::KeepBound] {
+                let careful = pick(rule, &sums, &all, &mut rng);
+                match (plain_keep, careful) {
+                    (None, Some(_)) => prop_assert!(false, "{rule:?} picked where keep did not"),
+                    (Some(k), Some((c, allowance))) => {
+                        prop_assert!(s[c].1 >= s[k].1 - 1e-12, "{rule:?}");
+                        prop_assert!(allowance.unwrap() >= 0.0);
+                    }
+                    _ => {}
+                }
+            }
+            match (plain_half, pick(Rule::HalfBound, &sums, &all, &mut rng)) {
+                (None, Some(_)) => prop_assert!(false, "half-bound picked where half did not"),
+                (Some(k), Some((c, _))) => prop_assert!(s[c].0 <= s[k].0 + 1e-12),
+                _ => {}
+            }
+            for c in check(&sums, seed) {
+                prop_assert!(c.beats <= c.met && c.met <= c.picked && c.picked <= c.draws, "{c:?}");
+            }
+        }
+    }
+
     fn check_of(rule: Rule, beats: usize) -> RuleCheck {
         RuleCheck {
             rule,
