@@ -15,6 +15,10 @@ pub struct Question {
     pub record: usize,
     /// Its episode.
     pub episode: String,
+    /// Its episode as a number: episodes numbered in the order they first
+    /// appear in the sweep (so that counting a set of questions' episodes
+    /// compares numbers, not ids).
+    pub episode_no: u32,
     /// Its id.
     pub question_id: String,
     /// Its domain.
@@ -101,6 +105,7 @@ impl Problem {
         let mut questions = Vec::new();
         let mut domains = BTreeSet::new();
         let mut qtypes = BTreeSet::new();
+        let mut numbers: std::collections::HashMap<&str, u32> = Default::default();
         for (i, r) in sweep.records.iter().enumerate() {
             if !r.labelled {
                 continue;
@@ -111,9 +116,12 @@ impl Problem {
             if let Some(t) = &r.qtype {
                 qtypes.insert(t.clone());
             }
+            let next = numbers.len() as u32;
+            let episode_no = *numbers.entry(r.episode.as_str()).or_insert(next);
             questions.push(Question {
                 record: i,
                 episode: r.episode.clone(),
+                episode_no,
                 question_id: r.question_id.clone(),
                 domain: r.domain.clone(),
                 qtype: r.qtype.clone(),

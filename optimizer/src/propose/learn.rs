@@ -124,10 +124,7 @@ impl<'a> Fit<'a> {
     /// How many distinct episodes the train positions `ps` come from.
     fn episodes_of(&self, ps: &[usize]) -> usize {
         let q = &self.problem.questions;
-        let mut seen: Vec<&str> = ps
-            .iter()
-            .map(|&p| q[self.idx[p]].episode.as_str())
-            .collect();
+        let mut seen: Vec<u32> = ps.iter().map(|&p| q[self.idx[p]].episode_no).collect();
         seen.sort_unstable();
         seen.dedup();
         seen.len()
