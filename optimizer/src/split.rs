@@ -95,9 +95,8 @@ pub enum SplitError {
 pub struct Splits {
     /// The seed.
     pub seed: u64,
-    of: HashMap<String, Split>,
-    /// Val's episodes in the search half.
-    search_half: std::collections::HashSet<String>,
+    /// Each episode's split, and for val its half.
+    of: HashMap<String, (Split, Option<ValHalf>)>,
     counts: [usize; 3],
 }
 
@@ -123,43 +122,36 @@ impl Splits {
         let n_train = (2 * n + 5) / 10;
         let n_val = (2 * n + 5) / 10;
         let mut of = HashMap::with_capacity(n);
-        let mut search_half = std::collections::HashSet::new();
         for (i, (_, id)) in keyed.into_iter().enumerate() {
-            if i >= n_train && i < n_train + n_val.div_ceil(2) {
-                search_half.insert(id.to_string());
-            }
-            let split = if i < n_train {
-                Split::Train
+            let place = if i < n_train {
+                (Split::Train, None)
+            } else if i < n_train + n_val.div_ceil(2) {
+                (Split::Val, Some(ValHalf::Search))
             } else if i < n_train + n_val {
-                Split::Val
+                (Split::Val, Some(ValHalf::Choice))
             } else {
-                Split::Test
+                (Split::Test, None)
             };
-            of.insert(id.to_string(), split);
+            of.insert(id.to_string(), place);
         }
         Ok(Splits {
             seed,
             of,
-            search_half,
             counts: [n_train, n_val, n - n_train - n_val],
         })
     }
 
     /// The split of an episode (`None` for an episode not seen at construction).
     pub fn of(&self, episode: &str) -> Option<Split> {
-        self.of.get(episode).copied()
+        self.of.get(episode).map(|&(split, _)| split)
     }
 
     /// Whether an episode is in `split` and, for val with `half`, in that
     /// half of it.
     pub fn holds(&self, episode: &str, split: Split, half: Option<ValHalf>) -> bool {
-        self.of(episode) == Some(split)
-            && match (split, half) {
-                (Split::Val, Some(h)) => {
-                    (h == ValHalf::Search) == self.search_half.contains(episode)
-                }
-                _ => true,
-            }
+        self.of
+            .get(episode)
+            .is_some_and(|&(s, h)| s == split && (s != Split::Val || half.is_none() || h == half))
     }
 
     /// Episodes per split: train, val, test.

@@ -285,10 +285,10 @@ pub fn of_split(
         Metrics::of(problem, &idx, |i| Mask::subset(problem.oracle(i))),
     );
     let masks: Vec<&Vec<Mask>> = policies.iter().map(|(_, m)| m).collect();
+    let val_masks: Vec<&Vec<Mask>> = val.masks.map_or(masks.clone(), |m| m.iter().collect());
     // Scoring every question (another benchmark, a held-out domain) leaves
     // no val split of this sweep to choose on, and scoring val itself
     // would choose on what it scores.
-    let val_masks: Vec<&Vec<Mask>> = val.masks.map_or(masks.clone(), |m| m.iter().collect());
     let chosen_on_val = match (split, &splits) {
         (Some(Split::Train | Split::Test), Some(splits)) => val::choose_on_val(
             problem,

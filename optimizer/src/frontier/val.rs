@@ -324,17 +324,11 @@ fn standard_errors(sums: &Sums, sample: &[usize], rng: &mut Rng) -> Vec<(f64, f6
             draws.push(s);
         }
     }
-    let sd = |xs: &mut dyn Iterator<Item = f64>| {
-        let v: Vec<f64> = xs.collect();
-        crate::eval::Stat::of(v).std
+    let sd = |of: fn(&(f64, f64)) -> f64, k: usize| {
+        crate::eval::Stat::of(draws.iter().map(|d| of(&d[k])).collect()).std
     };
     (0..sums.policies)
-        .map(|k| {
-            (
-                sd(&mut draws.iter().map(|d| d[k].0)),
-                sd(&mut draws.iter().map(|d| d[k].1)),
-            )
-        })
+        .map(|k| (sd(|s| s.0, k), sd(|s| s.1, k)))
         .collect()
 }
 
