@@ -20,6 +20,10 @@
 //! ties at the cut contain the best `m` of any order that ranks by score
 //! first, so each asked-about node's matched relations are ranked once per
 //! question and read from the top (sorted only as far as they are read).
+//! All matched relations are ranked once too (the focal relations are its
+//! top), and a hub with at least a quarter of them reads its own off that
+//! order instead of scoring and ranking its thousands again: positions
+//! are in (step, edge index) order, so both orders are the same order.
 //! Retrieval therefore reads the matched relations and a few
 //! neighbourhoods found by binary search, and returns exactly what the scan
 //! over every relation returns; `reference.rs` keeps that scan, and the tests
@@ -60,8 +64,11 @@ struct Scorer<'g> {
     matched: Vec<u32>,
     /// The other relations, by position.
     unmatched: Vec<u32>,
+    /// Every matched relation by score (highest first, then position),
+    /// built on first use and sorted only as far as it is read.
+    all_ranked: RefCell<Option<Ranked>>,
     /// Each node's matched relations by score, for the nodes asked about.
-    ranked_at: PerNode<RefCell<Ranked>>,
+    ranked_at: PerNode<RefCell<NodeRanked>>,
     /// Each node's unmatched relations by position, for the nodes asked
     /// about.
     unmatched_at: PerNode<Vec<u32>>,
@@ -102,26 +109,78 @@ impl<'g> Scorer<'g> {
             lexent,
             matched,
             unmatched,
+            all_ranked: RefCell::new(None),
             ranked_at: RefCell::new(HashMap::new()),
             unmatched_at: RefCell::new(HashMap::new()),
             named: query.refs().named(g.last_step),
         }
     }
 
+    /// The `i`-th matched relation of all, by score (highest first), then
+    /// position.
+    fn all_ranked(&self, i: usize) -> Option<(u32, f64)> {
+        let mut all = self.all_ranked.borrow_mut();
+        let all = all.get_or_insert_with(|| Ranked {
+            r: self.matched.iter().map(|&p| (p, self.score(p))).collect(),
+            sorted: 0,
+        });
+        all.get(i)
+    }
+
     /// Node `n`'s matched relations by score (highest first, then by
     /// position), built on first use and kept for the question; sorted
-    /// only as far as it is read.
-    fn ranked(&self, n: NodeIndex) -> Rc<RefCell<Ranked>> {
+    /// only as far as it is read. A hub that has at least a quarter of
+    /// all matched relations (the agent) reads them off the order of all
+    /// of them, which a question sorts anyway for its focal relations,
+    /// instead of scoring and sorting its own thousands again.
+    fn ranked(&self, n: NodeIndex) -> Rc<RefCell<NodeRanked>> {
         per_node(&self.ranked_at, n, || {
-            let r: Vec<(u32, f64)> = self
-                .g
-                .incident(n)
-                .iter()
-                .filter(|p| self.is_matched(**p))
-                .map(|&p| (p, self.score(p)))
-                .collect();
-            RefCell::new(Ranked { r, sorted: 0 })
+            let incident = self.g.incident(n);
+            let count = incident.iter().filter(|p| self.is_matched(**p)).count();
+            RefCell::new(if count * 4 >= self.matched.len() {
+                NodeRanked::OfAll {
+                    node: n,
+                    read: Vec::new(),
+                    next: 0,
+                }
+            } else {
+                NodeRanked::Own(self.own_ranked(n, count))
+            })
         })
+    }
+
+    /// Node `n`'s `count` matched relations, ranked on their own.
+    fn own_ranked(&self, n: NodeIndex, count: usize) -> Ranked {
+        let mut r = Vec::with_capacity(count);
+        let own = self.g.incident(n).iter().filter(|p| self.is_matched(**p));
+        r.extend(own.map(|&p| (p, self.score(p))));
+        Ranked { r, sorted: 0 }
+    }
+
+    /// The `i`-th entry of a node's [`Scorer::ranked`] list.
+    fn ranked_get(&self, list: &mut NodeRanked, i: usize) -> Option<(u32, f64)> {
+        match list {
+            NodeRanked::Own(r) => r.get(i),
+            NodeRanked::OfAll { node, read, next } => {
+                while read.len() <= i {
+                    if *next >= OF_ALL_READS {
+                        // Deep in the order (a long tie at a cut, or
+                        // a hub with few of the top relations): ranked on
+                        // its own from here, in the same order.
+                        let own = self.own_ranked(*node, 0);
+                        *list = NodeRanked::Own(own);
+                        return self.ranked_get(list, i);
+                    }
+                    let (p, s) = self.all_ranked(*next)?;
+                    *next += 1;
+                    let row = self.g.rows[p as usize];
+                    if row.a == *node || row.b == *node {
+                        read.push((p, s));
+                    }
+                }
+                read.get(i).copied()
+            }
+        }
     }
 
     /// Node `n`'s unmatched relations by position, built on first use
@@ -222,17 +281,19 @@ impl<'g> Scorer<'g> {
         }
         near.sort_unstable();
         near.dedup();
-        let candidates = self.matched.iter().copied().chain(near);
-        let mut ranked: Vec<(u32, f64)> = candidates
-            .map(|p| (p, self.score(p)))
-            .filter(|(_, s)| *s > 0.0)
-            .collect();
+        // The best matched ones come first in the order of all of them
+        // (positions are in step, then edge index, order); every matched
+        // relation scores above 0.
+        let m = self.g.focal;
+        let best = (0..m).map_while(|i| self.all_ranked(i));
+        let near = near.into_iter().map(|p| (p, self.score(p)));
+        let mut ranked: Vec<(u32, f64)> = best.chain(near).filter(|(_, s)| *s > 0.0).collect();
         let order = |a: &(u32, f64), b: &(u32, f64)| {
             b.1.total_cmp(&a.1)
                 .then(self.step(a.0).cmp(&self.step(b.0)))
                 .then(self.edge_index(a.0).cmp(&self.edge_index(b.0)))
         };
-        top(&mut ranked, self.g.focal, order);
+        top(&mut ranked, m, order);
         ranked
     }
 
@@ -257,7 +318,7 @@ impl<'g> Scorer<'g> {
             let mut got = 0;
             let ranked = self.ranked(*n);
             let mut ranked = ranked.borrow_mut();
-            for (p, s) in (0..).map_while(|i| ranked.get(i)) {
+            for (p, s) in (0..).map_while(|i| self.ranked_get(&mut ranked, i)) {
                 if cut.is_some_and(|c: f64| s.total_cmp(&c).is_lt()) {
                     break;
                 }
@@ -340,6 +401,22 @@ impl<'g> Scorer<'g> {
 struct Ranked {
     r: Vec<(u32, f64)>,
     sorted: usize,
+}
+
+/// How far into the order of all matched relations a hub reads its own
+/// before it ranks them on its own.
+const OF_ALL_READS: usize = 64;
+
+/// A node's matched relations in [`Ranked`]'s order: its own list, or
+/// (for a hub) the ones read so far off the order of all matched
+/// relations, `next` being the next entry of that order to look at.
+enum NodeRanked {
+    Own(Ranked),
+    OfAll {
+        node: NodeIndex,
+        read: Vec<(u32, f64)>,
+        next: usize,
+    },
 }
 
 impl Ranked {
