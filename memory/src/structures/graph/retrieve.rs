@@ -140,6 +140,7 @@ impl<'g> Scorer<'g> {
             RefCell::new(if count * 4 >= self.matched.len() {
                 NodeRanked::OfAll {
                     node: n,
+                    count,
                     read: Vec::new(),
                     next: 0,
                 }
@@ -161,13 +162,18 @@ impl<'g> Scorer<'g> {
     fn ranked_get(&self, list: &mut NodeRanked, i: usize) -> Option<(u32, f64)> {
         match list {
             NodeRanked::Own(r) => r.get(i),
-            NodeRanked::OfAll { node, read, next } => {
+            NodeRanked::OfAll {
+                node,
+                count,
+                read,
+                next,
+            } => {
                 while read.len() <= i {
                     if *next >= OF_ALL_READS {
                         // Deep in the order (a long tie at a cut, or
                         // a hub with few of the top relations): ranked on
                         // its own from here, in the same order.
-                        let own = self.own_ranked(*node, 0);
+                        let own = self.own_ranked(*node, *count);
                         *list = NodeRanked::Own(own);
                         return self.ranked_get(list, i);
                     }
@@ -408,12 +414,14 @@ struct Ranked {
 const OF_ALL_READS: usize = 64;
 
 /// A node's matched relations in [`Ranked`]'s order: its own list, or
-/// (for a hub) the ones read so far off the order of all matched
-/// relations, `next` being the next entry of that order to look at.
+/// (for a hub, which has `count` of them) the ones read so far off the
+/// order of all matched relations, `next` being the next entry of that
+/// order to look at.
 enum NodeRanked {
     Own(Ranked),
     OfAll {
         node: NodeIndex,
+        count: usize,
         read: Vec<(u32, f64)>,
         next: usize,
     },
