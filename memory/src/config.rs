@@ -34,9 +34,11 @@ pub struct Config {
     /// V: steps returned. Default 5.
     pub vector_top_k: usize,
     /// V: episodes with more steps than this are searched with HNSW
-    /// (hnsw_rs) instead of exactly. Default 100,000: below it the exact
-    /// scan over 8-bit codes costs a few milliseconds and needs no index
-    /// build.
+    /// (hnsw_rs) instead of exactly, if the embedder's vectors suit it
+    /// (`Embedder::approximate`: MiniLM's and an endpoint's do, the
+    /// built-in hashed ones do not and are always scanned exactly).
+    /// Default 100,000: below it the exact scan over 8-bit codes costs a
+    /// few milliseconds and needs no index build.
     pub vector_hnsw_threshold: usize,
     /// R: windows returned when several score above 0. Default 3.
     pub raw_top_k: usize,

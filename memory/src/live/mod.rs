@@ -6,6 +6,7 @@
 //!   mesa-live.json                 marker: format and version
 //!   tenants/NAME/memory.sqlite     the tenant's episodes, steps, persisted states and kept questions (WAL mode)
 //!   tenants/NAME/writer.lock       held by the one handle that writes NAME
+//!   tenants/NAME/ann/              V's HNSW graphs of episodes past its threshold (a cache; state.rs)
 //!
 //! append(step) ──derive StepParts (embed, extract: the new step only)──► one transaction ──► ack
 //!                                                      │ kept beside the episode's snapshot
@@ -579,6 +580,7 @@ impl Tenant {
         tx.commit().map_err(self.db_error())?;
         drop(conn);
         self.forget_snapshot(episode);
+        self.remove_ann(episode);
         Ok(())
     }
 
@@ -608,6 +610,7 @@ impl Tenant {
         tx.commit().map_err(self.db_error())?;
         drop(conn);
         self.forget_snapshot(episode);
+        self.remove_ann(episode);
         Ok(gone)
     }
 
@@ -618,7 +621,8 @@ impl Tenant {
         // The states are a shortcut: a full disk must not stop the call
         // that frees space and removes forgotten bytes.
         let _ = self.persist_built(&write);
-        db::compact(&self.conn()).map_err(self.db_error())
+        db::compact(&self.conn()).map_err(self.db_error())?;
+        self.clean_ann()
     }
 
     /// An episode's steps, in order.
@@ -669,7 +673,9 @@ impl Tenant {
                 Arc::new(m)
             }
         };
-        built.vector.index_in_background();
+        built
+            .vector
+            .index_in_background(Some(self.ann_file(episode)));
         {
             let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
             if (s.changes.get(episode).copied(), s.epoch) == changes {
@@ -769,6 +775,8 @@ fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
     }
 }
 
+#[cfg(test)]
+mod ann_tests;
 #[cfg(test)]
 mod kill_tests;
 #[cfg(test)]

@@ -14,12 +14,22 @@
 //!         stored one lags by as many steps as it covers (so at most
 //!         log2(steps) writes), on compact and on close
 //! forget / correct ──same transaction──► the episode's state row deleted
+//!                  ──after it──► the episode's saved HNSW graph removed
 //! ```
+//!
+//! V's HNSW graph (episodes past `vector_hnsw_threshold` steps) is not in
+//! the state: hnsw_rs saves it as its own files, in `ann/` beside the
+//! database ([`crate::structures::ann`]). It is a cache, checked against
+//! the rows it was built over before it is used: a writer saves it when
+//! its background build ends and when it closes; any handle loads it on
+//! opening instead of building; a forget or a correction removes it, and
+//! [`Tenant::compact`] removes whatever no episode's manifest names.
 
 use super::db::{self, StateRow, StoredParts};
 use super::{episode_of, LiveError, Tenant};
 use crate::dataset::{Episode, Step};
-use crate::structures::{DecodedState, EpisodeMemory, StepParts, Summary};
+use crate::structures::{ann, AnnFile, DecodedState, EpisodeMemory, StepParts, Summary};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Episodes shorter than this are rebuilt on opening (it costs a few
@@ -306,6 +316,61 @@ impl Tenant {
     }
 }
 
+/// The directory of a tenant's saved HNSW graphs.
+const ANN_DIR: &str = "ann";
+
+/// The file name of an episode's saved HNSW graph (a hash of its id: a
+/// collision only costs a rebuild, as the graph is checked against the
+/// rows before it is used).
+fn ann_name(episode: &str) -> String {
+    format!("e{:016x}", crate::text::hash(episode.as_bytes()))
+}
+
+impl Tenant {
+    /// Where `episode`'s HNSW graph is saved (a writer saves it; any
+    /// handle loads it).
+    pub(super) fn ann_file(&self, episode: &str) -> AnnFile {
+        AnnFile {
+            dir: self.dir.join(ANN_DIR),
+            name: ann_name(episode),
+            write: self.is_writer(),
+        }
+    }
+
+    /// After a forget or a correction: the episode's saved graph is not
+    /// of its rows any more. A failure is left to [`Tenant::compact`] (and
+    /// the graph would not be used: its rows no longer match).
+    pub(super) fn remove_ann(&self, episode: &str) {
+        let _ = ann::remove(&self.ann_file(episode));
+    }
+
+    /// Removes the saved graphs of episodes that are gone, and whatever an
+    /// interrupted save left.
+    pub(super) fn clean_ann(&self) -> Result<(), LiveError> {
+        let keep: HashSet<String> = self.episodes()?.iter().map(|e| ann_name(&e.id)).collect();
+        let dir = self.dir.join(ANN_DIR);
+        ann::clean(&dir, &keep).map_err(|source| LiveError::Io {
+            path: dir.display().to_string(),
+            source,
+        })
+    }
+
+    /// Saves the HNSW graph of every built episode whose graph grew since
+    /// its last save (when the writer closes).
+    fn save_anns(&self) {
+        let built: Vec<(String, Arc<EpisodeMemory>)> = {
+            let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+            s.built
+                .iter()
+                .map(|(k, m)| (k.clone(), m.clone()))
+                .collect()
+        };
+        for (id, m) in built {
+            let _ = m.vector.save_ann(&self.ann_file(&id));
+        }
+    }
+}
+
 /// The parts out of their stored form (relations not read yet).
 fn take_parts(stored: &mut [StoredParts]) -> Vec<StepParts> {
     stored
@@ -319,6 +384,7 @@ impl Drop for Tenant {
         if self.is_writer() {
             if let Ok(write) = self.write_lock() {
                 let _ = self.persist_built(&write);
+                self.save_anns();
             }
         }
     }

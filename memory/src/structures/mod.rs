@@ -13,6 +13,7 @@
 //! token count. Token counts are computed when the structure is built (step
 //! renderings, windows, summary, relations), so retrieval never tokenizes.
 
+pub mod ann;
 pub mod graph;
 mod persist;
 mod quant;
@@ -23,6 +24,7 @@ pub mod temporal;
 pub mod timeref;
 pub mod vector;
 
+pub use ann::{AnnFile, AnnSource};
 pub use graph::{Graph, RuleExtractor, Triple, TripleExtractor};
 pub use persist::{state_fingerprint, DecodedState};
 pub use raw::{windows, Raw, Window};
@@ -662,6 +664,23 @@ impl EpisodeMemory {
 
 #[cfg(test)]
 pub(crate) mod fixtures {
+    /// A dense test embedder that V may search approximately: the hashed
+    /// embedding into 16 dimensions (few buckets, so every vector is
+    /// dense), unlike the built-in one's 384.
+    pub struct Dense;
+
+    impl super::Embedder for Dense {
+        fn name(&self) -> String {
+            "dense-test-16".into()
+        }
+        fn dim(&self) -> usize {
+            16
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, super::PluginError> {
+            super::HashEmbedder::new(16).embed(texts)
+        }
+    }
+
     use super::*;
 
     /// A small SQL-agent episode used across the structure tests.

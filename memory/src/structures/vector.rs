@@ -10,23 +10,26 @@
 //!
 //! Access: the top-k steps (default 5) by cosine similarity, best first;
 //! the search is exact up to `Config::vector_hnsw_threshold` steps
-//! (100,000): every row is scored from its 8-bit codes and only the rows
+//! (100,000), and at every length for an embedder whose vectors HNSW does
+//! not suit ([`Embedder::approximate`]: the built-in one): every row is scored from its 8-bit codes and only the rows
 //! that can still reach the top k are scored again in `f32`
 //! ([`super::quant`]), which returns exactly the full scan's answer.
 //! Beyond the threshold it is approximate, with
-//! hnsw_rs (M = 16, ef_construction = 200, ef_search = max(64, 8k)) whose
+//! hnsw_rs (M = 16, ef_construction = 200, ef_search = max(200, 8k)) whose
 //! candidates are re-scored exactly. The HNSW graph is built on the first
-//! question for such an episode, from the stored vectors. Score = the cosine,
+//! question for such an episode, from the stored vectors, unless its owner
+//! asks for it in the background ([`Vector::index_in_background`]: loaded
+//! from a saved dump if one fits, see [`super::ann`]). Score = the cosine,
 //! clamped to `[0, 1]`; `hits` = returned steps with a positive cosine.
 
+use super::ann::{self, Ann, AnnFile, AnnSource};
 use super::quant::Codes;
 use super::{Evidence, MemoryStructure, PluginError, Query, RetrieveError, StepTexts};
 use crate::config::Config;
 use crate::text::{cut, hash, words};
-use hnsw_rs::prelude::{DistCosine, Hnsw};
 use mesa_core::Structure;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Turns texts into vectors.
 pub trait Embedder: Send + Sync {
@@ -37,6 +40,17 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     /// One vector per text (they need not be normalized).
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError>;
+    /// Whether V may search these vectors approximately (HNSW) past
+    /// `Config::vector_hnsw_threshold` steps. Dense sentence embeddings
+    /// may (the default). The built-in hashed vectors may not: they are
+    /// sparse and nearly orthogonal, and HNSW's greedy search misses more
+    /// of their nearest rows the longer the episode (at 100,000 steps it
+    /// found 69% of the exact top 5 at the search width V uses, and 89% at
+    /// four times that width, as slow as the exact scan: docs/BENCHMARKS.md,
+    /// "V: HNSW on hashed vectors"), so V scans them exactly at every length.
+    fn approximate(&self) -> bool {
+        true
+    }
 }
 
 /// The built-in deterministic embedder (see the module docs).
@@ -111,6 +125,11 @@ impl Embedder for HashEmbedder {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError> {
         Ok(texts.iter().map(|t| self.one(t)).collect())
     }
+
+    /// No: searched exactly at every length (see [`Embedder::approximate`]).
+    fn approximate(&self) -> bool {
+        false
+    }
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).
@@ -166,15 +185,6 @@ pub(crate) fn embed_one(embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>,
     Ok(v)
 }
 
-/// V's approximate index, shared by a memory's clones: the HNSW graph once
-/// built, how many rows it holds, and whether a background build began.
-#[derive(Default)]
-struct Ann {
-    graph: OnceLock<Hnsw<'static, f32, DistCosine>>,
-    covered: std::sync::Mutex<usize>,
-    background: std::sync::atomic::AtomicBool,
-}
-
 /// The dot product, summed in eight lanes (so the compiler vectorizes it;
 /// the order of the additions is fixed, so the result is deterministic).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -208,6 +218,41 @@ fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
     }
     scored.sort_by(order);
     scored
+}
+
+/// The background half of [`Vector::index_in_background`]: the graph over
+/// `data` (`dim` values a row), loaded from `file` or built (and saved).
+fn make_in_background(ann: &Ann, data: &[f32], dim: usize, file: Option<&AnnFile>) {
+    let n = data.len() / dim.max(1);
+    let row = |p: usize| &data[p * dim..(p + 1) * dim];
+    let loaded = file.and_then(|f| ann::load(f, data, dim));
+    let (h, source, saved) = match loaded {
+        Some((h, rows)) => {
+            for p in rows..n {
+                ann::insert(&h, row(p), p);
+            }
+            (h, AnnSource::Loaded, rows)
+        }
+        None => {
+            let h = ann::new_graph(n);
+            for p in 0..n {
+                ann::insert(&h, row(p), p);
+            }
+            (h, AnnSource::Built, 0)
+        }
+    };
+    let mut covered = ann.covered();
+    if ann.graph.set(h).is_ok() {
+        *covered = n;
+        let _ = ann.source.set(source);
+        ann.set_saved(saved);
+    }
+    drop(covered);
+    if let Some(f) = file {
+        // A save that fails leaves the last one (or none): the next
+        // opening builds again.
+        let _ = ann.save_if_grown(f, data, dim);
+    }
 }
 
 /// V's rows as a persisted state holds them, borrowed from its bytes:
@@ -290,6 +335,11 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Vector {
+        let hnsw_threshold = if embedder.approximate() {
+            config.vector_hnsw_threshold
+        } else {
+            usize::MAX
+        };
         Vector {
             steps,
             dim: embedder.dim(),
@@ -297,7 +347,7 @@ impl Vector {
             data,
             embedder,
             top_k: config.vector_top_k,
-            hnsw_threshold: config.vector_hnsw_threshold,
+            hnsw_threshold,
             hnsw: Arc::default(),
         }
     }
@@ -350,41 +400,39 @@ impl Vector {
             self.codes.push(v);
         }
         self.steps = steps;
-        let mut covered = self.hnsw.covered.lock().unwrap_or_else(|p| p.into_inner());
+        let mut covered = self.hnsw.covered();
         if let Some(h) = self.hnsw.graph.get() {
             let n = self.steps.len();
             for p in (*covered).min(n)..n {
-                h.insert((self.row(p), p));
+                ann::insert(h, self.row(p), p);
             }
             *covered = (*covered).max(n);
         }
     }
 
-    fn new_hnsw(n: usize) -> Hnsw<'static, f32, DistCosine> {
-        let layers = 16.min((n as f64).ln().ceil() as usize).max(1);
-        Hnsw::new(16, n, layers, 200, DistCosine)
-    }
-
     /// The HNSW graph, built now over every row if it is not built yet.
-    fn hnsw(&self) -> &Hnsw<'static, f32, DistCosine> {
-        let mut covered = self.hnsw.covered.lock().unwrap_or_else(|p| p.into_inner());
+    fn hnsw(&self) -> &ann::Graph {
+        let mut covered = self.hnsw.covered();
         let n = self.steps.len();
         self.hnsw.graph.get_or_init(|| {
-            let h = Vector::new_hnsw(n);
+            let h = ann::new_graph(n);
             for p in 0..n {
-                h.insert((self.row(p), p));
+                ann::insert(&h, self.row(p), p);
             }
             *covered = n;
+            let _ = self.hnsw.source.set(AnnSource::Built);
             h
         })
     }
 
     /// For an episode past the HNSW threshold whose graph is not built:
-    /// builds it on a background thread, and until it is ready questions
+    /// makes it on a background thread, and until it is ready questions
     /// are answered by the exact scan (the live store does this, so that
-    /// no question waits for the build). Rows appended meanwhile are
-    /// scanned exactly, then inserted by the next append.
-    pub fn index_in_background(&self) {
+    /// no question waits for the build). With `file`, the graph is loaded
+    /// from the dump saved there if it fits these rows, and otherwise
+    /// built and (if `file.write`) saved there. Rows appended meanwhile
+    /// are scanned exactly, then inserted by the next append.
+    pub fn index_in_background(&self, file: Option<AnnFile>) {
         let n = self.steps.len();
         if n <= self.hnsw_threshold
             || self.hnsw.graph.get().is_some()
@@ -397,16 +445,18 @@ impl Vector {
         }
         let (ann, dim) = (self.hnsw.clone(), self.dim);
         let data = self.data[..n * dim].to_vec();
-        std::thread::spawn(move || {
-            let h = Vector::new_hnsw(n);
-            for p in 0..n {
-                h.insert((&data[p * dim..(p + 1) * dim], p));
-            }
-            let mut covered = ann.covered.lock().unwrap_or_else(|p| p.into_inner());
-            if ann.graph.set(h).is_ok() {
-                *covered = n;
-            }
-        });
+        std::thread::spawn(move || make_in_background(&ann, &data, dim, file.as_ref()));
+    }
+
+    /// How the approximate index came to be, once it is ready.
+    pub fn ann_source(&self) -> Option<AnnSource> {
+        self.hnsw.graph.get().and(self.hnsw.source.get().copied())
+    }
+
+    /// Saves the approximate index to `file` if it is ready and holds more
+    /// rows than its last save (a writer does this when it closes).
+    pub fn save_ann(&self, file: &AnnFile) -> std::io::Result<bool> {
+        self.hnsw.save_if_grown(file, &self.data, self.dim)
     }
 
     /// Positions of the top-k steps and their cosines, best first.
@@ -419,8 +469,10 @@ impl Vector {
         let ready = self.hnsw.graph.get().is_some();
         let candidates: Vec<usize> = if n > self.hnsw_threshold && (ready || !background) {
             let h = self.hnsw();
-            let covered = *self.hnsw.covered.lock().unwrap_or_else(|p| p.into_inner());
-            let ef = (8 * self.top_k).max(64);
+            let covered = *self.hnsw.covered();
+            // 200: MiniLM's exact top 5 was found 96% of the time at 4,000
+            // steps, against 89% at 64 (docs/BENCHMARKS.md).
+            let ef = (8 * self.top_k).max(200);
             let mut c: Vec<usize> = h
                 .search(q, (4 * self.top_k).max(self.top_k), ef)
                 .into_iter()
@@ -509,14 +561,27 @@ mod tests {
     #[test]
     fn hnsw_matches_exact_on_a_clear_winner() {
         let e = game_episode(300);
-        let exact = vector(&e, &Config::default());
-        let approx = vector(
+        let dense = |config: &Config| {
+            let steps = Arc::new(StepTexts::build(&e.steps, config.evidence_text_bytes));
+            Vector::build(steps, Arc::new(super::super::fixtures::Dense), config).unwrap()
+        };
+        let exact = dense(&Config::default());
+        let approx = dense(&Config {
+            vector_hnsw_threshold: 100,
+            ..Config::default()
+        });
+        // The built-in embedder's vectors are searched exactly whatever
+        // the threshold.
+        let hashed = vector(
             &e,
             &Config {
                 vector_hnsw_threshold: 100,
                 ..Config::default()
             },
         );
+        hashed.index_in_background(None);
+        hashed.retrieve(&Query::new("the door")).unwrap();
+        assert_eq!(hashed.ann_source(), None);
         let q = Query::new("The door 2 is locked. Error: you need a key");
         let a = exact.retrieve(&q).unwrap();
         let b = approx.retrieve(&q).unwrap();

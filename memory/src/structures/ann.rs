@@ -1,0 +1,478 @@
+//! V's approximate index past `Config::vector_hnsw_threshold`: an hnsw_rs
+//! graph shared by a memory's clones, built on a background thread or
+//! loaded from a saved dump, and saved where its owner says
+//! ([`AnnFile`]: the live store keeps one per long episode beside the
+//! tenant's database).
+//!
+//! ```text
+//! snapshot made ──Vector::index_in_background(file)──► thread:
+//!     FILE's manifest fits (same dimension, rows <= the episode's, the
+//!     digest of those rows equals the episode's) ──► load the dump ──► insert the rows after it
+//!     else ──► build over every row ──► save FILE (a writer only)
+//! questions meanwhile ──► V's exact scan (no question waits)
+//! an append ──Vector::extend──► the new rows inserted into a ready graph
+//! ```
+//!
+//! A saved index is `NAME.json` (the manifest, replaced atomically and
+//! written last) and hnsw_rs's dump `BASE.hnsw.graph` and
+//! `BASE.hnsw.data` (the graph and a copy of the rows), synced before the
+//! manifest names them. The manifest's digest covers the rows the dump
+//! holds, so a dump is only used over the same rows: one left behind by a
+//! crash, a forget or a correction is rebuilt over, never trusted.
+//! hnsw_rs's loader asserts on what it reads; it runs under
+//! `catch_unwind`, so a damaged dump is rebuilt over too.
+
+use hnsw_rs::prelude::{AnnT, DistCosine, Hnsw, HnswIo};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The graph's type: cosine distance over `f32` rows.
+pub(super) type Graph = Hnsw<'static, f32, DistCosine>;
+
+/// The manifest's format marker.
+const FORMAT: &str = "mesa-ann";
+/// Bumped when the saved layout changes; an older dump is rebuilt over.
+const VERSION: u32 = 1;
+/// hnsw_rs dumps only graphs made with its maximum of 16 layers.
+const LAYERS: usize = 16;
+
+/// Where an episode's approximate index is saved and loaded from: a
+/// directory and a file name (without extension). Only a handle that
+/// `write`s saves; any handle loads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnFile {
+    /// The directory (created on the first save).
+    pub dir: PathBuf,
+    /// The manifest's name, `NAME.json`; the dump's files begin with it.
+    pub name: String,
+    /// Whether this handle saves the index.
+    pub write: bool,
+}
+
+/// How a memory's approximate index came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AnnSource {
+    /// Built over the rows (on a question or in the background).
+    Built,
+    /// Loaded from a saved dump (and extended by the rows after it).
+    Loaded,
+}
+
+/// V's approximate index, shared by a memory's clones: the graph once
+/// ready, how many rows it holds, whether a background build began, how
+/// it came to be, and how many rows its saved dump holds.
+#[derive(Default)]
+pub(super) struct Ann {
+    pub(super) graph: OnceLock<Graph>,
+    pub(super) covered: Mutex<usize>,
+    pub(super) background: AtomicBool,
+    pub(super) source: OnceLock<AnnSource>,
+    saved: Mutex<usize>,
+}
+
+impl Ann {
+    /// The count of rows the graph holds, locked: inserts and saves hold
+    /// it, so a save never sees half an insert.
+    pub(super) fn covered(&self) -> MutexGuard<'_, usize> {
+        self.covered.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Saves the ready graph to `file` if it holds more rows than the
+    /// last save (`rows` are the memory's rows, `dim` values each).
+    /// Returns whether it wrote.
+    pub(super) fn save_if_grown(
+        &self,
+        file: &AnnFile,
+        rows: &[f32],
+        dim: usize,
+    ) -> std::io::Result<bool> {
+        let Some(graph) = self.graph.get() else {
+            return Ok(false);
+        };
+        let covered = self.covered();
+        let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+        if !file.write || *covered <= *saved || rows.len() < *covered * dim {
+            return Ok(false);
+        }
+        save(file, graph, &rows[..*covered * dim], dim)?;
+        *saved = *covered;
+        Ok(true)
+    }
+
+    /// Records that the saved dump holds `rows` rows.
+    pub(super) fn set_saved(&self, rows: usize) {
+        *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = rows;
+    }
+}
+
+/// An empty graph for about `n` rows (M = 16, ef_construction = 200).
+pub(super) fn new_graph(n: usize) -> Graph {
+    Hnsw::new(16, n.max(1), LAYERS, 200, DistCosine)
+}
+
+/// Inserts row `p` into `graph`, unless the row is zero: hnsw_rs's cosine
+/// puts a zero row at distance 0 from every query, where it would crowd
+/// out the real neighbours (its cosine with any question is 0, so the
+/// exact re-scoring never ranks it above a row that shares anything).
+pub(super) fn insert(graph: &Graph, row: &[f32], p: usize) {
+    if indexed(row) {
+        graph.insert((row, p));
+    }
+}
+
+/// Whether a row goes into the graph (see [`insert`]).
+fn indexed(row: &[f32]) -> bool {
+    row.iter().any(|x| *x != 0.0)
+}
+
+/// A saved index's manifest.
+#[derive(Serialize, Deserialize)]
+struct Manifest {
+    format: String,
+    version: u32,
+    /// Rows in the dump (the first `rows` of the episode's).
+    rows: usize,
+    dim: usize,
+    /// [`digest`] of those rows, in hex.
+    digest: String,
+    /// The dump's file name, without `.hnsw.graph` / `.hnsw.data`.
+    basename: String,
+}
+
+/// FNV-1a over the rows' bits, one value at a time.
+fn digest(rows: &[f32]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for x in rows {
+        h ^= u64::from(x.to_bits());
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+fn manifest_path(file: &AnnFile) -> PathBuf {
+    file.dir.join(format!("{}.json", file.name))
+}
+
+fn read_manifest(path: &Path) -> Option<Manifest> {
+    let m: Manifest = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    // The basename names files in the same directory, nothing else.
+    (m.format == FORMAT && m.version == VERSION && m.basename.chars().all(plain)).then_some(m)
+}
+
+fn dump_files(dir: &Path, basename: &str) -> [PathBuf; 2] {
+    ["graph", "data"].map(|ext| dir.join(format!("{basename}.hnsw.{ext}")))
+}
+
+/// The saved index in `file`, if its manifest fits `rows` (the memory's
+/// rows, `dim` values each) and its dump loads; with the count of rows it
+/// holds (the first of `rows`).
+pub(super) fn load(file: &AnnFile, rows: &[f32], dim: usize) -> Option<(Graph, usize)> {
+    let m = read_manifest(&manifest_path(file))?;
+    let values = m.rows.checked_mul(dim)?;
+    if m.dim != dim || m.rows == 0 || values > rows.len() || digest(&rows[..values]) != m.digest {
+        return None;
+    }
+    let (dir, basename) = (file.dir.clone(), m.basename.clone());
+    let graph = std::panic::catch_unwind(move || {
+        // The loaded graph borrows its loader for its lifetime; the loader
+        // (a path and options, no data: the rows are read into the graph)
+        // is kept for the process, once per loaded index.
+        let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(&dir, &basename)));
+        io.load_hnsw::<f32, DistCosine>().ok()
+    })
+    .ok()??;
+    let held = rows[..values]
+        .chunks(dim.max(1))
+        .filter(|r| indexed(r))
+        .count();
+    (graph.get_nb_point() == held).then_some((graph, m.rows))
+}
+
+/// Saves `graph`, which holds exactly the rows of `rows` (`dim` values
+/// each), to `file`: the dump, synced, then the manifest, replaced
+/// atomically; the previous dump's files are removed after.
+pub(super) fn save(file: &AnnFile, graph: &Graph, rows: &[f32], dim: usize) -> std::io::Result<()> {
+    std::fs::create_dir_all(&file.dir)?;
+    let n = rows.len() / dim.max(1);
+    let old = read_manifest(&manifest_path(file)).map(|m| m.basename);
+    let wanted = format!("{}-{n}", file.name);
+    let basename = graph
+        .file_dump(&file.dir, &wanted)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    for path in dump_files(&file.dir, &basename) {
+        File::open(path)?.sync_all()?;
+    }
+    let manifest = Manifest {
+        format: FORMAT.into(),
+        version: VERSION,
+        rows: n,
+        dim,
+        digest: digest(rows),
+        basename: basename.clone(),
+    };
+    let text = serde_json::to_string(&manifest).map_err(std::io::Error::other)?;
+    let path = manifest_path(file);
+    let tmp = path.with_extension("json.tmp");
+    {
+        let mut f = File::create(&tmp)?;
+        std::io::Write::write_all(&mut f, text.as_bytes())?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, &path)?;
+    File::open(&file.dir)?.sync_all()?;
+    if let Some(old) = old.filter(|o| *o != basename) {
+        for p in dump_files(&file.dir, &old) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    Ok(())
+}
+
+/// Removes `file`'s saved index (its manifest first, then the dump), if
+/// there is one.
+pub fn remove(file: &AnnFile) -> std::io::Result<()> {
+    let path = manifest_path(file);
+    let Some(m) = read_manifest(&path) else {
+        return remove_if_there(&path);
+    };
+    remove_if_there(&path)?;
+    for p in dump_files(&file.dir, &m.basename) {
+        remove_if_there(&p)?;
+    }
+    Ok(())
+}
+
+fn remove_if_there(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Removes from `dir` every file that is not the manifest of a name in
+/// `keep` or the dump such a manifest names: the indexes of episodes that
+/// are gone, and what an interrupted save left.
+pub fn clean(dir: &Path, keep: &HashSet<String>) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        other => other?,
+    };
+    let mut kept: HashSet<String> = HashSet::new();
+    for name in keep {
+        if let Some(m) = read_manifest(&dir.join(format!("{name}.json"))) {
+            kept.insert(format!("{name}.json"));
+            kept.extend(["graph", "data"].map(|ext| format!("{}.hnsw.{ext}", m.basename)));
+        }
+    }
+    for entry in entries {
+        let entry = entry?;
+        if !kept.contains(entry.file_name().to_string_lossy().as_ref()) {
+            remove_if_there(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{game_episode, Dense};
+    use super::super::{Evidence, MemoryStructure, Query, StepTexts, Vector};
+    use super::*;
+    use crate::config::Config;
+    use crate::dataset::Episode;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    fn config() -> Config {
+        Config {
+            vector_hnsw_threshold: 100,
+            ..Config::default()
+        }
+    }
+
+    fn vector(e: &Episode) -> Vector {
+        let steps = Arc::new(StepTexts::build(&e.steps, config().evidence_text_bytes));
+        Vector::build(steps, Arc::new(Dense), &config()).unwrap()
+    }
+
+    /// The graph made in the background from `file`, once it is ready.
+    fn ready(v: &Vector, file: &AnnFile) -> AnnSource {
+        v.index_in_background(Some(file.clone()));
+        wait_until("ready", || v.ann_source().is_some());
+        v.ann_source().unwrap()
+    }
+
+    /// A graph over `v`'s first `n` rows.
+    fn graph_over(v: &Vector, n: usize) -> Graph {
+        let graph = new_graph(n);
+        for p in 0..n {
+            insert(&graph, &v.data()[p * 16..(p + 1) * 16], p);
+        }
+        graph
+    }
+
+    /// Waits (at most a minute) until `ok`.
+    fn wait_until(what: &str, ok: impl Fn() -> bool) {
+        let start = Instant::now();
+        while !ok() {
+            assert!(start.elapsed() < Duration::from_secs(60), "never {what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn file(dir: &Path) -> AnnFile {
+        AnnFile {
+            dir: dir.join("ann"),
+            name: "e1".into(),
+            write: true,
+        }
+    }
+
+    fn asked(v: &Vector) -> Vec<Evidence> {
+        [
+            "The door 2 is locked",
+            "pick up the key",
+            "a wall 3 steps north",
+        ]
+        .iter()
+        .map(|q| v.retrieve(&Query::new(q)).unwrap())
+        .collect()
+    }
+
+    /// Saved once built, loaded by the next memory over the same rows, and
+    /// answering as the built graph does (the same graph).
+    #[test]
+    fn a_saved_graph_loads_and_answers_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let (e, f) = (game_episode(300), file(dir.path()));
+        let built = vector(&e);
+        assert_eq!(ready(&built, &f), AnnSource::Built);
+        // The save follows the build on the same thread.
+        wait_until("saved", || f.dir.join("e1.json").is_file());
+        let loaded = vector(&e);
+        assert_eq!(ready(&loaded, &f), AnnSource::Loaded);
+        assert_eq!(asked(&built), asked(&loaded));
+        // A reader loads but does not save.
+        let reader = AnnFile {
+            write: false,
+            ..f.clone()
+        };
+        assert_eq!(ready(&vector(&e), &reader), AnnSource::Loaded);
+    }
+
+    /// A longer episode with the same first rows loads the saved graph and
+    /// inserts the rest; other rows, or a damaged dump, are built over.
+    #[test]
+    fn only_the_same_rows_load_and_damage_is_rebuilt_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        let first = vector(&game_episode(200));
+        let graph = graph_over(&first, 200);
+        save(&f, &graph, first.data(), 16).unwrap();
+        // Longer, same prefix: loaded, and the new rows are found.
+        let longer = vector(&game_episode(260));
+        assert_eq!(ready(&longer, &f), AnnSource::Loaded);
+        let q = Query::new("You see a wall 4 steps to the north.");
+        let exact =
+            Vector::build(longer.steps.clone(), Arc::new(Dense), &Config::default()).unwrap();
+        assert_eq!(
+            longer.retrieve(&q).unwrap().items[0].score,
+            exact.retrieve(&q).unwrap().items[0].score
+        );
+        // A changed row: built over.
+        save(&f, &graph, first.data(), 16).unwrap();
+        let mut other = game_episode(200);
+        other.steps[7].observation = "something else entirely".into();
+        assert_eq!(ready(&vector(&other), &f), AnnSource::Built);
+        // Damaged dump files under a manifest that fits: built over (no
+        // panic), and saved again, so the next opening loads.
+        save(&f, &graph, first.data(), 16).unwrap();
+        let m = read_manifest(&manifest_path(&f)).unwrap();
+        for p in dump_files(&f.dir, &m.basename) {
+            std::fs::write(p, b"damaged").unwrap();
+        }
+        assert_eq!(ready(&vector(&game_episode(200)), &f), AnnSource::Built);
+        wait_until("saved", || load(&f, first.data(), 16).is_some());
+        assert_eq!(ready(&vector(&game_episode(200)), &f), AnnSource::Loaded);
+    }
+
+    #[test]
+    fn remove_and_clean_leave_only_what_a_manifest_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        let v = vector(&game_episode(150));
+        let graph = graph_over(&v, 150);
+        save(&f, &graph, v.data(), 16).unwrap();
+        let g = AnnFile {
+            name: "e2".into(),
+            ..f.clone()
+        };
+        save(&g, &graph, v.data(), 16).unwrap();
+        std::fs::write(f.dir.join("e3-9.hnsw.graph"), b"left by a crash").unwrap();
+        let names = |d: &Path| {
+            let mut n: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        assert_eq!(names(&f.dir).len(), 7);
+        clean(&f.dir, &HashSet::from(["e1".to_string()])).unwrap();
+        assert_eq!(
+            names(&f.dir),
+            ["e1-150.hnsw.data", "e1-150.hnsw.graph", "e1.json"]
+        );
+        remove(&f).unwrap();
+        assert!(names(&f.dir).is_empty());
+        remove(&f).unwrap();
+    }
+
+    /// A loaded graph takes inserts: every row added after the load is
+    /// found as its own nearest row, as in the graph it was saved from.
+    #[test]
+    fn a_loaded_graph_takes_inserts() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        let v = vector(&game_episode(200));
+        let row = |p: usize| &v.data()[p * 16..(p + 1) * 16];
+        let graph = graph_over(&v, 150);
+        save(&f, &graph, &v.data()[..150 * 16], 16).unwrap();
+        let (back, rows) = load(&f, v.data(), 16).unwrap();
+        assert_eq!(rows, 150);
+        for p in 150..200 {
+            back.insert((row(p), p));
+        }
+        for p in 150..200 {
+            let best = back.search(row(p), 5, 64)[0].d_id;
+            // Rows may repeat (the fixture's texts do); the best is one
+            // with the same vector.
+            assert_eq!(row(best), row(p), "row {p}");
+        }
+    }
+
+    /// Zero rows stay out of the graph: at distance 0 from everything,
+    /// they would be every question's nearest.
+    #[test]
+    fn zero_rows_are_left_out() {
+        let g = new_graph(100);
+        let rows: Vec<f32> = (0..100)
+            .flat_map(|p| match p % 2 {
+                0 => vec![0.0; 4],
+                _ => vec![1.0, p as f32, 0.5, -(p as f32)],
+            })
+            .collect();
+        for p in 0..100 {
+            insert(&g, &rows[p * 4..(p + 1) * 4], p);
+        }
+        assert_eq!(g.get_nb_point(), 50);
+        let found = g.search(&rows[37 * 4..38 * 4], 5, 64);
+        assert!(found.iter().all(|nb| nb.d_id % 2 == 1), "{found:?}");
+    }
+}
