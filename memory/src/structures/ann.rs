@@ -317,6 +317,17 @@ mod tests {
         graph
     }
 
+    /// A directory holding the saved graph over all the rows of a game
+    /// episode of `n` steps.
+    fn saved(n: usize) -> (tempfile::TempDir, AnnFile, Vector, Graph) {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        let v = vector(&game_episode(n));
+        let graph = graph_over(&v, n);
+        save(&f, &graph, v.data(), 16).unwrap();
+        (dir, f, v, graph)
+    }
+
     /// Waits (at most a minute) until `ok`.
     fn wait_until(what: &str, ok: impl Fn() -> bool) {
         let start = Instant::now();
@@ -370,11 +381,7 @@ mod tests {
     /// inserts the rest; other rows, or a damaged dump, are built over.
     #[test]
     fn only_the_same_rows_load_and_damage_is_rebuilt_over() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = file(dir.path());
-        let first = vector(&game_episode(200));
-        let graph = graph_over(&first, 200);
-        save(&f, &graph, first.data(), 16).unwrap();
+        let (_dir, f, first, graph) = saved(200);
         // Longer, same prefix: loaded, and the new rows are found.
         let longer = vector(&game_episode(260));
         assert_eq!(ready(&longer, &f), AnnSource::Loaded);
@@ -404,11 +411,7 @@ mod tests {
 
     #[test]
     fn remove_and_clean_leave_only_what_a_manifest_names() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = file(dir.path());
-        let v = vector(&game_episode(150));
-        let graph = graph_over(&v, 150);
-        save(&f, &graph, v.data(), 16).unwrap();
+        let (_dir, f, v, graph) = saved(150);
         let g = AnnFile {
             name: "e2".into(),
             ..f.clone()
