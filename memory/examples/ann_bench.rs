@@ -1,7 +1,8 @@
 //! How well V's approximate index (hnsw_rs, M = 16, ef_construction =
 //! 200, as `structures/ann.rs` makes it) finds the exact top 5, on
 //! AMA-Bench step texts embedded by the built-in hashed embedder or by
-//! MiniLM, against a full exact scan. Also its build, dump and load times.
+//! MiniLM, against a full exact scan. Also its build, dump and load times,
+//! and how the rows look (nonzero values, a question's cosines).
 //!
 //! ```text
 //! cargo run --release -p mesa-memory --example ann_bench -- DATA ROWS
@@ -81,6 +82,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queries.len(),
         embedder.name(),
         t.elapsed().as_secs_f64()
+    );
+    // How the rows look: the share of nonzero values, and the median and
+    // the 99th percentile of a question's cosines with the rows.
+    let nonzero = rows.iter().flatten().filter(|x| **x != 0.0).count();
+    let mut cos: Vec<f32> = queries
+        .iter()
+        .take(20)
+        .flat_map(|q| rows.iter().map(move |r| dot(r, q)))
+        .collect();
+    cos.sort_by(f32::total_cmp);
+    println!(
+        "nonzero values: {:.1}%; cosine of a question with a row: median {:.3}, p99 {:.3}",
+        100.0 * nonzero as f64 / (rows.len() * rows[0].len()) as f64,
+        cos[cos.len() / 2],
+        cos[cos.len() * 99 / 100]
     );
     let t = Instant::now();
     let graph: Hnsw<f32, DistCosine> = Hnsw::new(16, n, 16, 200, DistCosine);

@@ -2,7 +2,9 @@
 //! selecting it (`preview.K.feature`).
 //!
 //! A [`Retrieval`] holds one question against one episode and retrieves
-//! from a structure only when something asks for it, once: a policy that
+//! from a structure only when something asks for it, once (the structures
+//! one call needs, a composition's or a set of previews', side by side on
+//! a pool of threads of its own): a policy that
 //! reads no previews costs nothing until the selected structures are
 //! composed, and composing reuses the evidence the previews computed.
 //! Every feature is computed from the evidence alone (and, for `named`,
@@ -38,7 +40,9 @@
 use crate::compose::{compose, Composition};
 use crate::structures::{EpisodeMemory, Evidence, Query, RetrieveError};
 use mesa_core::{Feature, Mask, PreviewKey, Previews, Structure};
+use rayon::prelude::*;
 use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 /// A feature's value for some evidence, for the features that need only
 /// the evidence (`None` for `named` and the overlaps, which
@@ -111,6 +115,24 @@ fn common(a: &[usize], b: &[usize]) -> usize {
         }
     }
     n
+}
+
+/// The threads that retrieve a question's structures side by side: a
+/// pool of their own (one thread per core, at most five), so that a long
+/// build on rayon's global pool (a snapshot rebuilt after a forget, say)
+/// never holds up a question. `None` if no thread could be started: then
+/// the structures are retrieved one after another.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores.clamp(1, 5))
+            .thread_name(|i| format!("mesa-retrieve-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
 }
 
 /// One question against one episode, retrieving lazily.
@@ -193,9 +215,37 @@ impl<'a> Retrieval<'a> {
         Ok(feature_value(e, f).unwrap_or_default())
     }
 
+    /// Retrieves the structures of `mask` that are not retrieved yet, side
+    /// by side (on [`pool`]'s threads). Each structure's retrieval reads only the memory
+    /// and the question and is deterministic, so this changes when the
+    /// evidence is ready, never what it is.
+    fn fetch(&self, mask: Mask) {
+        let missing: Vec<Structure> = mask
+            .iter()
+            .filter(|s| self.cache[s.index()].get().is_none())
+            .collect();
+        if missing.len() < 2 {
+            return;
+        }
+        let (memory, query) = (self.memory, &self.query);
+        let one = |&s: &Structure| memory.retrieve(s, query);
+        let found: Vec<Result<Evidence, RetrieveError>> = match pool() {
+            Some(pool) => pool.install(|| missing.par_iter().map(one).collect()),
+            None => missing.iter().map(one).collect(),
+        };
+        for (s, r) in missing.into_iter().zip(found) {
+            let _ = self.cache[s.index()].set(r);
+        }
+    }
+
     /// The requested previews; the others stay 0, and structures no key
-    /// names are not retrieved.
+    /// names are not retrieved. The structures the keys name are retrieved
+    /// side by side.
     pub fn previews(&self, wanted: &[PreviewKey]) -> Result<Previews, RetrieveError> {
+        let named = wanted
+            .iter()
+            .flat_map(|k| std::iter::once(k.structure).chain(k.feature.partner()));
+        self.fetch(named.fold(Mask::EMPTY, Mask::with));
         let mut p = Previews::default();
         for &k in wanted {
             p.set(
@@ -221,8 +271,10 @@ impl<'a> Retrieval<'a> {
             .fold(Mask::EMPTY, Mask::with)
     }
 
-    /// The composed evidence of the structures in `mask`.
+    /// The composed evidence of the structures in `mask` (those not
+    /// retrieved yet are retrieved side by side).
     pub fn compose(&self, mask: Mask) -> Result<Composition, RetrieveError> {
+        self.fetch(mask);
         let sections = mask
             .iter()
             .map(|s| self.evidence(s).cloned())
@@ -247,6 +299,26 @@ mod tests {
             &Plugins::default(),
         )
         .unwrap()
+    }
+
+    /// Retrieving side by side changes nothing: a composition of every
+    /// subset equals the one built from the structures retrieved one at a
+    /// time, in order.
+    #[test]
+    fn side_by_side_equals_one_at_a_time() {
+        let m = memory();
+        let q = "What error did the agent get at step 2 with TOTAL_ASSETS?";
+        for k in 0..Mask::SUBSETS {
+            let mask = Mask::subset(k);
+            let alone = Retrieval::new(&m, q);
+            let sections: Vec<Evidence> = mask
+                .iter()
+                .map(|s| alone.evidence(s).unwrap().clone())
+                .collect();
+            assert_eq!(alone.retrieved(), mask);
+            let together = Retrieval::new(&m, q).compose(mask).unwrap();
+            assert_eq!(together, compose(mask, sections), "{mask:?}");
+        }
     }
 
     #[test]
