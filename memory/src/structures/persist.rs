@@ -31,8 +31,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Bumped when a persisted state's layout changes; an older state is then
-/// ignored (and the memory rebuilt from its steps).
-const STATE_VERSION: u32 = 2;
+/// ignored (and the memory rebuilt from its steps). 3: V's codes by
+/// dimension.
+const STATE_VERSION: u32 = 3;
 
 /// What a persisted state was built under: it is opened only under the
 /// same.

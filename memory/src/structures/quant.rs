@@ -1,7 +1,9 @@
 //! V's exact scan, read from 8-bit codes: each vector row is also kept as
 //! `i8` codes with one scale per row (a quarter of the bytes), a question
 //! scores every row from the codes, and only the rows whose score could
-//! still reach the top k are scored again from the `f32` rows. The answer
+//! still reach the top k are scored again from the `f32` rows. The codes
+//! are kept by dimension, so a question reads only the dimensions where
+//! its own code is not 0 (hashed vectors leave most of them 0). The answer
 //! is exactly the full `f32` scan's (same rows, same order, same cosines).
 //!
 //! ```text
@@ -20,14 +22,21 @@
 //! `1e-6`, so a row left out scores strictly below the k-th best, and a
 //! row tied with it is kept. A row with a non-finite value is always kept.
 
-/// The codes of a vector index's rows.
+/// The codes of a vector index's rows, kept by dimension: `cols[j][p]`
+/// is row p's code j. A question's integer dot products then read only
+/// the dimensions where its own code is not 0, a block of rows at a time; integer sums do not depend
+/// on their order, so each is exactly the row-by-row dot product.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Codes {
     dim: usize,
-    codes: Vec<i8>,
+    cols: Vec<Vec<i8>>,
     /// Per row: the scale `s` and `|v|₁`.
     rows: Vec<(f32, f32)>,
 }
+
+/// Rows scored together: their partial sums stay in the first-level cache
+/// while the question's dimensions are added in.
+const BLOCK: usize = 2048;
 
 /// Codes of `v` and their scale (0 for a zero row, whose codes are then 0).
 fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
@@ -41,30 +50,12 @@ fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     s
 }
 
-/// The integer dot product of two code rows (exact: at most
-/// `dim · 127²`, which fits an `i32` for any dimension below 133,000).
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    let mut lanes = [0i32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let tail: i32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for k in 0..16 {
-            lanes[k] += i32::from(i16::from(x[k]) * i16::from(y[k]));
-        }
-    }
-    lanes.iter().sum::<i32>() + tail
-}
-
 impl Codes {
     pub(super) fn new(dim: usize) -> Codes {
         Codes {
             dim,
-            ..Codes::default()
+            cols: vec![Vec::new(); dim],
+            rows: Vec::new(),
         }
     }
 
@@ -73,8 +64,13 @@ impl Codes {
         if self.dim == 0 {
             return;
         }
+        let mut codes = Vec::with_capacity(self.dim);
         for row in data.chunks_exact(self.dim) {
-            let s = quantize(row, &mut self.codes);
+            codes.clear();
+            let s = quantize(row, &mut codes);
+            for (col, &c) in self.cols.iter_mut().zip(&codes) {
+                col.push(c);
+            }
             // A row with a non-finite value (only a damaged stored vector
             // has one) gets an infinite bound: always a candidate, never
             // part of the cut, so the exact scan ranks it as before.
@@ -84,10 +80,10 @@ impl Codes {
         }
     }
 
-    /// The codes and each row's scale and `|v|₁` as bytes, for a
-    /// persisted state.
+    /// The codes (by dimension: `n` codes of dimension 0, then of 1, ...)
+    /// and each row's scale and `|v|₁` as bytes, for a persisted state.
     pub(super) fn to_bytes(&self) -> (Vec<u8>, Vec<u8>) {
-        let codes = self.codes.iter().map(|&c| c as u8).collect();
+        let codes = self.cols.iter().flatten().map(|&c| c as u8).collect();
         let mut scales = Vec::with_capacity(self.rows.len() * 8);
         for &(s, l1) in &self.rows {
             crate::le::extend_le(&mut scales, &[s, l1]);
@@ -96,7 +92,8 @@ impl Codes {
     }
 
     /// Codes read back from [`Codes::to_bytes`]; `None` unless they are
-    /// whole rows of `dim` codes, one scale pair per row.
+    /// `dim` whole columns, one code per row each, and one scale pair per
+    /// row.
     pub(super) fn from_bytes(dim: usize, codes: &[u8], rows: &[u8]) -> Option<Codes> {
         let flat = crate::le::f32s_from_le(rows)?;
         let n = flat.len() / 2;
@@ -109,9 +106,10 @@ impl Codes {
         if !flat.chunks_exact(2).all(sane) {
             return None;
         }
+        let column = |j: usize| codes[j * n..(j + 1) * n].iter().map(|&b| b as i8).collect();
         Some(Codes {
             dim,
-            codes: codes.iter().map(|&b| b as i8).collect(),
+            cols: (0..dim).map(column).collect(),
             rows: flat.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
         })
     }
@@ -139,26 +137,91 @@ impl Codes {
             return (0..n).collect();
         }
         let q1: f32 = qc.iter().map(|c| f32::from(c.unsigned_abs())).sum();
+        // The question's dimensions with a code, and their weights.
+        let used: Vec<(&[i8], i32)> = self
+            .cols
+            .iter()
+            .zip(&qc)
+            .filter(|(_, c)| **c != 0)
+            .map(|(col, c)| (&col[..n], i32::from(*c)))
+            .collect();
         let mut lo = Vec::with_capacity(n);
         let mut hi = Vec::with_capacity(n);
-        for (p, &(s, l1)) in self.rows[..n].iter().enumerate() {
-            let codes = &self.codes[p * self.dim..(p + 1) * self.dim];
-            let a = s * t * dot_i8(codes, &qc) as f32;
-            let b = 0.51 * (s * t * q1 + t * l1) + 1e-6;
-            lo.push(a - b);
-            hi.push(a + b);
+        let mut sums = [0i32; BLOCK];
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            let sums = &mut sums[..end - start];
+            sums.fill(0);
+            for (col, w) in &used {
+                for (sum, &c) in sums.iter_mut().zip(&col[start..end]) {
+                    *sum += i32::from(c) * w;
+                }
+            }
+            for (&d, &row) in sums.iter().zip(&self.rows[start..end]) {
+                let (l, h) = bounds(row, t, q1, d);
+                lo.push(l);
+                hi.push(h);
+            }
         }
-        // Only the k-th best lower bound is needed: `lo` may be reordered.
-        let (_, cut, _) = lo.select_nth_unstable_by(k - 1, |x, y| y.total_cmp(x));
-        let cut = *cut;
-        (0..n).filter(|&p| hi[p] >= cut).collect()
+        reaching(lo, &hi, k)
     }
+}
+
+/// A row's score bounds from its integer dot product `d` with the
+/// question's codes (scale `t`, `|q̂|₁ = q1`): `a ∓ b` of the module docs.
+fn bounds((s, l1): (f32, f32), t: f32, q1: f32, d: i32) -> (f32, f32) {
+    let a = s * t * d as f32;
+    let b = 0.51 * (s * t * q1 + t * l1) + 1e-6;
+    (a - b, a + b)
+}
+
+/// The rows whose upper bound reaches the k-th best lower bound
+/// (`k` >= 1, at most the rows).
+fn reaching(mut lo: Vec<f32>, hi: &[f32], k: usize) -> Vec<usize> {
+    // Only the k-th best lower bound is needed: `lo` may be reordered.
+    let (_, cut, _) = lo.select_nth_unstable_by(k - 1, |x, y| y.total_cmp(x));
+    let cut = *cut;
+    (0..hi.len()).filter(|&p| hi[p] >= cut).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::structures::vector::{dot, normalize};
+
+    /// The integer dot product of two code rows (exact: at most
+    /// `dim · 127²`, which fits an `i32` for any dimension below 133,000).
+    fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+        let mut lanes = [0i32; 16];
+        let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+        let tail: i32 = ca
+            .remainder()
+            .iter()
+            .zip(cb.remainder())
+            .map(|(x, y)| i32::from(*x) * i32::from(*y))
+            .sum();
+        for (x, y) in ca.zip(cb) {
+            for k in 0..16 {
+                lanes[k] += i32::from(i16::from(x[k]) * i16::from(y[k]));
+            }
+        }
+        lanes.iter().sum::<i32>() + tail
+    }
+
+    /// The candidates as the scan made them row by row before the codes
+    /// were kept by dimension: each row's integer dot product in one go.
+    fn candidates_by_rows(codes: &Codes, q: &[f32], n: usize, k: usize) -> Vec<usize> {
+        let mut qc = Vec::new();
+        let t = quantize(q, &mut qc);
+        let q1: f32 = qc.iter().map(|c| f32::from(c.unsigned_abs())).sum();
+        let (lo, hi): (Vec<f32>, Vec<f32>) = (0..n)
+            .map(|p| {
+                let row: Vec<i8> = codes.cols.iter().map(|col| col[p]).collect();
+                bounds(codes.rows[p], t, q1, dot_i8(&row, &qc))
+            })
+            .unzip();
+        reaching(lo, &hi, k)
+    }
 
     /// The full scan's top k (cosine, then position).
     fn exact(data: &[f32], dim: usize, q: &[f32], k: usize) -> Vec<usize> {
@@ -200,6 +263,9 @@ mod tests {
             for p in exact(&data, dim, &q, k) {
                 proptest::prop_assert!(c.contains(&p), "row {p} left out");
             }
+            if n > k && q.iter().any(|x| *x != 0.0) {
+                proptest::prop_assert_eq!(&c, &candidates_by_rows(&codes, &q, n, k));
+            }
         }
     }
 
@@ -220,6 +286,7 @@ mod tests {
             assert!(c.contains(&p));
         }
         assert!(c.len() < codes.len() / 4, "{} of {}", c.len(), codes.len());
+        assert_eq!(c, candidates_by_rows(&codes, &q, codes.len(), 5));
     }
 
     #[test]
@@ -231,7 +298,7 @@ mod tests {
         codes.push(&data);
         let (c, s) = codes.to_bytes();
         let back = Codes::from_bytes(dim, &c, &s).expect("whole rows");
-        assert_eq!(back.codes, codes.codes);
+        assert_eq!(back.cols, codes.cols);
         let bits = |r: &[(f32, f32)]| -> Vec<(u32, u32)> {
             r.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect()
         };
