@@ -49,6 +49,12 @@ fn files(dir: &Path) -> Vec<String> {
     n
 }
 
+/// A whole save: the dump's two files and the manifest, written last.
+fn saved(dir: &Path) -> bool {
+    let f = files(dir);
+    f.len() == 3 && f.iter().any(|n| n.ends_with(".json"))
+}
+
 fn wait_for(what: &str, ok: impl Fn() -> bool) {
     let start = Instant::now();
     while !ok() {
@@ -80,7 +86,7 @@ fn a_long_episodes_graph_is_saved_loaded_and_removed() {
         .collect();
     t.append_batch("long", steps).expect("append");
     assert_eq!(ready(&t), AnnSource::Built);
-    wait_for("saved", || files(&ann).len() == 3);
+    wait_for("saved", || saved(&ann));
     let question = "which room has a door to room 42";
     let before = Retrieval::new(&t.memory("long").expect("memory"), question)
         .compose(Mask::ALL)
@@ -134,7 +140,7 @@ fn a_long_episodes_graph_is_saved_loaded_and_removed() {
     t.forget("long", Forget::Step(3)).expect("forget");
     assert!(files(&ann).is_empty(), "{:?}", files(&ann));
     assert_eq!(ready(&t), AnnSource::Built);
-    wait_for("saved again", || files(&ann).len() == 3);
+    wait_for("saved again", || saved(&ann));
     // A forgotten episode's graph goes with a compaction, and what a
     // crashed save left too.
     std::fs::write(ann.join("e0-7.hnsw.graph"), b"left by a crash").expect("write");

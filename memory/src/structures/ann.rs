@@ -198,6 +198,12 @@ pub(super) fn load(file: &AnnFile, rows: &[f32], dim: usize) -> Option<(Graph, u
 /// each), to `file`: the dump, synced, then the manifest, replaced
 /// atomically; the previous dump's files are removed after.
 pub(super) fn save(file: &AnnFile, graph: &Graph, rows: &[f32], dim: usize) -> std::io::Result<()> {
+    // One save at a time in the process: two saves of one episode (a
+    // background build that outlived its snapshot, say) must not write the
+    // same dump files at once. Across processes, one handle writes a
+    // tenant.
+    static SAVING: Mutex<()> = Mutex::new(());
+    let _one = SAVING.lock().unwrap_or_else(|p| p.into_inner());
     std::fs::create_dir_all(&file.dir)?;
     let n = rows.len() / dim.max(1);
     let old = read_manifest(&manifest_path(file)).map(|m| m.basename);
@@ -385,6 +391,8 @@ mod tests {
         // Longer, same prefix: loaded, and the new rows are found.
         let longer = vector(&game_episode(260));
         assert_eq!(ready(&longer, &f), AnnSource::Loaded);
+        // Its background thread then saves the 260 rows; wait for that.
+        wait_until("saved", || load(&f, longer.data(), 16).is_some());
         let q = Query::new("You see a wall 4 steps to the north.");
         let exact =
             Vector::build(longer.steps.clone(), Arc::new(Dense), &Config::default()).unwrap();
@@ -396,7 +404,9 @@ mod tests {
         save(&f, &graph, first.data(), 16).unwrap();
         let mut other = game_episode(200);
         other.steps[7].observation = "something else entirely".into();
-        assert_eq!(ready(&vector(&other), &f), AnnSource::Built);
+        let other = vector(&other);
+        assert_eq!(ready(&other, &f), AnnSource::Built);
+        wait_until("saved", || load(&f, other.data(), 16).is_some());
         // Damaged dump files under a manifest that fits: built over (no
         // panic), and saved again, so the next opening loads.
         save(&f, &graph, first.data(), 16).unwrap();
