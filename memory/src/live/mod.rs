@@ -389,13 +389,15 @@ impl Tenant {
         self.lock.is_some()
     }
 
-    /// Called after every committed change to `episode`.
-    fn forget_snapshot(&self, episode: &str) {
+    /// Called after every committed change to `episode`; returns the
+    /// snapshot it drops.
+    fn forget_snapshot(&self, episode: &str) -> Option<Arc<EpisodeMemory>> {
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
-        s.built.remove(episode);
+        let old = s.built.remove(episode);
         s.appended.remove(episode);
         s.persisted.remove(episode);
         *s.changes.entry(episode.to_string()).or_default() += 1;
+        old
     }
 
     /// Called after committed appends: a built snapshot is kept with the
@@ -579,8 +581,8 @@ impl Tenant {
         db::delete_state(&tx, episode).map_err(self.db_error())?;
         tx.commit().map_err(self.db_error())?;
         drop(conn);
-        self.forget_snapshot(episode);
-        self.remove_ann(episode);
+        let old = self.forget_snapshot(episode);
+        self.remove_ann(episode, old);
         Ok(())
     }
 
@@ -609,8 +611,8 @@ impl Tenant {
         };
         tx.commit().map_err(self.db_error())?;
         drop(conn);
-        self.forget_snapshot(episode);
-        self.remove_ann(episode);
+        let old = self.forget_snapshot(episode);
+        self.remove_ann(episode, old);
         Ok(gone)
     }
 
@@ -673,15 +675,22 @@ impl Tenant {
                 Arc::new(m)
             }
         };
-        built
-            .vector
-            .index_in_background(Some(self.ann_file(episode)));
-        {
+        let kept = {
             let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
-            if (s.changes.get(episode).copied(), s.epoch) == changes {
+            let kept = (s.changes.get(episode).copied(), s.epoch) == changes;
+            if kept {
                 s.built.insert(episode.to_string(), built.clone());
                 s.appended.remove(episode);
             }
+            kept
+        };
+        // Only a kept snapshot indexes (and saves): one that raced a change
+        // answers its question by the exact scan, and a change after this
+        // retires the kept one's index (`Tenant::remove_ann`).
+        if kept {
+            built
+                .vector
+                .index_in_background(Some(self.ann_file(episode)));
         }
         self.maybe_persist(episode, &built, changes, cold);
         Ok(built)

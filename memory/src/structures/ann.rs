@@ -19,8 +19,10 @@
 //! manifest names them. The manifest's digest covers the rows the dump
 //! holds, so a dump is only used over the same rows: one left behind by a
 //! crash, a forget or a correction is rebuilt over, never trusted.
-//! hnsw_rs's loader asserts on what it reads; it runs under
-//! `catch_unwind`, so a damaged dump is rebuilt over too.
+//! hnsw_rs's loader trusts its files (on a damaged one it may assert, exit
+//! the process or read past a buffer), so the manifest also holds a digest
+//! of each dump file's bytes, and a dump is only loaded if both match; the
+//! loader still runs under `catch_unwind`.
 
 use hnsw_rs::prelude::{AnnT, DistCosine, Hnsw, HnswIo};
 use serde::{Deserialize, Serialize};
@@ -65,7 +67,8 @@ pub enum AnnSource {
 
 /// V's approximate index, shared by a memory's clones: the graph once
 /// ready, how many rows it holds, whether a background build began, how
-/// it came to be, and how many rows its saved dump holds.
+/// it came to be, and how many rows its saved dump holds (`usize::MAX`
+/// once retired: never saved again).
 #[derive(Default)]
 pub(super) struct Ann {
     pub(super) graph: OnceLock<Graph>,
@@ -104,9 +107,18 @@ impl Ann {
         Ok(true)
     }
 
-    /// Records that the saved dump holds `rows` rows.
+    /// Records that the saved dump holds `rows` rows (unless retired).
     pub(super) fn set_saved(&self, rows: usize) {
-        *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = rows;
+        let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+        if *saved != usize::MAX {
+            *saved = rows;
+        }
+    }
+
+    /// No save of this graph runs after this returns, nor ever starts:
+    /// its rows are no longer the episode's (a forget or a correction).
+    pub(super) fn retire(&self) {
+        *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = usize::MAX;
     }
 }
 
@@ -142,6 +154,9 @@ struct Manifest {
     digest: String,
     /// The dump's file name, without `.hnsw.graph` / `.hnsw.data`.
     basename: String,
+    /// [`file_digest`] of the two dump files, in that order: hnsw_rs's
+    /// loader is only given files exactly as it wrote them.
+    files: [String; 2],
 }
 
 /// FNV-1a over the rows' bits, one value at a time.
@@ -152,6 +167,25 @@ fn digest(rows: &[f32]) -> String {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+/// FNV-1a over a file's bytes, eight at a time.
+fn file_digest(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    for w in words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h ^= u64::from_le_bytes(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    for &b in tail {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Ok(format!("{h:016x}-{}", bytes.len()))
 }
 
 fn manifest_path(file: &AnnFile) -> PathBuf {
@@ -177,6 +211,15 @@ pub(super) fn load(file: &AnnFile, rows: &[f32], dim: usize) -> Option<(Graph, u
     let values = m.rows.checked_mul(dim)?;
     if m.dim != dim || m.rows == 0 || values > rows.len() || digest(&rows[..values]) != m.digest {
         return None;
+    }
+    // hnsw_rs's loader trusts its files (it may exit the process or read
+    // past a buffer on a damaged one), so it only sees files whose bytes
+    // are the ones it wrote.
+    let paths = dump_files(&file.dir, &m.basename);
+    for (path, want) in paths.iter().zip(&m.files) {
+        if file_digest(path).ok().as_ref() != Some(want) {
+            return None;
+        }
     }
     let (dir, basename) = (file.dir.clone(), m.basename.clone());
     let graph = std::panic::catch_unwind(move || {
@@ -211,9 +254,11 @@ pub(super) fn save(file: &AnnFile, graph: &Graph, rows: &[f32], dim: usize) -> s
     let basename = graph
         .file_dump(&file.dir, &wanted)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    for path in dump_files(&file.dir, &basename) {
+    let paths = dump_files(&file.dir, &basename);
+    for path in &paths {
         File::open(path)?.sync_all()?;
     }
+    let files = [file_digest(&paths[0])?, file_digest(&paths[1])?];
     let manifest = Manifest {
         format: FORMAT.into(),
         version: VERSION,
@@ -221,6 +266,7 @@ pub(super) fn save(file: &AnnFile, graph: &Graph, rows: &[f32], dim: usize) -> s
         dim,
         digest: digest(rows),
         basename: basename.clone(),
+        files,
     };
     let text = serde_json::to_string(&manifest).map_err(std::io::Error::other)?;
     let path = manifest_path(file);
@@ -487,5 +533,17 @@ mod tests {
         assert_eq!(g.get_nb_point(), 50);
         let found = g.search(&rows[37 * 4..38 * 4], 5, 64);
         assert!(found.iter().all(|nb| nb.d_id % 2 == 1), "{found:?}");
+    }
+
+    /// A retired graph is never saved, whatever it grows to.
+    #[test]
+    fn a_retired_graph_is_not_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        let v = vector(&game_episode(150));
+        v.retire_ann();
+        assert_eq!(ready(&v, &f), AnnSource::Built);
+        assert!(!v.save_ann(&f).unwrap());
+        assert!(!f.dir.join("e1.json").exists());
     }
 }

@@ -453,6 +453,14 @@ impl Vector {
         self.hnsw.graph.get().and(self.hnsw.source.get().copied())
     }
 
+    /// After a forget or a correction: this memory's approximate index
+    /// (shared by its clones, a background build included) is never
+    /// saved again, and no save of it is running when this returns, so
+    /// the removal of the saved one that follows is final.
+    pub fn retire_ann(&self) {
+        self.hnsw.retire();
+    }
+
     /// Saves the approximate index to `file` if it is ready and holds more
     /// rows than its last save (a writer does this when it closes).
     pub fn save_ann(&self, file: &AnnFile) -> std::io::Result<bool> {
