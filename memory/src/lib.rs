@@ -18,6 +18,7 @@
 pub mod compose;
 pub mod config;
 pub mod dataset;
+mod durable;
 mod le;
 pub mod live;
 pub mod plugins;

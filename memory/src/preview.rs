@@ -216,9 +216,9 @@ impl<'a> Retrieval<'a> {
     }
 
     /// Retrieves the structures of `mask` that are not retrieved yet, side
-    /// by side (on [`pool`]'s threads). Each structure's retrieval reads only the memory
-    /// and the question and is deterministic, so this changes when the
-    /// evidence is ready, never what it is.
+    /// by side (on [`pool`]'s threads). Each structure's retrieval reads
+    /// only the memory and the question and is deterministic, so this
+    /// changes when the evidence is ready, never what it is.
     fn fetch(&self, mask: Mask) {
         let missing: Vec<Structure> = mask
             .iter()

@@ -225,21 +225,10 @@ pub fn valid_tenant(name: &str) -> bool {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), LiveError> {
-    let io = |source| LiveError::Io {
+    crate::durable::write_synced(path, bytes).map_err(|source| LiveError::Io {
         path: path.display().to_string(),
         source,
-    };
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = File::create(&tmp).map_err(io)?;
-        std::io::Write::write_all(&mut f, bytes).map_err(io)?;
-        f.sync_all().map_err(io)?;
-    }
-    std::fs::rename(&tmp, path).map_err(io)?;
-    if let Some(parent) = path.parent() {
-        File::open(parent).and_then(|d| d.sync_all()).map_err(io)?;
-    }
-    Ok(())
+    })
 }
 
 /// One tenant, open for writing. Share it between threads (`Arc<Tenant>`):
@@ -389,15 +378,18 @@ impl Tenant {
         self.lock.is_some()
     }
 
-    /// Called after every committed change to `episode`; returns the
-    /// snapshot it drops.
-    fn forget_snapshot(&self, episode: &str) -> Option<Arc<EpisodeMemory>> {
+    /// Called after every committed change to `episode`. The snapshot it
+    /// drops no longer holds the episode's rows, so its HNSW graph is
+    /// retired: no save of it runs after this returns
+    /// ([`crate::structures::Vector::retire_ann`]).
+    fn forget_snapshot(&self, episode: &str) {
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
-        let old = s.built.remove(episode);
+        if let Some(old) = s.built.remove(episode) {
+            old.vector.retire_ann();
+        }
         s.appended.remove(episode);
         s.persisted.remove(episode);
         *s.changes.entry(episode.to_string()).or_default() += 1;
-        old
     }
 
     /// Called after committed appends: a built snapshot is kept with the
@@ -581,8 +573,8 @@ impl Tenant {
         db::delete_state(&tx, episode).map_err(self.db_error())?;
         tx.commit().map_err(self.db_error())?;
         drop(conn);
-        let old = self.forget_snapshot(episode);
-        self.remove_ann(episode, old);
+        self.forget_snapshot(episode);
+        self.remove_ann(episode);
         Ok(())
     }
 
@@ -611,8 +603,8 @@ impl Tenant {
         };
         tx.commit().map_err(self.db_error())?;
         drop(conn);
-        let old = self.forget_snapshot(episode);
-        self.remove_ann(episode, old);
+        self.forget_snapshot(episode);
+        self.remove_ann(episode);
         Ok(gone)
     }
 
@@ -686,7 +678,7 @@ impl Tenant {
         };
         // Only a kept snapshot indexes (and saves): one that raced a change
         // answers its question by the exact scan, and a change after this
-        // retires the kept one's index (`Tenant::remove_ann`).
+        // retires the kept one's index (`Tenant::forget_snapshot`).
         if kept {
             built
                 .vector

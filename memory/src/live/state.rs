@@ -337,13 +337,12 @@ impl Tenant {
         }
     }
 
-    /// After a forget or a correction: the episode's saved graph is not
-    /// of its rows any more. A failure is left to [`Tenant::compact`] (and
-    /// the graph would not be used: its rows no longer match).
-    pub(super) fn remove_ann(&self, episode: &str, old: Option<Arc<EpisodeMemory>>) {
-        if let Some(m) = old {
-            m.vector.retire_ann();
-        }
+    /// After a forget or a correction (whose `forget_snapshot` retired the
+    /// snapshot's graph, so no save of it follows): the episode's saved
+    /// graph is not of its rows any more. A failure is left to
+    /// [`Tenant::compact`] (and the graph would not be used: its rows no
+    /// longer match).
+    pub(super) fn remove_ann(&self, episode: &str) {
         let _ = ann::remove(&self.ann_file(episode));
     }
 

@@ -15,8 +15,8 @@
 //! stored steps, read anyway. V's rows are, so that opening reads them as
 //! one blob instead of one per step, and does not quantize them again. V's
 //! HNSW graph is not in it (past `vector_hnsw_threshold`, the live store
-//! keeps it as hnsw_rs's own files, see [`super::ann`]). A reopened memory answers exactly like
-//! [`EpisodeMemory::from_parts`] over the same steps; the live store's tests
+//! keeps it as hnsw_rs's own files, see [`super::ann`]). A reopened memory
+//! answers exactly like [`EpisodeMemory::from_parts`] over the same steps; the live store's tests
 //! check it, and [`state_fingerprint`] keeps a state from being opened
 //! under other parameters or builders.
 

@@ -3,7 +3,8 @@
 //! scores every row from the codes, and only the rows whose score could
 //! still reach the top k are scored again from the `f32` rows. The codes
 //! are kept by dimension, so a question reads only the dimensions where
-//! its own code is not 0 (hashed vectors leave most of them 0). The answer
+//! its own code is not 0 (an AMA-Bench question's hashed vector has 45% of
+//! its values nonzero: docs/BENCHMARKS.md). The answer
 //! is exactly the full `f32` scan's (same rows, same order, same cosines).
 //!
 //! ```text
@@ -24,8 +25,9 @@
 
 /// The codes of a vector index's rows, kept by dimension: `cols[j][p]`
 /// is row p's code j. A question's integer dot products then read only
-/// the dimensions where its own code is not 0, a block of rows at a time; integer sums do not depend
-/// on their order, so each is exactly the row-by-row dot product.
+/// the dimensions where its own code is not 0, a block of rows at a time;
+/// integer sums do not depend on their order, so each is exactly the
+/// row-by-row dot product.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Codes {
     dim: usize,

@@ -11,9 +11,10 @@
 //! Access: the top-k steps (default 5) by cosine similarity, best first;
 //! the search is exact up to `Config::vector_hnsw_threshold` steps
 //! (100,000), and at every length for an embedder whose vectors HNSW does
-//! not suit ([`Embedder::approximate`]: the built-in one): every row is scored from its 8-bit codes and only the rows
-//! that can still reach the top k are scored again in `f32`
-//! ([`super::quant`]), which returns exactly the full scan's answer.
+//! not suit ([`Embedder::approximate`]: the built-in one): every row is
+//! scored from its 8-bit codes and only the rows that can still reach the
+//! top k are scored again in `f32` ([`super::quant`]), which returns
+//! exactly the full scan's answer.
 //! Beyond the threshold it is approximate, with
 //! hnsw_rs (M = 16, ef_construction = 200, ef_search = max(200, 8k)) whose
 //! candidates are re-scored exactly. The HNSW graph is built on the first
@@ -42,9 +43,10 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError>;
     /// Whether V may search these vectors approximately (HNSW) past
     /// `Config::vector_hnsw_threshold` steps. Dense sentence embeddings
-    /// may (the default). The built-in hashed vectors may not: they are
-    /// sparse and nearly orthogonal, and HNSW's greedy search misses more
-    /// of their nearest rows the longer the episode (at 100,000 steps it
+    /// may (the default). The built-in hashed vectors may not: HNSW's
+    /// greedy search misses more of their nearest rows the longer the
+    /// episode (a question's cosines with them are low and close together,
+    /// median 0.15 on AMA-Bench; at 100,000 steps it
     /// found 69% of the exact top 5 at the search width V uses, and 89% at
     /// four times that width, as slow as the exact scan: docs/BENCHMARKS.md,
     /// "V: HNSW on hashed vectors"), so V scans them exactly at every length.
@@ -224,22 +226,12 @@ fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
 /// `data` (`dim` values a row), loaded from `file` or built (and saved).
 fn make_in_background(ann: &Ann, data: &[f32], dim: usize, file: Option<&AnnFile>) {
     let n = data.len() / dim.max(1);
-    let row = |p: usize| &data[p * dim..(p + 1) * dim];
-    let loaded = file.and_then(|f| ann::load(f, data, dim));
-    let (h, source, saved) = match loaded {
+    let (h, source, saved) = match file.and_then(|f| ann::load(f, data, dim)) {
         Some((h, rows)) => {
-            for p in rows..n {
-                ann::insert(&h, row(p), p);
-            }
+            ann::insert_rows(&h, data, dim, rows..n);
             (h, AnnSource::Loaded, rows)
         }
-        None => {
-            let h = ann::new_graph(n);
-            for p in 0..n {
-                ann::insert(&h, row(p), p);
-            }
-            (h, AnnSource::Built, 0)
-        }
+        None => (ann::build(data, dim), AnnSource::Built, 0),
     };
     let mut covered = ann.covered();
     if ann.graph.set(h).is_ok() {
@@ -403,9 +395,7 @@ impl Vector {
         let mut covered = self.hnsw.covered();
         if let Some(h) = self.hnsw.graph.get() {
             let n = self.steps.len();
-            for p in (*covered).min(n)..n {
-                ann::insert(h, self.row(p), p);
-            }
+            ann::insert_rows(h, &self.data, self.dim, (*covered).min(n)..n);
             *covered = (*covered).max(n);
         }
     }
@@ -415,10 +405,7 @@ impl Vector {
         let mut covered = self.hnsw.covered();
         let n = self.steps.len();
         self.hnsw.graph.get_or_init(|| {
-            let h = ann::new_graph(n);
-            for p in 0..n {
-                ann::insert(&h, self.row(p), p);
-            }
+            let h = ann::build(&self.data[..n * self.dim], self.dim);
             *covered = n;
             let _ = self.hnsw.source.set(AnnSource::Built);
             h
