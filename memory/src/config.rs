@@ -34,9 +34,9 @@ pub struct Config {
     /// V: steps returned. Default 5.
     pub vector_top_k: usize,
     /// V: episodes with more steps than this are searched with HNSW
-    /// (hnsw_rs) instead of exactly, if the embedder's vectors suit it
-    /// (`Embedder::approximate`: MiniLM's and an endpoint's do, the
-    /// built-in hashed ones do not and are always scanned exactly).
+    /// (hnsw_rs) instead of exactly, if the embedder's vectors are dense
+    /// (MiniLM's and an endpoint's; the built-in embedder's are hashed,
+    /// `Embedder::hashed`, and always scanned exactly).
     /// Default 100,000: below it the exact scan over 8-bit codes costs a
     /// few milliseconds and needs no index build.
     pub vector_hnsw_threshold: usize,

@@ -28,7 +28,7 @@
 use super::db::{self, StateRow, StoredParts};
 use super::{episode_of, LiveError, Tenant};
 use crate::dataset::{Episode, Step};
-use crate::structures::{ann, AnnFile, DecodedState, EpisodeMemory, StepParts, Summary};
+use crate::structures::{ann, AnnFile, DecodedState, Embedder, EpisodeMemory, StepParts, Summary};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -56,17 +56,17 @@ pub(super) struct Loaded {
 /// thread could be started, decoded when waited for).
 enum Decoding {
     Thread(std::thread::JoinHandle<Result<DecodedState, String>>),
-    Later(Arc<StateRow>, usize),
+    Later(Arc<StateRow>, Arc<dyn Embedder>),
 }
 
 impl Decoding {
-    /// Starts decoding `state` (V's rows of `dim` values).
-    fn start(state: Arc<StateRow>, dim: usize) -> Decoding {
-        let s = state.clone();
+    /// Starts decoding `state` (V's rows as `embedder` makes them).
+    fn start(state: Arc<StateRow>, embedder: Arc<dyn Embedder>) -> Decoding {
+        let (s, e) = (state.clone(), embedder.clone());
         let thread = std::thread::Builder::new().name("mesa-state-decode".into());
-        match thread.spawn(move || DecodedState::decode(&s.state, dim)) {
+        match thread.spawn(move || DecodedState::decode(&s.state, e.as_ref())) {
             Ok(h) => Decoding::Thread(h),
-            Err(_) => Decoding::Later(state, dim),
+            Err(_) => Decoding::Later(state, embedder),
         }
     }
 
@@ -76,7 +76,7 @@ impl Decoding {
             Decoding::Thread(h) => h
                 .join()
                 .unwrap_or_else(|_| Err("decoding it panicked".into())),
-            Decoding::Later(s, dim) => DecodedState::decode(&s.state, dim),
+            Decoding::Later(s, e) => DecodedState::decode(&s.state, e.as_ref()),
         }
     }
 }
@@ -151,8 +151,8 @@ impl Tenant {
             .map(Arc::new);
         let covered = state.as_ref().filter(|_| skip_covered);
         let last_idx = covered.map(|s| s.last_idx);
-        let dim = self.plugins.embedder.dim();
-        let decoding = covered.map(|s| Decoding::start(s.clone(), dim));
+        let embedder = &self.plugins.embedder;
+        let decoding = covered.map(|s| Decoding::start(s.clone(), embedder.clone()));
         let rows = db::steps(&tx, episode, last_idx).map_err(self.db_error())?;
         // The read is done: the connection is free while the state decodes.
         drop(tx);

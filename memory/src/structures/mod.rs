@@ -664,9 +664,10 @@ impl EpisodeMemory {
 
 #[cfg(test)]
 pub(crate) mod fixtures {
-    /// A dense test embedder that V may search approximately: the hashed
-    /// embedding into 16 dimensions (few buckets, so every vector is
-    /// dense), unlike the built-in one's 384.
+    /// A dense test embedder (not [`super::Embedder::hashed`], so V may
+    /// search it approximately): the hashed embedding into 16 dimensions
+    /// (few buckets, so every vector is dense), unlike the built-in one's
+    /// 384.
     pub struct Dense;
 
     impl super::Embedder for Dense {

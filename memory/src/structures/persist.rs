@@ -20,20 +20,20 @@
 //! check it, and [`state_fingerprint`] keeps a state from being opened
 //! under other parameters or builders.
 
-use super::quant::Codes;
+use super::quant::{Codes, Layout};
 use super::vector::{StoredRows, Vector};
 use super::StepTexts;
 use super::{raw, BuildError, EpisodeMemory, Graph, Plugins, Raw, StepParts};
-use super::{Summary, Temporal};
+use super::{Embedder, Summary, Temporal};
 use crate::config::Config;
 use crate::dataset::Episode;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Bumped when a persisted state's layout changes; an older state is then
-/// ignored (and the memory rebuilt from its steps). 3: V's codes by
-/// dimension.
-const STATE_VERSION: u32 = 3;
+/// ignored (and the memory rebuilt from its steps). 4: V's codes in the
+/// layout of the embedder's vectors (3 kept every embedder's by dimension).
+const STATE_VERSION: u32 = 4;
 
 /// What a persisted state was built under: it is opened only under the
 /// same.
@@ -110,7 +110,7 @@ impl EpisodeMemory {
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
         let steps = EpisodeMemory::render_for_state(&episode, parts, config)?;
-        let decoded = DecodedState::decode(state, plugins.embedder.dim());
+        let decoded = DecodedState::decode(state, plugins.embedder.as_ref());
         let decoded = decoded.map_err(|m| bad_state(&episode, m))?;
         EpisodeMemory::reopen_decoded(episode, steps, decoded, config, plugins)
     }
@@ -188,14 +188,15 @@ pub struct DecodedState {
 
 impl DecodedState {
     /// Decodes S, T, G and R side by side (G and R on threads of their
-    /// own), and V's rows and codes (of `dim` values each); a message if
-    /// any part is damaged.
-    pub fn decode(state: &[u8], dim: usize) -> Result<DecodedState, String> {
+    /// own), and V's rows and codes (of `embedder`'s dimension, its codes
+    /// in the layout of its vectors); a message if any part is damaged.
+    pub fn decode(state: &[u8], embedder: &dyn Embedder) -> Result<DecodedState, String> {
+        let (dim, layout) = (embedder.dim(), Layout::of(embedder));
         let state: State<'_> = decode("the state", state)?;
         let vector = || -> Result<(Vec<f32>, Codes), String> {
             let rows = &state.vector;
             let data = crate::le::f32s_from_le(rows.vectors);
-            let codes = Codes::from_bytes(dim, rows.codes, rows.scales);
+            let codes = Codes::from_bytes(dim, layout, rows.codes, rows.scales);
             data.zip(codes)
                 .ok_or_else(|| "V's rows are not whole".into())
         };

@@ -1,10 +1,12 @@
 //! V's exact scan, read from 8-bit codes: each vector row is also kept as
 //! `i8` codes with one scale per row (a quarter of the bytes), a question
 //! scores every row from the codes, and only the rows whose score could
-//! still reach the top k are scored again from the `f32` rows. The codes
-//! are kept by dimension, so a question reads only the dimensions where
-//! its own code is not 0 (an AMA-Bench question's hashed vector has 45% of
-//! its values nonzero: docs/BENCHMARKS.md). The answer
+//! still reach the top k are scored again from the `f32` rows. Hashed
+//! vectors' codes are kept by dimension, so a question reads only the
+//! dimensions where its own code is not 0 (an AMA-Bench question's hashed
+//! vector has 45% of its values nonzero); dense vectors' are kept row by
+//! row, whose dot products are cheaper when a question uses every
+//! dimension (docs/BENCHMARKS.md, "V's codes kept by dimension"). The answer
 //! is exactly the full `f32` scan's (same rows, same order, same cosines).
 //!
 //! ```text
@@ -23,22 +25,69 @@
 //! `1e-6`, so a row left out scores strictly below the k-th best, and a
 //! row tied with it is kept. A row with a non-finite value is always kept.
 
-/// The codes of a vector index's rows, kept by dimension: `cols[j][p]`
-/// is row p's code j. A question's integer dot products then read only
-/// the dimensions where its own code is not 0, a block of rows at a time;
-/// integer sums do not depend on their order, so each is exactly the
-/// row-by-row dot product.
-#[derive(Debug, Clone, Default)]
+/// How a vector index keeps its codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Row by row: each row's dot product in one go (dense vectors, whose
+    /// questions use every dimension).
+    Rows,
+    /// By dimension: a question's dot products read only the dimensions
+    /// where its own code is not 0 (hashed vectors).
+    Dimensions,
+}
+
+impl Layout {
+    /// The layout for `embedder`'s vectors.
+    pub(crate) fn of(embedder: &dyn super::Embedder) -> Layout {
+        if embedder.hashed() {
+            Layout::Dimensions
+        } else {
+            Layout::Rows
+        }
+    }
+}
+
+/// The codes themselves, in their layout.
+#[derive(Debug, Clone, PartialEq)]
+enum Kept {
+    /// Row-major: row p's codes are `[p * dim, (p + 1) * dim)`.
+    Rows(Vec<i8>),
+    /// `cols[j][p]` is row p's code j.
+    Dimensions(Vec<Vec<i8>>),
+}
+
+/// The codes of a vector index's rows. Integer sums do not depend on their
+/// order, so both layouts give every row exactly the same dot product.
+#[derive(Debug, Clone)]
 pub(super) struct Codes {
     dim: usize,
-    cols: Vec<Vec<i8>>,
+    kept: Kept,
     /// Per row: the scale `s` and `|v|₁`.
     rows: Vec<(f32, f32)>,
 }
 
-/// Rows scored together: their partial sums stay in the first-level cache
-/// while the question's dimensions are added in.
+/// Rows scored together (by dimension: their partial sums stay in the
+/// first-level cache while the question's dimensions are added in).
 const BLOCK: usize = 2048;
+
+/// The integer dot product of two code rows (exact: at most
+/// `dim · 127²`, which fits an `i32` for any dimension below 133,000).
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut lanes = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..16 {
+            lanes[k] += i32::from(i16::from(x[k]) * i16::from(y[k]));
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
+}
 
 /// Codes of `v` and their scale (0 for a zero row, whose codes are then 0).
 fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
@@ -53,10 +102,14 @@ fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
 }
 
 impl Codes {
-    pub(super) fn new(dim: usize) -> Codes {
+    pub(super) fn new(dim: usize, layout: Layout) -> Codes {
+        let kept = match layout {
+            Layout::Rows => Kept::Rows(Vec::new()),
+            Layout::Dimensions => Kept::Dimensions(vec![Vec::new(); dim]),
+        };
         Codes {
             dim,
-            cols: vec![Vec::new(); dim],
+            kept,
             rows: Vec::new(),
         }
     }
@@ -70,8 +123,13 @@ impl Codes {
         for row in data.chunks_exact(self.dim) {
             codes.clear();
             let s = quantize(row, &mut codes);
-            for (col, &c) in self.cols.iter_mut().zip(&codes) {
-                col.push(c);
+            match &mut self.kept {
+                Kept::Rows(all) => all.extend_from_slice(&codes),
+                Kept::Dimensions(cols) => {
+                    for (col, &c) in cols.iter_mut().zip(&codes) {
+                        col.push(c);
+                    }
+                }
             }
             // A row with a non-finite value (only a damaged stored vector
             // has one) gets an infinite bound: always a candidate, never
@@ -82,10 +140,14 @@ impl Codes {
         }
     }
 
-    /// The codes (by dimension: `n` codes of dimension 0, then of 1, ...)
-    /// and each row's scale and `|v|₁` as bytes, for a persisted state.
+    /// The codes in their layout (row by row, or by dimension: `n` codes
+    /// of dimension 0, then of 1, ...) and each row's scale and `|v|₁` as
+    /// bytes, for a persisted state.
     pub(super) fn to_bytes(&self) -> (Vec<u8>, Vec<u8>) {
-        let codes = self.cols.iter().flatten().map(|&c| c as u8).collect();
+        let codes = match &self.kept {
+            Kept::Rows(all) => all.iter().map(|&c| c as u8).collect(),
+            Kept::Dimensions(cols) => cols.iter().flatten().map(|&c| c as u8).collect(),
+        };
         let mut scales = Vec::with_capacity(self.rows.len() * 8);
         for &(s, l1) in &self.rows {
             crate::le::extend_le(&mut scales, &[s, l1]);
@@ -93,10 +155,14 @@ impl Codes {
         (codes, scales)
     }
 
-    /// Codes read back from [`Codes::to_bytes`]; `None` unless they are
-    /// `dim` whole columns, one code per row each, and one scale pair per
-    /// row.
-    pub(super) fn from_bytes(dim: usize, codes: &[u8], rows: &[u8]) -> Option<Codes> {
+    /// Codes read back from [`Codes::to_bytes`] of the same layout; `None`
+    /// unless there are `dim` codes and one scale pair per row.
+    pub(super) fn from_bytes(
+        dim: usize,
+        layout: Layout,
+        codes: &[u8],
+        rows: &[u8],
+    ) -> Option<Codes> {
         let flat = crate::le::f32s_from_le(rows)?;
         let n = flat.len() / 2;
         if !flat.len().is_multiple_of(2) || codes.len() != n.checked_mul(dim)? {
@@ -108,10 +174,19 @@ impl Codes {
         if !flat.chunks_exact(2).all(sane) {
             return None;
         }
-        let column = |j: usize| codes[j * n..(j + 1) * n].iter().map(|&b| b as i8).collect();
+        let signed = |bytes: &[u8]| bytes.iter().map(|&b| b as i8).collect();
+        let kept = match layout {
+            Layout::Rows => Kept::Rows(signed(codes)),
+            // `dim` columns even when there is no row yet.
+            Layout::Dimensions => Kept::Dimensions(
+                (0..dim)
+                    .map(|j| signed(&codes[j * n..(j + 1) * n]))
+                    .collect(),
+            ),
+        };
         Some(Codes {
             dim,
-            cols: (0..dim).map(column).collect(),
+            kept,
             rows: flat.chunks_exact(2).map(|c| (c[0], c[1])).collect(),
         })
     }
@@ -139,26 +214,13 @@ impl Codes {
             return (0..n).collect();
         }
         let q1: f32 = qc.iter().map(|c| f32::from(c.unsigned_abs())).sum();
-        // The question's dimensions with a code, and their weights.
-        let used: Vec<(&[i8], i32)> = self
-            .cols
-            .iter()
-            .zip(&qc)
-            .filter(|(_, c)| **c != 0)
-            .map(|(col, c)| (&col[..n], i32::from(*c)))
-            .collect();
         let mut lo = Vec::with_capacity(n);
         let mut hi = Vec::with_capacity(n);
         let mut sums = [0i32; BLOCK];
         for start in (0..n).step_by(BLOCK) {
             let end = (start + BLOCK).min(n);
             let sums = &mut sums[..end - start];
-            sums.fill(0);
-            for (col, w) in &used {
-                for (sum, &c) in sums.iter_mut().zip(&col[start..end]) {
-                    *sum += i32::from(c) * w;
-                }
-            }
+            self.dots(&qc, start, sums);
             for (&d, &row) in sums.iter().zip(&self.rows[start..end]) {
                 let (l, h) = bounds(row, t, q1, d);
                 lo.push(l);
@@ -166,6 +228,30 @@ impl Codes {
             }
         }
         reaching(lo, &hi, k)
+    }
+
+    /// The integer dot products of the question's codes `qc` with the
+    /// rows from `start` on, one per entry of `sums`.
+    fn dots(&self, qc: &[i8], start: usize, sums: &mut [i32]) {
+        let end = start + sums.len();
+        match &self.kept {
+            Kept::Rows(all) => {
+                let rows = all[start * self.dim..end * self.dim].chunks_exact(self.dim);
+                for (sum, row) in sums.iter_mut().zip(rows) {
+                    *sum = dot_i8(row, qc);
+                }
+            }
+            Kept::Dimensions(cols) => {
+                sums.fill(0);
+                // Only the dimensions where the question has a code.
+                for (col, &w) in cols.iter().zip(qc).filter(|(_, w)| **w != 0) {
+                    let w = i32::from(w);
+                    for (sum, &c) in sums.iter_mut().zip(&col[start..end]) {
+                        *sum += i32::from(c) * w;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -191,38 +277,13 @@ mod tests {
     use super::*;
     use crate::structures::vector::{dot, normalize};
 
-    /// The integer dot product of two code rows (exact: at most
-    /// `dim · 127²`, which fits an `i32` for any dimension below 133,000).
-    fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-        let mut lanes = [0i32; 16];
-        let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-        let tail: i32 = ca
-            .remainder()
-            .iter()
-            .zip(cb.remainder())
-            .map(|(x, y)| i32::from(*x) * i32::from(*y))
-            .sum();
-        for (x, y) in ca.zip(cb) {
-            for k in 0..16 {
-                lanes[k] += i32::from(i16::from(x[k]) * i16::from(y[k]));
-            }
-        }
-        lanes.iter().sum::<i32>() + tail
-    }
-
-    /// The candidates as the scan made them row by row before the codes
-    /// were kept by dimension: each row's integer dot product in one go.
-    fn candidates_by_rows(codes: &Codes, q: &[f32], n: usize, k: usize) -> Vec<usize> {
-        let mut qc = Vec::new();
-        let t = quantize(q, &mut qc);
-        let q1: f32 = qc.iter().map(|c| f32::from(c.unsigned_abs())).sum();
-        let (lo, hi): (Vec<f32>, Vec<f32>) = (0..n)
-            .map(|p| {
-                let row: Vec<i8> = codes.cols.iter().map(|col| col[p]).collect();
-                bounds(codes.rows[p], t, q1, dot_i8(&row, &qc))
-            })
-            .unzip();
-        reaching(lo, &hi, k)
+    /// The same rows' codes in each layout.
+    fn both(dim: usize, data: &[f32]) -> [Codes; 2] {
+        [Layout::Rows, Layout::Dimensions].map(|layout| {
+            let mut codes = Codes::new(dim, layout);
+            codes.push(data);
+            codes
+        })
     }
 
     /// The full scan's top k (cosine, then position).
@@ -258,16 +319,14 @@ mod tests {
             let data = rows(&seed, dim);
             let mut q: Vec<f32> = query.iter().map(|&x| f32::from(x)).collect();
             normalize(&mut q);
-            let mut codes = Codes::new(dim);
-            codes.push(&data);
+            let [by_rows, by_dims] = both(dim, &data);
             let n = data.len() / dim;
-            let c = codes.candidates(&q, n, k);
+            let c = by_rows.candidates(&q, n, k);
             for p in exact(&data, dim, &q, k) {
                 proptest::prop_assert!(c.contains(&p), "row {p} left out");
             }
-            if n > k && q.iter().any(|x| *x != 0.0) {
-                proptest::prop_assert_eq!(&c, &candidates_by_rows(&codes, &q, n, k));
-            }
+            // The layouts give every row the same dot product.
+            proptest::prop_assert_eq!(&c, &by_dims.candidates(&q, n, k));
         }
     }
 
@@ -280,15 +339,14 @@ mod tests {
         let steps = StepTexts::build(&e.steps, 4000);
         let embedder = HashEmbedder::default();
         let data = embed_all(&steps, &embedder).unwrap();
-        let mut codes = Codes::new(384);
-        codes.push(&data);
+        let [codes, by_dims] = both(384, &data);
         let q = embed_one(&embedder, "The door 2 is locked. Error: you need a key").unwrap();
         let c = codes.candidates(&q, codes.len(), 5);
         for p in exact(&data, 384, &q, 5) {
             assert!(c.contains(&p));
         }
         assert!(c.len() < codes.len() / 4, "{} of {}", c.len(), codes.len());
-        assert_eq!(c, candidates_by_rows(&codes, &q, codes.len(), 5));
+        assert_eq!(c, by_dims.candidates(&q, codes.len(), 5));
     }
 
     #[test]
@@ -296,22 +354,26 @@ mod tests {
         let dim = 4;
         let mut data = rows(&[1, 2, 3, 4, 4, 3, 2, 1, -1, 1, -1, 1, 0, 0, 0, 0], dim);
         data.extend_from_slice(&[f32::NAN, 0.5, 0.0, 0.0]);
-        let mut codes = Codes::new(dim);
-        codes.push(&data);
-        let (c, s) = codes.to_bytes();
-        let back = Codes::from_bytes(dim, &c, &s).expect("whole rows");
-        assert_eq!(back.cols, codes.cols);
-        let bits = |r: &[(f32, f32)]| -> Vec<(u32, u32)> {
-            r.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect()
-        };
-        assert_eq!(bits(&back.rows), bits(&codes.rows));
-        let q = [0.5, -0.5, 0.5, 0.5];
-        assert_eq!(back.candidates(&q, 5, 2), codes.candidates(&q, 5, 2));
-        // Ragged or mismatched bytes are refused.
-        assert!(Codes::from_bytes(dim, &c[1..], &s).is_none());
-        assert!(Codes::from_bytes(dim, &c, &s[..s.len() - 8]).is_none());
-        assert!(Codes::from_bytes(dim, &c, &s[..s.len() - 1]).is_none());
-        assert!(Codes::from_bytes(dim + 1, &c, &s).is_none());
+        for codes in both(dim, &data) {
+            let layout = match codes.kept {
+                Kept::Rows(_) => Layout::Rows,
+                Kept::Dimensions(_) => Layout::Dimensions,
+            };
+            let (c, s) = codes.to_bytes();
+            let back = Codes::from_bytes(dim, layout, &c, &s).expect("whole rows");
+            assert_eq!(back.kept, codes.kept);
+            let bits = |r: &[(f32, f32)]| -> Vec<(u32, u32)> {
+                r.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect()
+            };
+            assert_eq!(bits(&back.rows), bits(&codes.rows));
+            let q = [0.5, -0.5, 0.5, 0.5];
+            assert_eq!(back.candidates(&q, 5, 2), codes.candidates(&q, 5, 2));
+            // Ragged or mismatched bytes are refused.
+            assert!(Codes::from_bytes(dim, layout, &c[1..], &s).is_none());
+            assert!(Codes::from_bytes(dim, layout, &c, &s[..s.len() - 8]).is_none());
+            assert!(Codes::from_bytes(dim, layout, &c, &s[..s.len() - 1]).is_none());
+            assert!(Codes::from_bytes(dim + 1, layout, &c, &s).is_none());
+        }
     }
 
     #[test]
@@ -319,12 +381,12 @@ mod tests {
         let dim = 4;
         let mut data = rows(&[1, 2, 3, 4, 4, 3, 2, 1, 1, 1, 1, 1, 0, 5, 0, 5], dim);
         data.extend_from_slice(&[f32::NAN, 0.5, 0.0, 0.0, f32::INFINITY, 0.0, 0.0, 0.0]);
-        let mut codes = Codes::new(dim);
-        codes.push(&data);
-        let q = [0.5, 0.5, 0.5, 0.5];
-        let c = codes.candidates(&q, 6, 1);
-        assert!(c.contains(&4) && c.contains(&5), "{c:?}");
-        assert!(codes.candidates(&q, 6, 0).is_empty());
+        for codes in both(dim, &data) {
+            let q = [0.5, 0.5, 0.5, 0.5];
+            let c = codes.candidates(&q, 6, 1);
+            assert!(c.contains(&4) && c.contains(&5), "{c:?}");
+            assert!(codes.candidates(&q, 6, 0).is_empty());
+        }
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //!
 //! Access: the top-k steps (default 5) by cosine similarity, best first;
 //! the search is exact up to `Config::vector_hnsw_threshold` steps
-//! (100,000), and at every length for an embedder whose vectors HNSW does
-//! not suit ([`Embedder::approximate`]: the built-in one): every row is
+//! (100,000), and at every length for hashed vectors
+//! ([`Embedder::hashed`]: the built-in embedder's): every row is
 //! scored from its 8-bit codes and only the rows that can still reach the
 //! top k are scored again in `f32` ([`super::quant`]), which returns
 //! exactly the full scan's answer.
@@ -24,7 +24,7 @@
 //! clamped to `[0, 1]`; `hits` = returned steps with a positive cosine.
 
 use super::ann::{self, Ann, AnnFile, AnnSource};
-use super::quant::Codes;
+use super::quant::{Codes, Layout};
 use super::{Evidence, MemoryStructure, PluginError, Query, RetrieveError, StepTexts};
 use crate::config::Config;
 use crate::text::{cut, hash, words};
@@ -41,17 +41,24 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     /// One vector per text (they need not be normalized).
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError>;
-    /// Whether V may search these vectors approximately (HNSW) past
-    /// `Config::vector_hnsw_threshold` steps. Dense sentence embeddings
-    /// may (the default). The built-in hashed vectors may not: HNSW's
-    /// greedy search misses more of their nearest rows the longer the
-    /// episode (a question's cosines with them are low and close together,
-    /// median 0.15 on AMA-Bench; at 100,000 steps it
-    /// found 69% of the exact top 5 at the search width V uses, and 89% at
-    /// four times that width, as slow as the exact scan: docs/BENCHMARKS.md,
-    /// "V: HNSW on hashed vectors"), so V scans them exactly at every length.
-    fn approximate(&self) -> bool {
-        true
+    /// Whether these are feature-hashed vectors, like the built-in
+    /// embedder's (default: no, dense vectors). V treats the two apart:
+    ///
+    /// - hashed vectors are scanned exactly at every length: HNSW's greedy
+    ///   search misses more of their nearest rows the longer the episode
+    ///   (at 100,000 steps it found 69% of the exact top 5 at the search
+    ///   width V uses, and 89% at four times that width, as slow as the
+    ///   exact scan); dense vectors switch to HNSW past
+    ///   `Config::vector_hnsw_threshold` steps;
+    /// - hashed vectors' codes are kept by dimension (a question's hashed
+    ///   vector has under half of its values nonzero, and only those
+    ///   dimensions are read); dense vectors' row by row, which is faster
+    ///   when a question uses every dimension.
+    ///
+    /// docs/BENCHMARKS.md, "V: HNSW on hashed vectors" and "V's codes kept
+    /// by dimension", has the measurements.
+    fn hashed(&self) -> bool {
+        false
     }
 }
 
@@ -128,9 +135,9 @@ impl Embedder for HashEmbedder {
         Ok(texts.iter().map(|t| self.one(t)).collect())
     }
 
-    /// No: searched exactly at every length (see [`Embedder::approximate`]).
-    fn approximate(&self) -> bool {
-        false
+    /// Yes (see [`Embedder::hashed`]).
+    fn hashed(&self) -> bool {
+        true
     }
 }
 
@@ -315,7 +322,7 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Vector {
-        let mut codes = Codes::new(embedder.dim());
+        let mut codes = Codes::new(embedder.dim(), Layout::of(embedder.as_ref()));
         codes.push(&data);
         Vector::with_codes(steps, data, codes, embedder, config)
     }
@@ -327,10 +334,10 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Vector {
-        let hnsw_threshold = if embedder.approximate() {
-            config.vector_hnsw_threshold
-        } else {
+        let hnsw_threshold = if embedder.hashed() {
             usize::MAX
+        } else {
+            config.vector_hnsw_threshold
         };
         Vector {
             steps,
