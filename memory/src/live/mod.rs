@@ -378,6 +378,16 @@ impl Tenant {
         self.lock.is_some()
     }
 
+    /// Called just before a change to `episode` commits (and the change is
+    /// counted again once applied, by `forget_snapshot` or
+    /// `note_appended`): a snapshot whose read overlaps the commit is then
+    /// not kept, whichever side of the commit its read fell on, so a later
+    /// question never gets an older snapshot than an earlier one did.
+    fn change_begins(&self, episode: &str) {
+        let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+        *s.changes.entry(episode.to_string()).or_default() += 1;
+    }
+
     /// Called after every committed change to `episode`. The snapshot it
     /// drops no longer holds the episode's rows, so its HNSW graph is
     /// retired: no save of it runs after this returns
@@ -541,6 +551,7 @@ impl Tenant {
         for (step, parts) in steps.iter().zip(&parts) {
             db::put_step(&tx, episode, step, parts).map_err(self.db_error())?;
         }
+        self.change_begins(episode);
         tx.commit().map_err(self.db_error())?;
         drop(conn);
         self.note_appended(episode, &steps, parts);
@@ -571,6 +582,7 @@ impl Tenant {
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
         db::put_step(&tx, episode, &new, &parts[0]).map_err(self.db_error())?;
         db::delete_state(&tx, episode).map_err(self.db_error())?;
+        self.change_begins(episode);
         tx.commit().map_err(self.db_error())?;
         drop(conn);
         self.forget_snapshot(episode);
@@ -601,6 +613,7 @@ impl Tenant {
                 n
             }
         };
+        self.change_begins(episode);
         tx.commit().map_err(self.db_error())?;
         drop(conn);
         self.forget_snapshot(episode);
