@@ -17,20 +17,14 @@
 
 use hnsw_rs::prelude::{AnnT, DistCosine, Hnsw, HnswIo};
 use mesa_memory::dataset::{LoadOptions, Step};
+use mesa_memory::structures::vector::{dot, normalize};
 use mesa_memory::structures::{render_step, Embedder, HashEmbedder};
 use mesa_memory::Config;
 use std::time::Instant;
 
 fn normalized(mut v: Vec<f32>) -> Vec<f32> {
-    let s = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if s > 0.0 {
-        v.iter_mut().for_each(|x| *x /= s);
-    }
+    normalize(&mut v);
     v
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 fn embed(e: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
@@ -83,9 +77,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         embedder.name(),
         t.elapsed().as_secs_f64()
     );
-    // How the rows look: the share of nonzero values, and the median and
-    // the 99th percentile of a question's cosines with the rows.
-    let nonzero = rows.iter().flatten().filter(|x| **x != 0.0).count();
+    // How the rows look: the share of nonzero values of the rows and of
+    // the questions, and the median and the 99th percentile of a
+    // question's cosines with the rows.
+    let share = |vs: &[Vec<f32>]| {
+        let nonzero = vs.iter().flatten().filter(|x| **x != 0.0).count();
+        100.0 * nonzero as f64 / (vs.len() * vs[0].len()) as f64
+    };
     let mut cos: Vec<f32> = queries
         .iter()
         .take(20)
@@ -93,8 +91,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     cos.sort_by(f32::total_cmp);
     println!(
-        "nonzero values: {:.1}%; cosine of a question with a row: median {:.3}, p99 {:.3}",
-        100.0 * nonzero as f64 / (rows.len() * rows[0].len()) as f64,
+        "nonzero values: rows {:.1}%, questions {:.1}%; cosine of a question with a row: median {:.3}, p99 {:.3}",
+        share(&rows),
+        share(&queries),
         cos[cos.len() / 2],
         cos[cos.len() * 99 / 100]
     );

@@ -3,7 +3,10 @@
 //! `live_bench`), built once, then asked the same 50 questions as
 //! `live_bench`'s length rows, each `MESA_BENCH_REPEAT` times (default 5).
 //! The structure is G unless `MESA_BENCH_STRUCTURE` names another (a
-//! letter: S, T, G, V or R). For profiling one structure alone.
+//! letter: S, T, G, V or R). For profiling one structure alone. With
+//! `MESA_BENCH_DENSE=1` V's vectors are dense: the built-in hashed
+//! embedding, normalized, plus a fixed pattern in every dimension (so every
+//! dimension of a question's codes is used).
 //!
 //! ```text
 //! cargo run --release -p mesa-memory --example graph_bench -- DATA [STEPS]
@@ -11,10 +14,32 @@
 
 use mesa_core::Structure;
 use mesa_memory::dataset::{Episode, LoadOptions, Step};
-use mesa_memory::structures::Plugins;
+use mesa_memory::structures::{Embedder, HashEmbedder, PluginError, Plugins};
 use mesa_memory::{Config, EpisodeMemory, Query};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The hashed embedding made dense (see the module docs).
+struct Dense;
+
+impl Embedder for Dense {
+    fn name(&self) -> String {
+        "hash-v1-384-dense".into()
+    }
+    fn dim(&self) -> usize {
+        384
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PluginError> {
+        let mut vs = HashEmbedder::default().embed(texts)?;
+        for v in &mut vs {
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+            for (i, x) in v.iter_mut().enumerate() {
+                *x = *x / norm + 0.05 * (((i * 7919) % 13) as f32 / 13.0 - 0.5);
+            }
+        }
+        Ok(vs)
+    }
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -44,7 +69,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         notes: Vec::new(),
     };
     let t0 = Instant::now();
-    let m = EpisodeMemory::build(Arc::new(episode), &Config::default(), &Plugins::default())?;
+    let mut plugins = Plugins::default();
+    if std::env::var("MESA_BENCH_DENSE").is_ok_and(|v| v == "1") {
+        plugins.embedder = Arc::new(Dense);
+    }
+    let m = EpisodeMemory::build(Arc::new(episode), &Config::default(), &plugins)?;
     eprintln!(
         "built {n} steps in {:.0} ms",
         t0.elapsed().as_secs_f64() * 1e3
