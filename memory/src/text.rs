@@ -195,6 +195,11 @@ impl TermIndex {
         &self.idf
     }
 
+    /// The documents that contain `term`, increasing.
+    pub fn postings(&self, term: u64) -> &[u32] {
+        self.postings.get(&term).map_or(&[], Vec::as_slice)
+    }
+
     /// Every document's overlap with `query` (weighed by [`Idf::weigh`]),
     /// by document number (0 where none). Each sum adds the same terms in
     /// the same order as [`Idf::overlap`], so the values are the same.

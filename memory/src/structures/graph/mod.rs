@@ -29,6 +29,7 @@
 //! relations that share a term or a linked entity with the question
 //! (`lex + ent > 0`; proximity alone does not count).
 
+mod bits;
 mod extract;
 #[cfg(test)]
 mod reference;
@@ -98,8 +99,10 @@ struct Row {
 /// named steps / a focal step ──binary search in rows or incident──▶ nearest positions
 /// ```
 ///
-/// so a question reads the postings of its terms and a few neighbourhoods,
-/// never every relation (see [`retrieve`](self) for the exact argument).
+/// so a question lists the relations of its short postings and linked
+/// nodes, reads the long ones (the agent's thousands) as bit sets, a word
+/// of 64 positions at a time, and scans out from a few steps; it never
+/// scores every relation (see [`retrieve`](self) for the exact argument).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Graph {
     graph: RelationGraph,
@@ -414,6 +417,10 @@ mod tests {
                 let q = Query::new(&q);
                 let want = g.retrieve_by_scan(&q);
                 assert_eq!(g.retrieve(&q).unwrap(), want, "{}: {}", e.id, q.text());
+                for heavy_at in [1, 4, 32] {
+                    let got = g.retrieve_with(&q, heavy_at);
+                    assert_eq!(got, want, "{heavy_at}: {}: {}", e.id, q.text());
+                }
                 asked += 1;
             }
         }
@@ -423,7 +430,7 @@ mod tests {
     mod prop {
         use super::super::*;
         use crate::structures::fixtures::sql_episode;
-        use crate::structures::{MemoryStructure, Query};
+        use crate::structures::Query;
         use proptest::prelude::*;
 
         const NAMES: &[&str] = &["agent", "key 1", "door", "red box", "box", "table t", "x"];
@@ -464,7 +471,8 @@ mod tests {
                     prop::collection::vec((0..7usize, 0..4usize, 0..7usize), 0..6),
                     0..40,
                 ),
-                words in prop::collection::vec(0..9usize, 0..4),
+                words in prop::collection::vec(0..10usize, 0..4),
+                heavy_at in prop::sample::select(vec![1, 2, 3, 5, 8, 1024]),
                 named in prop::collection::vec(0..90usize, 0..3),
                 focal in 1..10usize,
                 neighbours in 1..10usize,
@@ -479,13 +487,15 @@ mod tests {
                     ..Config::default()
                 };
                 let g = graph(&steps, &c);
-                let vocab = ["key", "door", "red", "box", "open", "observed", "table", "t", "zebra"];
+                let vocab = [
+                    "key", "door", "red", "box", "open", "observed", "table", "t", "zebra", "agent",
+                ];
                 let mut q: Vec<String> = words.iter().map(|w| vocab[*w].to_string()).collect();
                 for n in named {
                     q.push(format!("at step {n}"));
                 }
                 let q = Query::new(&q.join(" "));
-                prop_assert_eq!(g.retrieve(&q).unwrap(), g.retrieve_by_scan(&q));
+                prop_assert_eq!(g.retrieve_with(&q, heavy_at), g.retrieve_by_scan(&q));
             }
         }
     }

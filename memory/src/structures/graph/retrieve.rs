@@ -9,26 +9,43 @@
 //! ordered by step, the best `m`
 //!
 //! - by score then step (the focal relations) are among the `m` nearest on
-//!   each side of each named step;
+//!   each side of each named step (or, when no step is named, the first
+//!   `m`);
 //! - by score then distance to a step `s0` (a focal relation's neighbours)
 //!   are among the `m` nearest on each side of each named step and of `s0`,
 //!
 //! where "nearest" takes whole steps at a time, so every relation tied at a
-//! step is seen. Any unmatched relation left out has `m` others strictly
-//! before it. For a node's matched relations, which a hub (the agent) may
-//! have by the thousand, the same holds by score: the best `m` and the
-//! ties at the cut contain the best `m` of any order that ranks by score
-//! first, so each asked-about node's matched relations are ranked once per
-//! question and read from the top (sorted only as far as they are read).
-//! All matched relations are ranked once too (the focal relations are its
-//! top), and a hub with at least a quarter of them reads its own off that
-//! order instead of scoring and ranking its thousands again: positions
-//! are in (step, edge index) order, so both orders are the same order.
-//! Retrieval therefore reads the matched relations and a few
-//! neighbourhoods found by binary search, and returns exactly what the scan
-//! over every relation returns; `reference.rs` keeps that scan, and the tests
-//! compare the two on AMA-Bench episodes.
+//! step is seen. Any relation left out has `m` others of its list strictly
+//! before it.
+//!
+//! The same holds for any set of relations that share one `lex + ent`, and
+//! that is what keeps a question's cost from growing with the episode. A
+//! question's sources of matches are its terms' postings and its linked
+//! nodes' relations. The long ones (from [`HEAVY_AT`] relations: the
+//! agent's node, a word every relation of a kind has) are read as bit sets
+//! and never listed. A relation matched by long sources only has the
+//! `lex + ent` that the combination of long sources it is in gives (its
+//! question terms are theirs, its linked endpoints their nodes), so those
+//! relations fall into a few *classes*, one bit set each, split a word at a
+//! time; the relations of short sources are listed and scored one by one.
+//!
+//! ```text
+//! question ─▶ short sources ─▶ listed relations, each scored
+//!          └▶ long sources ──▶ bit sets ─▶ classes (one lex + ent each)
+//! focal: listed ∪ each class's and the unmatched ones' nearest named steps (or first m)
+//! neighbours of a focal relation (a, b): per endpoint,
+//!     short node: its matched relations by score (+ ties at the cut) ∪ unmatched nearest
+//!     long node:  its listed ones ∪ (each class ∩ node) nearest ∪ (unmatched ∩ node) nearest
+//! ```
+//!
+//! A question therefore scores its short sources' relations and reads the
+//! long ones `len / 64` words at a time (building their bit sets, splitting
+//! them, and a scan out from each anchor), and returns exactly what the
+//! scan over every relation returns; `reference.rs` keeps that scan, and
+//! the tests compare the two on AMA-Bench episodes and on random graphs,
+//! with every source and node long from 1, 2, 3, ... relations on as well.
 
+use super::bits::{down, up, Bits, View};
 use super::{Graph, AGENT};
 use crate::structures::{Evidence, EvidenceItem, MemoryStructure, Query, RetrieveError};
 use crate::tokens::count_tokens;
@@ -38,6 +55,16 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::rc::Rc;
+
+/// A source of matches (a question term's postings, a linked node's
+/// relations) at least this long is read as a bit set, and its relations
+/// are not listed one by one; nor are a node's when a focal relation's
+/// neighbours are looked for among them.
+pub(super) const HEAVY_AT: usize = 1024;
+
+/// At most this many sources are read as bit sets (the longest); the other
+/// sources are listed, however long.
+const MAX_HEAVY: usize = 6;
 
 /// A list of `len` positions, ordered by step: `at(k)` is the k-th.
 type List<'a> = (usize, &'a dyn Fn(usize) -> u32);
@@ -56,20 +83,43 @@ fn per_node<T>(cache: &PerNode<T>, n: NodeIndex, make: impl FnOnce() -> T) -> Rc
 }
 
 /// One question's scores over one graph.
+///
+/// The matched relations are of two kinds. The *listed* ones, each with its
+/// `lex + ent`: every relation of a light source (shorter than
+/// `heavy_at`), and the self-loops of heavy linked nodes. The others are
+/// matched by heavy sources only, and fall into *classes* by the heavy
+/// sources they are in; a class's relations share one `lex + ent` (their
+/// terms among the question's are the class's heavy terms, and their
+/// linked endpoints its heavy nodes, one each), so each scores that
+/// constant plus `prox`, which depends on the step alone, like the
+/// unmatched relations (the class of constant 0). Within a class the
+/// module docs' argument for the unmatched ones holds, so a class is read
+/// only around the steps that matter, a word of its bit set at a time.
 struct Scorer<'g> {
     g: &'g Graph,
-    /// `lex + ent` of every relation, by position (0 when not matched).
-    lexent: Vec<f64>,
-    /// The matched relations, by position.
-    matched: Vec<u32>,
-    /// The other relations, by position.
-    unmatched: Vec<u32>,
-    /// Every matched relation by score (highest first, then position),
-    /// built on first use and sorted only as far as it is read.
-    all_ranked: RefCell<Option<Ranked>>,
-    /// Each node's matched relations by score, for the nodes asked about.
-    ranked_at: PerNode<RefCell<NodeRanked>>,
-    /// Each node's unmatched relations by position, for the nodes asked
+    heavy_at: usize,
+    /// The question's weighted terms and their postings.
+    weights: Vec<(u64, f64)>,
+    total: f64,
+    postings: Vec<&'g [u32]>,
+    /// The heavy terms' postings as bit sets, by term.
+    term_bits: Vec<Option<Bits>>,
+    linked: Vec<NodeIndex>,
+    /// The listed matched relations, increasing, with their `lex + ent`.
+    listed: Vec<u32>,
+    listed_lexent: Vec<f64>,
+    listed_bits: Bits,
+    /// The classes: `lex + ent` and members (disjoint, none listed).
+    classes: Vec<(f64, Bits)>,
+    /// Every matched relation.
+    matched: Bits,
+    /// Heavy nodes' relations as bit sets, for the nodes asked about.
+    node_bits: PerNode<Bits>,
+    /// Heavy nodes' listed matched relations, for the nodes asked about.
+    listed_at: PerNode<Vec<u32>>,
+    /// Light nodes' matched relations by score, for the nodes asked about.
+    ranked_at: PerNode<RefCell<Ranked>>,
+    /// Light nodes' unmatched relations by position, for the nodes asked
     /// about.
     unmatched_at: PerNode<Vec<u32>>,
     /// The steps the question names.
@@ -77,116 +127,198 @@ struct Scorer<'g> {
 }
 
 impl<'g> Scorer<'g> {
-    fn new(g: &'g Graph, query: &Query) -> Scorer<'g> {
-        let linked = g.linked(query.terms());
-        let weights = g.terms.idf().weigh(query.terms());
-        // lex, then + ent where an endpoint is linked: the scan's sum. `ent`
-        // counts linked endpoints in halves (a self-loop is listed once and
-        // counts both), so each relation gets one addition, as in the scan.
-        let mut lexent = g.terms.overlaps(&weights);
-        let linked: Vec<NodeIndex> = linked.into_iter().collect();
-        let mut halves = vec![0u8; g.rows.len()];
-        for &n in &linked {
-            for &p in g.incident(n) {
-                let row = g.rows[p as usize];
-                halves[p as usize] =
-                    u8::from(linked.contains(&row.a)) + u8::from(linked.contains(&row.b));
+    fn new(g: &'g Graph, query: &Query, heavy_at: usize) -> Scorer<'g> {
+        let len = g.rows.len();
+        let mut weights = g.terms.idf().weigh(query.terms());
+        let total: f64 = weights.iter().map(|(_, w)| w).sum();
+        if total <= 0.0 {
+            weights.clear();
+        }
+        let linked: Vec<NodeIndex> = g.linked(query.terms()).into_iter().collect();
+        let postings: Vec<&[u32]> = weights.iter().map(|(t, _)| g.terms.postings(*t)).collect();
+        // Sources: the terms, then the linked nodes; the longest are heavy.
+        let lens = postings.iter().map(|p| p.len());
+        let lens = lens.chain(linked.iter().map(|n| g.incident(*n).len()));
+        let mut heavy: Vec<(usize, usize)> = lens
+            .enumerate()
+            .filter(|(_, l)| *l >= heavy_at.max(1))
+            .map(|(i, l)| (l, i))
+            .collect();
+        heavy.sort_unstable_by(|x, y| y.cmp(x));
+        heavy.truncate(MAX_HEAVY);
+        let is_heavy = |i: usize| heavy.iter().any(|(_, h)| *h == i);
+        let term_bits: Vec<Option<Bits>> = (0..weights.len())
+            .map(|i| is_heavy(i).then(|| Bits::of(len, postings[i])))
+            .collect();
+        let mut listed: Vec<u32> = Vec::new();
+        for (i, p) in postings.iter().enumerate() {
+            if !is_heavy(i) {
+                listed.extend_from_slice(p);
             }
         }
-        let (mut matched, mut unmatched) = (Vec::new(), Vec::new());
-        for (p, (s, h)) in lexent.iter_mut().zip(&halves).enumerate() {
-            if *h > 0 {
-                *s += 0.5 * f64::from(*h);
-            }
-            if *s > 0.0 {
-                matched.push(p as u32);
+        let mut node_bits = HashMap::new();
+        let mut heavy_nodes = Vec::new();
+        for (j, &n) in linked.iter().enumerate() {
+            let incident = g.incident(n);
+            if is_heavy(weights.len() + j) {
+                let rows = incident.iter().map(|&p| (p, g.rows[p as usize]));
+                listed.extend(rows.filter(|(_, r)| r.a == r.b).map(|(p, _)| p));
+                let bits = Rc::new(Bits::of(len, incident));
+                heavy_nodes.push(bits.clone());
+                node_bits.insert(n, bits);
             } else {
-                unmatched.push(p as u32);
+                listed.extend_from_slice(incident);
             }
         }
-        Scorer {
+        listed.sort_unstable();
+        listed.dedup();
+        let listed_bits = Bits::of(len, &listed);
+        let mut s = Scorer {
             g,
-            lexent,
-            matched,
-            unmatched,
-            all_ranked: RefCell::new(None),
+            heavy_at,
+            weights,
+            total,
+            postings,
+            term_bits,
+            linked,
+            listed,
+            listed_lexent: Vec::new(),
+            listed_bits,
+            classes: Vec::new(),
+            matched: Bits::new(len),
+            node_bits: RefCell::new(node_bits),
+            listed_at: RefCell::new(HashMap::new()),
             ranked_at: RefCell::new(HashMap::new()),
             unmatched_at: RefCell::new(HashMap::new()),
             named: query.refs().named(g.last_step),
-        }
+        };
+        s.listed_lexent = s.listed_lexent();
+        let mut sources: Vec<&Bits> = s.term_bits.iter().flatten().collect();
+        sources.extend(heavy_nodes.iter().map(|b| &**b));
+        let (matched, classes) = split(&s.listed_bits, &sources, len);
+        s.matched = matched;
+        s.classes = classes
+            .into_iter()
+            .map(|b| {
+                let word = |i: usize| b.word(i);
+                let first = up((b.words(), &word), 0).next();
+                (first.map_or(0.0, |p| s.lexent_of(p)), b)
+            })
+            .collect();
+        s
     }
 
-    /// The `i`-th matched relation of all, by score (highest first), then
-    /// position.
-    fn all_ranked(&self, i: usize) -> Option<(u32, f64)> {
-        let mut all = self.all_ranked.borrow_mut();
-        let all = all.get_or_insert_with(|| Ranked {
-            r: self.matched.iter().map(|&p| (p, self.score(p))).collect(),
-            sorted: 0,
-        });
-        all.get(i)
+    /// The listed relations' `lex + ent`: [`TermIndex::overlaps`]'s sums
+    /// (the terms added in the question's order, then divided by their
+    /// total), then `ent` in halves, as the scan adds them.
+    ///
+    /// [`TermIndex::overlaps`]: crate::text::TermIndex::overlaps
+    fn listed_lexent(&self) -> Vec<f64> {
+        let mut acc = vec![0.0; self.listed.len()];
+        for (i, (_, w)) in self.weights.iter().enumerate() {
+            match &self.term_bits[i] {
+                Some(b) => {
+                    for (a, p) in acc.iter_mut().zip(&self.listed) {
+                        if b.has(*p) {
+                            *a += w;
+                        }
+                    }
+                }
+                None => {
+                    for p in self.postings[i] {
+                        if let Ok(k) = self.listed.binary_search(p) {
+                            acc[k] += w;
+                        }
+                    }
+                }
+            }
+        }
+        for (a, p) in acc.iter_mut().zip(&self.listed) {
+            *a = self.finish(*a, *p);
+        }
+        acc
+    }
+
+    /// Any relation's `lex + ent`, from its terms and endpoints (the same
+    /// additions as [`Scorer::listed_lexent`]).
+    fn lexent_of(&self, p: u32) -> f64 {
+        let mut got = 0.0;
+        for (i, (_, w)) in self.weights.iter().enumerate() {
+            let has = match &self.term_bits[i] {
+                Some(b) => b.has(p),
+                None => self.postings[i].binary_search(&p).is_ok(),
+            };
+            if has {
+                got += w;
+            }
+        }
+        self.finish(got, p)
+    }
+
+    /// `got` (the sum of the weights of `p`'s terms) divided by the total,
+    /// plus `ent`.
+    fn finish(&self, got: f64, p: u32) -> f64 {
+        let mut s = if self.weights.is_empty() {
+            got
+        } else {
+            got / self.total
+        };
+        let row = self.g.rows[p as usize];
+        let h = u8::from(self.linked.contains(&row.a)) + u8::from(self.linked.contains(&row.b));
+        if h > 0 {
+            s += 0.5 * f64::from(h);
+        }
+        s
+    }
+
+    /// `lex + ent` of relation `p`.
+    fn lexent(&self, p: u32) -> f64 {
+        if self.listed_bits.has(p) {
+            return self
+                .listed
+                .binary_search(&p)
+                .map_or(0.0, |k| self.listed_lexent[k]);
+        }
+        if !self.matched.has(p) {
+            return 0.0;
+        }
+        let class = self.classes.iter().find(|(_, b)| b.has(p));
+        class.map_or(0.0, |(l, _)| *l)
+    }
+
+    /// Whether node `n`'s relations are read as a bit set.
+    fn heavy(&self, n: NodeIndex) -> bool {
+        self.g.incident(n).len() >= self.heavy_at.max(1)
+    }
+
+    /// Node `n`'s relations as a bit set.
+    fn node_bits(&self, n: NodeIndex) -> Rc<Bits> {
+        per_node(&self.node_bits, n, || {
+            Bits::of(self.g.rows.len(), self.g.incident(n))
+        })
+    }
+
+    /// Node `n`'s listed matched relations.
+    fn listed_at(&self, n: NodeIndex) -> Rc<Vec<u32>> {
+        per_node(&self.listed_at, n, || {
+            let rows = self.listed.iter().map(|&p| (p, self.g.rows[p as usize]));
+            rows.filter(|(_, r)| r.a == n || r.b == n)
+                .map(|(p, _)| p)
+                .collect()
+        })
     }
 
     /// Node `n`'s matched relations by score (highest first, then by
     /// position), built on first use and kept for the question; sorted
-    /// only as far as it is read. A hub that has at least a quarter of
-    /// all matched relations (the agent) reads them off the order of all
-    /// of them, which a question sorts anyway for its focal relations,
-    /// instead of scoring and sorting its own thousands again.
-    fn ranked(&self, n: NodeIndex) -> Rc<RefCell<NodeRanked>> {
+    /// only as far as it is read.
+    fn ranked(&self, n: NodeIndex) -> Rc<RefCell<Ranked>> {
         per_node(&self.ranked_at, n, || {
-            let incident = self.g.incident(n);
-            let count = incident.iter().filter(|p| self.is_matched(**p)).count();
-            RefCell::new(if count * 4 >= self.matched.len() {
-                NodeRanked::OfAll {
-                    node: n,
-                    count,
-                    read: Vec::new(),
-                    next: 0,
-                }
-            } else {
-                NodeRanked::Own(self.own_ranked(n, count))
+            let own = self.g.incident(n).iter().filter(|p| self.is_matched(**p));
+            RefCell::new(Ranked {
+                r: own.map(|&p| (p, self.score(p))).collect(),
+                sorted: 0,
             })
         })
-    }
-
-    /// Node `n`'s `count` matched relations, ranked on their own.
-    fn own_ranked(&self, n: NodeIndex, count: usize) -> Ranked {
-        let mut r = Vec::with_capacity(count);
-        let own = self.g.incident(n).iter().filter(|p| self.is_matched(**p));
-        r.extend(own.map(|&p| (p, self.score(p))));
-        Ranked { r, sorted: 0 }
-    }
-
-    /// The `i`-th entry of a node's [`Scorer::ranked`] list.
-    fn ranked_get(&self, list: &mut NodeRanked, i: usize) -> Option<(u32, f64)> {
-        match list {
-            NodeRanked::Own(r) => r.get(i),
-            NodeRanked::OfAll {
-                node,
-                count,
-                read,
-                next,
-            } => {
-                while read.len() <= i {
-                    if *next >= OF_ALL_READS {
-                        // Deep in the order (a long tie at a cut, or
-                        // a hub with few of the top relations): ranked on
-                        // its own from here, in the same order.
-                        let own = self.own_ranked(*node, *count);
-                        *list = NodeRanked::Own(own);
-                        return self.ranked_get(list, i);
-                    }
-                    let (p, s) = self.all_ranked(*next)?;
-                    *next += 1;
-                    let row = self.g.rows[p as usize];
-                    if row.a == *node || row.b == *node {
-                        read.push((p, s));
-                    }
-                }
-                read.get(i).copied()
-            }
-        }
     }
 
     /// Node `n`'s unmatched relations by position, built on first use
@@ -199,7 +331,7 @@ impl<'g> Scorer<'g> {
     }
 
     fn is_matched(&self, p: u32) -> bool {
-        self.lexent[p as usize] > 0.0
+        self.matched.has(p)
     }
 
     fn step(&self, p: u32) -> usize {
@@ -210,15 +342,18 @@ impl<'g> Scorer<'g> {
         self.g.rows[p as usize].edge.index()
     }
 
-    /// `lex + ent + prox`.
-    fn score(&self, p: u32) -> f64 {
+    /// `prox` at relation `p`'s step.
+    fn prox(&self, p: u32) -> f64 {
         let step = self.step(p);
-        let prox = self
-            .named
+        self.named
             .iter()
             .map(|&x| self.g.proximity / (1.0 + x.abs_diff(step) as f64))
-            .fold(0.0, f64::max);
-        self.lexent[p as usize] + prox
+            .fold(0.0, f64::max)
+    }
+
+    /// `lex + ent + prox`.
+    fn score(&self, p: u32) -> f64 {
+        self.lexent(p) + self.prox(p)
     }
 
     /// Whether unmatched relations can score above 0.
@@ -226,10 +361,10 @@ impl<'g> Scorer<'g> {
         self.g.proximity > 0.0 && !self.named.is_empty()
     }
 
-    /// Adds to `out` the relations of a list of `len` unmatched positions
-    /// ordered by step (`at(k)` is the k-th) that `skip` does not exclude,
-    /// nearest to step `anchor`: on each side, whole steps until at least
-    /// `m` are taken.
+    /// Adds to `out` the relations of a list of `len` positions ordered by
+    /// step (`at(k)` is the k-th) that `skip` does not exclude, nearest to
+    /// step `anchor`: on each side, whole steps until at least `m` are
+    /// taken.
     fn nearest(
         &self,
         (len, at): List<'_>,
@@ -238,62 +373,117 @@ impl<'g> Scorer<'g> {
         skip: &dyn Fn(u32) -> bool,
         out: &mut Vec<u32>,
     ) {
-        let step = |k: usize| self.step(at(k));
         let (mut lo, mut hi) = (0, len);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if step(mid) < anchor {
+            if self.step(at(mid)) < anchor {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        let mut take = |k: usize, got: &mut usize| {
-            let p = at(k);
+        self.whole_steps((lo..len).map(at), m, skip, out);
+        self.whole_steps((0..lo).rev().map(at), m, skip, out);
+    }
+
+    /// [`Scorer::nearest`] over a set read a word at a time.
+    fn nearest_in(
+        &self,
+        set: View<'_>,
+        anchor: usize,
+        m: usize,
+        skip: &dyn Fn(u32) -> bool,
+        out: &mut Vec<u32>,
+    ) {
+        let at = self.g.rows.partition_point(|r| r.step < anchor);
+        self.whole_steps(up(set, at), m, skip, out);
+        self.whole_steps(down(set, at), m, skip, out);
+    }
+
+    /// Takes relations off `side` (away from an anchor, step by step) that
+    /// `skip` does not exclude, whole steps at a time, until at least `m`.
+    fn whole_steps(
+        &self,
+        side: impl Iterator<Item = u32>,
+        m: usize,
+        skip: &dyn Fn(u32) -> bool,
+        out: &mut Vec<u32>,
+    ) {
+        let (mut got, mut at) = (0, None);
+        for p in side {
+            let s = self.step(p);
+            if at != Some(s) {
+                if got >= m {
+                    break;
+                }
+                at = Some(s);
+            }
             if !skip(p) {
                 out.push(p);
-                *got += 1;
+                got += 1;
             }
+        }
+    }
+
+    /// The candidates of a class of relations scoring one constant plus
+    /// `prox` (within `set`), in an order that ranks by score, then by
+    /// distance to `s0` (or, without `s0`, by step and edge index): the `m`
+    /// nearest around `s0` and each named step, or the first `m`.
+    fn around(
+        &self,
+        set: View<'_>,
+        s0: Option<usize>,
+        m: usize,
+        skip: &dyn Fn(u32) -> bool,
+        out: &mut Vec<u32>,
+    ) {
+        if let Some(s0) = s0 {
+            self.nearest_in(set, s0, m, skip, out);
+        }
+        if self.prox_varies() {
+            for &x in &self.named {
+                self.nearest_in(set, x, m, skip, out);
+            }
+        } else if s0.is_none() {
+            out.extend(up(set, 0).filter(|p| !skip(*p)).take(m));
+        }
+    }
+
+    /// Positions `64 i ..` that are not matched.
+    fn unmatched_word(&self, i: usize) -> u64 {
+        let len = self.g.rows.len();
+        let valid = if (i + 1) * 64 <= len {
+            u64::MAX
+        } else if i * 64 < len {
+            (1u64 << (len % 64)) - 1
+        } else {
+            0
         };
-        let (mut k, mut got) = (lo, 0);
-        while k < len && got < m {
-            let s = step(k);
-            while k < len && step(k) == s {
-                take(k, &mut got);
-                k += 1;
-            }
-        }
-        let (mut k, mut got) = (lo, 0);
-        while k > 0 && got < m {
-            let s = step(k - 1);
-            while k > 0 && step(k - 1) == s {
-                take(k - 1, &mut got);
-                k -= 1;
-            }
-        }
+        !self.matched.word(i) & valid
     }
 
     /// The focal relations: the best `focal` with a positive score, by
     /// score, then step, then edge index.
     fn focal(&self) -> Vec<(u32, f64)> {
-        // `nearest` adds only unmatched relations, so only those need
-        // deduplicating.
-        let mut near = Vec::new();
+        let m = self.g.focal;
+        let mut others = Vec::new();
+        for (_, class) in &self.classes {
+            let word = |i: usize| class.word(i);
+            self.around((class.words(), &word), None, m, &|_| false, &mut others);
+        }
         if self.prox_varies() {
-            let all: List<'_> = (self.unmatched.len(), &|k: usize| self.unmatched[k]);
+            let word = |i: usize| self.unmatched_word(i);
+            let unmatched: View<'_> = (self.matched.words(), &word);
             for &x in &self.named {
-                self.nearest(all, x, self.g.focal, &|_| false, &mut near);
+                self.nearest_in(unmatched, x, m, &|_| false, &mut others);
             }
         }
-        near.sort_unstable();
-        near.dedup();
-        // The best matched ones come first in the order of all of them
-        // (positions are in step, then edge index, order); every matched
-        // relation scores above 0.
-        let m = self.g.focal;
-        let best = (0..m).map_while(|i| self.all_ranked(i));
-        let near = near.into_iter().map(|p| (p, self.score(p)));
-        let mut ranked: Vec<(u32, f64)> = best.chain(near).filter(|(_, s)| *s > 0.0).collect();
+        others.sort_unstable();
+        others.dedup();
+        let listed = self.listed.iter().zip(&self.listed_lexent);
+        let listed = listed.map(|(&p, l)| (p, l + self.prox(p)));
+        let others = others.into_iter().map(|p| (p, self.score(p)));
+        let mut ranked: Vec<(u32, f64)> = listed.chain(others).filter(|(_, s)| *s > 0.0).collect();
         let order = |a: &(u32, f64), b: &(u32, f64)| {
             b.1.total_cmp(&a.1)
                 .then(self.step(a.0).cmp(&self.step(b.0)))
@@ -301,6 +491,67 @@ impl<'g> Scorer<'g> {
         };
         top(&mut ranked, m, order);
         ranked
+    }
+
+    /// Adds to `out` the candidates among a light node's relations: the
+    /// best `m` matched ones by score that `skip` leaves, and every one
+    /// tied with the last of them (the neighbour order breaks ties by
+    /// distance; any other scores lower than `m` of these), then the
+    /// unmatched ones around `s0` and the named steps.
+    fn light_candidates(
+        &self,
+        n: NodeIndex,
+        m: usize,
+        s0: usize,
+        skip: &dyn Fn(u32) -> bool,
+        out: &mut Vec<u32>,
+    ) {
+        let mut cut = None;
+        let mut got = 0;
+        let ranked = self.ranked(n);
+        let mut ranked = ranked.borrow_mut();
+        for (p, s) in (0..).map_while(|i| ranked.get(i)) {
+            if cut.is_some_and(|c: f64| s.total_cmp(&c).is_lt()) {
+                break;
+            }
+            if !skip(p) {
+                out.push(p);
+                got += 1;
+                if got == m {
+                    cut = Some(s);
+                }
+            }
+        }
+        let list = self.unmatched(n);
+        let list: List<'_> = (list.len(), &|k: usize| list[k]);
+        self.nearest(list, s0, m, skip, out);
+        if self.prox_varies() {
+            for &x in &self.named {
+                self.nearest(list, x, m, skip, out);
+            }
+        }
+    }
+
+    /// Adds to `out` the candidates among a heavy node's relations: all its
+    /// listed ones, and each class's and the unmatched ones' around `s0`
+    /// and the named steps, read through the node's bit set.
+    fn heavy_candidates(
+        &self,
+        n: NodeIndex,
+        m: usize,
+        s0: usize,
+        skip: &dyn Fn(u32) -> bool,
+        out: &mut Vec<u32>,
+    ) {
+        out.extend(self.listed_at(n).iter().filter(|p| !skip(**p)));
+        let own = self.node_bits(n);
+        let words = own.words();
+        for (_, class) in &self.classes {
+            let word = |i: usize| class.word(i) & own.word(i);
+            self.around((words, &word), Some(s0), m, skip, out);
+        }
+        let word = |i: usize| self.unmatched_word(i) & own.word(i);
+        self.around((words, &word), Some(s0), m, skip, out);
     }
 
     /// The best `m` relations of `nodes` (either direction) that `skip`
@@ -316,33 +567,11 @@ impl<'g> Scorer<'g> {
             return Vec::new();
         }
         let mut candidates = Vec::new();
-        for n in nodes {
-            // The matched ones: the best `m` that `skip` leaves, and every
-            // one tied with the last of them (the order below breaks ties
-            // by distance); any other scores lower than `m` of these.
-            let mut cut = None;
-            let mut got = 0;
-            let ranked = self.ranked(*n);
-            let mut ranked = ranked.borrow_mut();
-            for (p, s) in (0..).map_while(|i| self.ranked_get(&mut ranked, i)) {
-                if cut.is_some_and(|c: f64| s.total_cmp(&c).is_lt()) {
-                    break;
-                }
-                if !skip(p) {
-                    candidates.push(p);
-                    got += 1;
-                    if got == m {
-                        cut = Some(s);
-                    }
-                }
-            }
-            let list = self.unmatched(*n);
-            let list: List<'_> = (list.len(), &|k: usize| list[k]);
-            self.nearest(list, s0, m, skip, &mut candidates);
-            if self.prox_varies() {
-                for &x in &self.named {
-                    self.nearest(list, x, m, skip, &mut candidates);
-                }
+        for &n in nodes {
+            if self.heavy(n) {
+                self.heavy_candidates(n, m, s0, skip, &mut candidates);
+            } else {
+                self.light_candidates(n, m, s0, skip, &mut candidates);
             }
         }
         candidates.sort_unstable();
@@ -398,7 +627,7 @@ impl<'g> Scorer<'g> {
     }
 }
 
-/// A node's matched relations (position, score), in the order highest
+/// A light node's matched relations (position, score), in the order highest
 /// score first, then position: `r[..sorted]` is that order's prefix, and
 /// every later entry comes after all of it. Reading entry `i` sorts the
 /// prefix on to at least `i + 1` (doubling, so a full read costs one sort),
@@ -407,24 +636,6 @@ impl<'g> Scorer<'g> {
 struct Ranked {
     r: Vec<(u32, f64)>,
     sorted: usize,
-}
-
-/// How far into the order of all matched relations a hub reads its own
-/// before it ranks them on its own.
-const OF_ALL_READS: usize = 64;
-
-/// A node's matched relations in [`Ranked`]'s order: its own list, or
-/// (for a hub, which has `count` of them) the ones read so far off the
-/// order of all matched relations, `next` being the next entry of that
-/// order to look at.
-enum NodeRanked {
-    Own(Ranked),
-    OfAll {
-        node: NodeIndex,
-        count: usize,
-        read: Vec<(u32, f64)>,
-        next: usize,
-    },
 }
 
 impl Ranked {
@@ -454,13 +665,47 @@ fn top<T>(v: &mut Vec<T>, m: usize, order: impl Fn(&T, &T) -> Ordering) {
     v.sort_by(order);
 }
 
-impl MemoryStructure for Graph {
-    fn structure(&self) -> Structure {
-        Structure::Graph
+/// Every matched relation (`listed` and every heavy source's), and the
+/// classes of the matched relations that are not listed: one bit set per
+/// combination of the `heavy` sources that holds any of them. Each word is
+/// split source by source, only where it has members left.
+fn split(listed: &Bits, heavy: &[&Bits], len: usize) -> (Bits, Vec<Bits>) {
+    let mut matched = listed.clone();
+    let mut classes: Vec<(u64, Bits)> = Vec::new();
+    let mut stack = Vec::new();
+    for w in 0..listed.words() {
+        let any = heavy.iter().fold(0, |u, b| u | b.word(w));
+        matched.set_word(w, listed.word(w) | any);
+        stack.push((any & !listed.word(w), 0, 0u64));
+        while let Some((u, k, sig)) = stack.pop() {
+            if u == 0 {
+                continue;
+            }
+            let Some(source) = heavy.get(k) else {
+                let c = match classes.iter().position(|(s, _)| *s == sig) {
+                    Some(c) => c,
+                    None => {
+                        classes.push((sig, Bits::new(len)));
+                        classes.len() - 1
+                    }
+                };
+                classes[c].1.set_word(w, u);
+                continue;
+            };
+            let s = source.word(w);
+            stack.push((u & s, k + 1, sig | 1 << k));
+            stack.push((u & !s, k + 1, sig));
+        }
     }
+    (matched, classes.into_iter().map(|(_, b)| b).collect())
+}
 
-    fn retrieve(&self, query: &Query) -> Result<Evidence, RetrieveError> {
-        let scorer = Scorer::new(self, query);
+impl Graph {
+    /// G's retrieval, with sources read as bit sets from `heavy_at`
+    /// relations on ([`HEAVY_AT`] outside the tests, which also try small
+    /// values so that every path is taken on small graphs).
+    pub(super) fn retrieve_with(&self, query: &Query, heavy_at: usize) -> Evidence {
+        let scorer = Scorer::new(self, query, heavy_at);
         let max = 2.0
             + if scorer.named.is_empty() {
                 0.0
@@ -492,11 +737,21 @@ impl MemoryStructure for Graph {
                 tokens,
             });
         }
-        Ok(Evidence {
+        Evidence {
             structure: Structure::Graph,
             items,
-            hits: scorer.matched.len(),
+            hits: scorer.matched.count(),
             stale: 0,
-        })
+        }
+    }
+}
+
+impl MemoryStructure for Graph {
+    fn structure(&self) -> Structure {
+        Structure::Graph
+    }
+
+    fn retrieve(&self, query: &Query) -> Result<Evidence, RetrieveError> {
+        Ok(self.retrieve_with(query, HEAVY_AT))
     }
 }
