@@ -119,6 +119,9 @@ pub struct Graph {
     neighbours: usize,
     hops: usize,
     proximity: f64,
+    /// The long sources' bit sets, kept across questions (not stored).
+    #[serde(skip)]
+    bit_sets: bits::BitSets,
 }
 
 impl Graph {
@@ -166,6 +169,7 @@ impl Graph {
             neighbours: config.graph_neighbours,
             hops: config.graph_hops,
             proximity: config.graph_proximity,
+            bit_sets: bits::BitSets::default(),
         }
     }
 
@@ -329,6 +333,11 @@ impl Graph {
             .collect()
     }
 
+    /// `source`'s bit set over the relations (`list` is its list).
+    fn bit_set(&self, source: bits::Source, list: &[u32]) -> std::sync::Arc<bits::Bits> {
+        self.bit_sets.get(source, self.rows.len(), list)
+    }
+
     /// A node's relations, by position (by step).
     fn incident(&self, n: NodeIndex) -> &[u32] {
         self.incident.get(n.index()).map_or(&[], Vec::as_slice)
@@ -425,6 +434,42 @@ mod tests {
             }
         }
         assert!(asked > 100, "{asked}");
+    }
+
+    /// The bit sets a question keeps are grown, not rebuilt, when the graph
+    /// grows: questions between appends get the scan's answers.
+    #[test]
+    fn kept_bit_sets_follow_appends() {
+        let Some(loaded) = crate::testing::ama() else {
+            return;
+        };
+        let e = loaded
+            .episodes
+            .iter()
+            .max_by_key(|e| e.steps.len())
+            .unwrap();
+        let c = Config::default();
+        let triples: Vec<Vec<Triple>> = e
+            .steps
+            .iter()
+            .map(|s| RuleExtractor.extract(e, s).unwrap())
+            .collect();
+        let mut g = Graph::from_triples(e, std::iter::empty(), &c);
+        let mut asked = 0;
+        for (steps, triples) in e.steps.chunks(7).zip(triples.chunks(7)) {
+            g.extend(steps, triples.iter().map(Vec::as_slice), &c);
+            for q in questions(e).iter().take(6) {
+                let q = Query::new(q);
+                assert_eq!(
+                    g.retrieve_with(&q, 8),
+                    g.retrieve_by_scan(&q),
+                    "{}",
+                    q.text()
+                );
+                asked += 1;
+            }
+        }
+        assert!(asked > 20, "{asked}");
     }
 
     mod prop {

@@ -45,7 +45,7 @@
 //! the tests compare the two on AMA-Bench episodes and on random graphs,
 //! with every source and node long from 1, 2, 3, ... relations on as well.
 
-use super::bits::{down, up, Bits, View};
+use super::bits::{split, Bits, Source, Sparse};
 use super::{Graph, AGENT};
 use crate::structures::{Evidence, EvidenceItem, MemoryStructure, Query, RetrieveError};
 use crate::tokens::count_tokens;
@@ -55,6 +55,7 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A source of matches (a question term's postings, a linked node's
 /// relations) at least this long is read as a bit set, and its relations
@@ -103,18 +104,21 @@ struct Scorer<'g> {
     total: f64,
     postings: Vec<&'g [u32]>,
     /// The heavy terms' postings as bit sets, by term.
-    term_bits: Vec<Option<Bits>>,
+    term_bits: Vec<Option<Arc<Bits>>>,
     linked: Vec<NodeIndex>,
     /// The listed matched relations, increasing, with their `lex + ent`.
     listed: Vec<u32>,
     listed_lexent: Vec<f64>,
     listed_bits: Bits,
     /// The classes: `lex + ent` and members (disjoint, none listed).
-    classes: Vec<(f64, Bits)>,
+    classes: Vec<(f64, Sparse)>,
     /// Every matched relation.
     matched: Bits,
-    /// Heavy nodes' relations as bit sets, for the nodes asked about.
-    node_bits: PerNode<Bits>,
+    /// The unmatched relations, built on first use.
+    unmatched_all: RefCell<Option<Rc<Sparse>>>,
+    /// Heavy nodes' relations in each class and unmatched, for the nodes
+    /// asked about.
+    node_sets: PerNode<NodeSets>,
     /// Heavy nodes' listed matched relations, for the nodes asked about.
     listed_at: PerNode<Vec<u32>>,
     /// Light nodes' matched relations by score, for the nodes asked about.
@@ -147,8 +151,8 @@ impl<'g> Scorer<'g> {
         heavy.sort_unstable_by(|x, y| y.cmp(x));
         heavy.truncate(MAX_HEAVY);
         let is_heavy = |i: usize| heavy.iter().any(|(_, h)| *h == i);
-        let term_bits: Vec<Option<Bits>> = (0..weights.len())
-            .map(|i| is_heavy(i).then(|| Bits::of(len, postings[i])))
+        let term_bits: Vec<Option<Arc<Bits>>> = (0..weights.len())
+            .map(|i| is_heavy(i).then(|| g.bit_set(Source::Term(weights[i].0), postings[i])))
             .collect();
         let mut listed: Vec<u32> = Vec::new();
         for (i, p) in postings.iter().enumerate() {
@@ -156,16 +160,13 @@ impl<'g> Scorer<'g> {
                 listed.extend_from_slice(p);
             }
         }
-        let mut node_bits = HashMap::new();
         let mut heavy_nodes = Vec::new();
         for (j, &n) in linked.iter().enumerate() {
             let incident = g.incident(n);
             if is_heavy(weights.len() + j) {
                 let rows = incident.iter().map(|&p| (p, g.rows[p as usize]));
                 listed.extend(rows.filter(|(_, r)| r.a == r.b).map(|(p, _)| p));
-                let bits = Rc::new(Bits::of(len, incident));
-                heavy_nodes.push(bits.clone());
-                node_bits.insert(n, bits);
+                heavy_nodes.push(g.bit_set(Source::Node(n.index()), incident));
             } else {
                 listed.extend_from_slice(incident);
             }
@@ -186,24 +187,21 @@ impl<'g> Scorer<'g> {
             listed_bits,
             classes: Vec::new(),
             matched: Bits::new(len),
-            node_bits: RefCell::new(node_bits),
+            unmatched_all: RefCell::new(None),
+            node_sets: RefCell::new(HashMap::new()),
             listed_at: RefCell::new(HashMap::new()),
             ranked_at: RefCell::new(HashMap::new()),
             unmatched_at: RefCell::new(HashMap::new()),
             named: query.refs().named(g.last_step),
         };
         s.listed_lexent = s.listed_lexent();
-        let mut sources: Vec<&Bits> = s.term_bits.iter().flatten().collect();
+        let mut sources: Vec<&Bits> = s.term_bits.iter().flatten().map(|b| &**b).collect();
         sources.extend(heavy_nodes.iter().map(|b| &**b));
-        let (matched, classes) = split(&s.listed_bits, &sources, len);
+        let (matched, classes) = split(&s.listed_bits, &sources);
         s.matched = matched;
         s.classes = classes
             .into_iter()
-            .map(|b| {
-                let word = |i: usize| b.word(i);
-                let first = up((b.words(), &word), 0).next();
-                (first.map_or(0.0, |p| s.lexent_of(p)), b)
-            })
+            .map(|b| (b.first().map_or(0.0, |p| s.lexent_of(p)), b))
             .collect();
         s
     }
@@ -291,11 +289,32 @@ impl<'g> Scorer<'g> {
         self.g.incident(n).len() >= self.heavy_at.max(1)
     }
 
-    /// Node `n`'s relations as a bit set.
-    fn node_bits(&self, n: NodeIndex) -> Rc<Bits> {
-        per_node(&self.node_bits, n, || {
-            Bits::of(self.g.rows.len(), self.g.incident(n))
+    /// A heavy node's relations in each class and unmatched.
+    fn node_sets(&self, n: NodeIndex) -> Rc<NodeSets> {
+        per_node(&self.node_sets, n, || {
+            let own = self.g.bit_set(Source::Node(n.index()), self.g.incident(n));
+            let classes = self.classes.iter().map(|(_, c)| {
+                let words = c.nonzero().map(|(i, w)| (i, w & own.word(i)));
+                let mut s = Sparse::default();
+                words.for_each(|(i, w)| s.push(i, w));
+                s
+            });
+            NodeSets {
+                classes: classes.collect(),
+                unmatched: Sparse::of(0..own.words(), |i| self.unmatched_word(i) & own.word(i)),
+            }
         })
+    }
+
+    /// The unmatched relations.
+    fn unmatched_all(&self) -> Rc<Sparse> {
+        let mut all = self.unmatched_all.borrow_mut();
+        all.get_or_insert_with(|| {
+            Rc::new(Sparse::of(0..self.matched.words(), |i| {
+                self.unmatched_word(i)
+            }))
+        })
+        .clone()
     }
 
     /// Node `n`'s listed matched relations.
@@ -386,18 +405,18 @@ impl<'g> Scorer<'g> {
         self.whole_steps((0..lo).rev().map(at), m, skip, out);
     }
 
-    /// [`Scorer::nearest`] over a set read a word at a time.
+    /// [`Scorer::nearest`] over a set of positions.
     fn nearest_in(
         &self,
-        set: View<'_>,
+        set: &Sparse,
         anchor: usize,
         m: usize,
         skip: &dyn Fn(u32) -> bool,
         out: &mut Vec<u32>,
     ) {
         let at = self.g.rows.partition_point(|r| r.step < anchor);
-        self.whole_steps(up(set, at), m, skip, out);
-        self.whole_steps(down(set, at), m, skip, out);
+        self.whole_steps(set.up(at), m, skip, out);
+        self.whole_steps(set.down(at), m, skip, out);
     }
 
     /// Takes relations off `side` (away from an anchor, step by step) that
@@ -431,7 +450,7 @@ impl<'g> Scorer<'g> {
     /// nearest around `s0` and each named step, or the first `m`.
     fn around(
         &self,
-        set: View<'_>,
+        set: &Sparse,
         s0: Option<usize>,
         m: usize,
         skip: &dyn Fn(u32) -> bool,
@@ -445,7 +464,7 @@ impl<'g> Scorer<'g> {
                 self.nearest_in(set, x, m, skip, out);
             }
         } else if s0.is_none() {
-            out.extend(up(set, 0).filter(|p| !skip(*p)).take(m));
+            out.extend(set.up(0).filter(|p| !skip(*p)).take(m));
         }
     }
 
@@ -468,14 +487,12 @@ impl<'g> Scorer<'g> {
         let m = self.g.focal;
         let mut others = Vec::new();
         for (_, class) in &self.classes {
-            let word = |i: usize| class.word(i);
-            self.around((class.words(), &word), None, m, &|_| false, &mut others);
+            self.around(class, None, m, &|_| false, &mut others);
         }
         if self.prox_varies() {
-            let word = |i: usize| self.unmatched_word(i);
-            let unmatched: View<'_> = (self.matched.words(), &word);
+            let unmatched = self.unmatched_all();
             for &x in &self.named {
-                self.nearest_in(unmatched, x, m, &|_| false, &mut others);
+                self.nearest_in(&unmatched, x, m, &|_| false, &mut others);
             }
         }
         others.sort_unstable();
@@ -544,14 +561,10 @@ impl<'g> Scorer<'g> {
         out: &mut Vec<u32>,
     ) {
         out.extend(self.listed_at(n).iter().filter(|p| !skip(**p)));
-        let own = self.node_bits(n);
-        let words = own.words();
-        for (_, class) in &self.classes {
-            let word = |i: usize| class.word(i) & own.word(i);
-            self.around((words, &word), Some(s0), m, skip, out);
+        let sets = self.node_sets(n);
+        for set in sets.classes.iter().chain([&sets.unmatched]) {
+            self.around(set, Some(s0), m, skip, out);
         }
-        let word = |i: usize| self.unmatched_word(i) & own.word(i);
-        self.around((words, &word), Some(s0), m, skip, out);
     }
 
     /// The best `m` relations of `nodes` (either direction) that `skip`
@@ -627,6 +640,13 @@ impl<'g> Scorer<'g> {
     }
 }
 
+/// A heavy node's relations in each of a question's classes (in the same
+/// order) and among its unmatched relations.
+struct NodeSets {
+    classes: Vec<Sparse>,
+    unmatched: Sparse,
+}
+
 /// A light node's matched relations (position, score), in the order highest
 /// score first, then position: `r[..sorted]` is that order's prefix, and
 /// every later entry comes after all of it. Reading entry `i` sorts the
@@ -663,41 +683,6 @@ fn top<T>(v: &mut Vec<T>, m: usize, order: impl Fn(&T, &T) -> Ordering) {
     }
     v.truncate(m);
     v.sort_by(order);
-}
-
-/// Every matched relation (`listed` and every heavy source's), and the
-/// classes of the matched relations that are not listed: one bit set per
-/// combination of the `heavy` sources that holds any of them. Each word is
-/// split source by source, only where it has members left.
-fn split(listed: &Bits, heavy: &[&Bits], len: usize) -> (Bits, Vec<Bits>) {
-    let mut matched = listed.clone();
-    let mut classes: Vec<(u64, Bits)> = Vec::new();
-    let mut stack = Vec::new();
-    for w in 0..listed.words() {
-        let any = heavy.iter().fold(0, |u, b| u | b.word(w));
-        matched.set_word(w, listed.word(w) | any);
-        stack.push((any & !listed.word(w), 0, 0u64));
-        while let Some((u, k, sig)) = stack.pop() {
-            if u == 0 {
-                continue;
-            }
-            let Some(source) = heavy.get(k) else {
-                let c = match classes.iter().position(|(s, _)| *s == sig) {
-                    Some(c) => c,
-                    None => {
-                        classes.push((sig, Bits::new(len)));
-                        classes.len() - 1
-                    }
-                };
-                classes[c].1.set_word(w, u);
-                continue;
-            };
-            let s = source.word(w);
-            stack.push((u & s, k + 1, sig | 1 << k));
-            stack.push((u & !s, k + 1, sig));
-        }
-    }
-    (matched, classes.into_iter().map(|(_, b)| b).collect())
 }
 
 impl Graph {
