@@ -13,6 +13,9 @@
 //!     graph.json              G: the petgraph StableGraph (nodes, edges with step)
 //!     vectors.bin             V: little-endian f32 rows with a header (vectors.rs)
 //!     windows.json            R: the windows (step ranges, token counts)
+//!     ann/                    V's HNSW graph, only past `vector_hnsw_threshold`
+//!                             steps with a dense embedder: hnsw_rs's dump and
+//!                             its manifest (digests of the rows and the files)
 //! ```
 //!
 //! **Atomic builds.** [`Store::build`] writes into a hidden sibling
@@ -45,8 +48,8 @@ use crate::dataset::{self, DatasetError, Episode, LoadOptions};
 use crate::plugins::{Embedders, PluginOptions};
 use crate::structures::graph::RelationGraph;
 use crate::structures::{
-    BuildError, EpisodeMemory, Graph, Plugins, Raw, StepTexts, Summary, SummaryLine, Temporal,
-    Vector, Window,
+    AnnFile, BuildError, EpisodeMemory, Graph, Plugins, Raw, StepTexts, Summary, SummaryLine,
+    Temporal, Vector, Window,
 };
 use crate::Retrieval;
 use rayon::prelude::*;
@@ -384,6 +387,17 @@ fn unique_suffix() -> String {
     format!("{}-{nanos}", std::process::id())
 }
 
+/// Where an episode's HNSW graph is saved (past the threshold, for an
+/// embedder that is not the built-in hashed one): `ann/v.json` and the
+/// dump's files beside it, in the episode's directory.
+fn ann_file(dir: &Path, write: bool) -> AnnFile {
+    AnnFile {
+        dir: dir.join("ann"),
+        name: "v".into(),
+        write,
+    }
+}
+
 /// Writes one built episode into `dir` (the raw index is already there).
 fn write_episode(dir: &Path, memory: &EpisodeMemory, steps: &StepTexts) -> Result<(), StoreError> {
     write_json(
@@ -403,6 +417,8 @@ fn write_episode(dir: &Path, memory: &EpisodeMemory, steps: &StepTexts) -> Resul
     write_json(&dir.join("graph.json"), memory.graph.graph())?;
     let v = dir.join("vectors.bin");
     vectors::write(&v, memory.vector.dim(), memory.vector.data()).map_err(io(&v))?;
+    let ann = ann_file(dir, true);
+    memory.vector.index_and_save(&ann).map_err(io(&ann.dir))?;
     write_json(&dir.join("windows.json"), &memory.raw.windows())?;
     Ok(())
 }
@@ -738,6 +754,7 @@ impl Store {
         }
         let vector = Vector::from_stored(steps.clone(), data, plugins.embedder.clone(), config)
             .ok_or_else(|| corrupt(&path, "one vector per step expected"))?;
+        vector.use_saved_ann(ann_file(&dir, false));
         let path = dir.join("windows.json");
         let windows: Vec<Window> = read_json(&path)?;
         let raw = Raw::open(steps, windows, config).map_err(|source| StoreError::Index {

@@ -357,3 +357,67 @@ fn store_is_shareable_across_threads() {
     assert_send_sync::<EpisodeMemory>();
     assert_send_sync::<Query>();
 }
+
+/// Past the HNSW threshold with a dense embedder, `build` saves V's graph in
+/// the episode's directory and an opening loads it on the first question
+/// that needs it; a damaged dump is built over.
+#[test]
+fn hnsw_graphs_are_saved_and_loaded() {
+    use crate::structures::fixtures::Dense;
+    use crate::structures::AnnSource;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("store");
+    let config = Config {
+        vector_hnsw_threshold: 30,
+        ..Config::default()
+    };
+    let plugins = || Plugins {
+        embedder: Arc::new(Dense),
+        ..Plugins::default()
+    };
+    let options = BuildOptions {
+        plugins: plugins(),
+        ..BuildOptions::default()
+    };
+    Store::build(episodes(), &config, &out, options).unwrap();
+    let q = Query::new("Why was the door locked?");
+    let ask = |store: &Store| -> Vec<(usize, Option<AnnSource>, String)> {
+        let mut v = Vec::new();
+        for m in store.episodes() {
+            let e = m.retrieve(Structure::Vector, &q).unwrap();
+            let text = serde_json::to_string(&e).unwrap();
+            v.push((m.episode.steps.len(), m.vector.ann_source(), text));
+        }
+        v
+    };
+    let first = ask(&Store::open_with(&out, plugins()).unwrap());
+    assert_eq!(first.len(), 8);
+    for (n, source, _) in &first {
+        let want = (*n > 30).then_some(AnnSource::Loaded);
+        assert_eq!(*source, want, "{n} steps");
+    }
+    // A second opening loads the same graph: the same answers.
+    assert_eq!(ask(&Store::open_with(&out, plugins()).unwrap()), first);
+    // Damage every saved dump's data file: each graph is built instead.
+    let mut damaged = 0;
+    for e in std::fs::read_dir(out.join("episodes")).unwrap() {
+        let ann = e.unwrap().path().join("ann");
+        for f in std::fs::read_dir(&ann).into_iter().flatten() {
+            let f = f.unwrap().path();
+            if f.to_string_lossy().ends_with(".hnsw.data") {
+                let len = std::fs::metadata(&f).unwrap().len();
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&f)
+                    .unwrap()
+                    .set_len(len / 2)
+                    .unwrap();
+                damaged += 1;
+            }
+        }
+    }
+    assert_eq!(damaged, 2);
+    for (n, source, _) in ask(&Store::open_with(&out, plugins()).unwrap()) {
+        assert_eq!(source, (n > 30).then_some(AnnSource::Built), "{n} steps");
+    }
+}

@@ -76,6 +76,9 @@ pub(super) struct Ann {
     pub(super) covered: Mutex<usize>,
     pub(super) background: AtomicBool,
     pub(super) source: OnceLock<AnnSource>,
+    /// Where a built store keeps the graph: a question that needs it
+    /// loads it from there instead of building it.
+    pub(super) file: OnceLock<AnnFile>,
     saved: Mutex<usize>,
 }
 

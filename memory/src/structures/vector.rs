@@ -412,11 +412,42 @@ impl Vector {
         let mut covered = self.hnsw.covered();
         let n = self.steps.len();
         self.hnsw.graph.get_or_init(|| {
-            let h = ann::build(&self.data[..n * self.dim], self.dim);
+            let data = &self.data[..n * self.dim];
+            let loaded = self
+                .hnsw
+                .file
+                .get()
+                .and_then(|f| ann::load(f, data, self.dim));
+            let (h, source) = match loaded {
+                Some((h, rows)) => {
+                    ann::insert_rows(&h, data, self.dim, rows..n);
+                    (h, AnnSource::Loaded)
+                }
+                None => (ann::build(data, self.dim), AnnSource::Built),
+            };
             *covered = n;
-            let _ = self.hnsw.source.set(AnnSource::Built);
+            let _ = self.hnsw.source.set(source);
             h
         })
+    }
+
+    /// A built store's episode: its HNSW graph (past the threshold) is
+    /// built now and saved to `file`, which a later opening hands to
+    /// [`Vector::use_saved_ann`]. Returns whether it saved.
+    pub fn index_and_save(&self, file: &AnnFile) -> std::io::Result<bool> {
+        if self.steps.len() <= self.hnsw_threshold {
+            return Ok(false);
+        }
+        self.hnsw();
+        self.save_ann(file)
+    }
+
+    /// The graph, when a question first needs it, is loaded from `file`
+    /// if the dump there fits these rows (and built otherwise), as
+    /// synchronously as a build: a built store's questions do not depend
+    /// on timing.
+    pub fn use_saved_ann(&self, file: AnnFile) {
+        let _ = self.hnsw.file.set(file);
     }
 
     /// For an episode past the HNSW threshold whose graph is not built:
