@@ -25,6 +25,8 @@
 //! `1e-6`, so a row left out scores strictly below the k-th best, and a
 //! row tied with it is kept. A row with a non-finite value is always kept.
 
+use rayon::prelude::*;
+
 /// How a vector index keeps its codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
@@ -69,6 +71,9 @@ pub(super) struct Codes {
 /// Rows scored together (by dimension: their partial sums stay in the
 /// first-level cache while the question's dimensions are added in).
 const BLOCK: usize = 2048;
+
+/// Past this many rows, stretches of this many are scanned side by side.
+const SIDE_BY_SIDE: usize = 16 * BLOCK;
 
 /// The integer dot product of two code rows (exact: at most
 /// `dim · 127²`, which fits an `i32` for any dimension below 133,000).
@@ -202,6 +207,12 @@ impl Codes {
     /// when the codes cannot tell (at most `k` rows, rows without codes, a
     /// query of another dimension, or a zero or non-finite query).
     pub(super) fn candidates(&self, q: &[f32], n: usize, k: usize) -> Vec<usize> {
+        self.candidates_in(q, n, k, SIDE_BY_SIDE)
+    }
+
+    /// [`Codes::candidates`], past `stretch` rows scanning stretches of
+    /// that many side by side (the tests try small ones).
+    fn candidates_in(&self, q: &[f32], n: usize, k: usize, stretch: usize) -> Vec<usize> {
         if k == 0 {
             return Vec::new();
         }
@@ -214,18 +225,28 @@ impl Codes {
             return (0..n).collect();
         }
         let q1: f32 = qc.iter().map(|c| f32::from(c.unsigned_abs())).sum();
-        let mut lo = Vec::with_capacity(n);
-        let mut hi = Vec::with_capacity(n);
-        let mut sums = [0i32; BLOCK];
-        for start in (0..n).step_by(BLOCK) {
-            let end = (start + BLOCK).min(n);
-            let sums = &mut sums[..end - start];
-            self.dots(&qc, start, sums);
-            for (&d, &row) in sums.iter().zip(&self.rows[start..end]) {
-                let (l, h) = bounds(row, t, q1, d);
-                lo.push(l);
-                hi.push(h);
+        let (mut lo, mut hi) = (vec![0.0; n], vec![0.0; n]);
+        // Each row's bounds depend on its own sum only, so stretches of
+        // rows are bounded side by side (on the pool the caller runs in)
+        // with the same results.
+        let bound = |first: usize, lo: &mut [f32], hi: &mut [f32]| {
+            let mut sums = [0i32; BLOCK];
+            for at in (0..lo.len()).step_by(BLOCK) {
+                let (start, end) = (first + at, (first + at + BLOCK).min(first + lo.len()));
+                let sums = &mut sums[..end - start];
+                self.dots(&qc, start, sums);
+                for (i, (&d, &row)) in sums.iter().zip(&self.rows[start..end]).enumerate() {
+                    (lo[at + i], hi[at + i]) = bounds(row, t, q1, d);
+                }
             }
+        };
+        if n > stretch && stretch > 0 {
+            let stretches = lo.par_chunks_mut(stretch).zip(hi.par_chunks_mut(stretch));
+            stretches
+                .enumerate()
+                .for_each(|(c, (lo, hi))| bound(c * stretch, lo, hi));
+        } else {
+            bound(0, &mut lo, &mut hi);
         }
         reaching(lo, &hi, k)
     }
@@ -325,8 +346,13 @@ mod tests {
             for p in exact(&data, dim, &q, k) {
                 proptest::prop_assert!(c.contains(&p), "row {p} left out");
             }
-            // The layouts give every row the same dot product.
+            // The layouts give every row the same dot product, and so do
+            // stretches scanned side by side.
             proptest::prop_assert_eq!(&c, &by_dims.candidates(&q, n, k));
+            for stretch in [1, 7, 64] {
+                proptest::prop_assert_eq!(&c, &by_rows.candidates_in(&q, n, k, stretch));
+                proptest::prop_assert_eq!(&c, &by_dims.candidates_in(&q, n, k, stretch));
+            }
         }
     }
 
@@ -347,6 +373,9 @@ mod tests {
         }
         assert!(c.len() < codes.len() / 4, "{} of {}", c.len(), codes.len());
         assert_eq!(c, by_dims.candidates(&q, codes.len(), 5));
+        for stretch in [300, 2048, 3000] {
+            assert_eq!(c, by_dims.candidates_in(&q, codes.len(), 5, stretch));
+        }
     }
 
     #[test]
