@@ -139,6 +139,25 @@ pub(super) fn build(data: &[f32], dim: usize) -> Graph {
     graph
 }
 
+/// The graph over every row of `data` (`dim` values a row): loaded from
+/// `file` if its dump fits the rows (and the rows after the dump's
+/// inserted), built otherwise; how it came to be, and how many rows the
+/// saved dump holds (0 when built).
+pub(super) fn load_or_build(
+    file: Option<&AnnFile>,
+    data: &[f32],
+    dim: usize,
+) -> (Graph, AnnSource, usize) {
+    let n = data.len() / dim.max(1);
+    match file.and_then(|f| load(f, data, dim)) {
+        Some((graph, rows)) => {
+            insert_rows(&graph, data, dim, rows..n);
+            (graph, AnnSource::Loaded, rows)
+        }
+        None => (build(data, dim), AnnSource::Built, 0),
+    }
+}
+
 /// Inserts the rows `range` of `data` (`dim` values a row) into `graph`,
 /// each under its position.
 pub(super) fn insert_rows(graph: &Graph, data: &[f32], dim: usize, range: Range<usize>) {

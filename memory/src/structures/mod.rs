@@ -662,6 +662,17 @@ impl EpisodeMemory {
     }
 }
 
+/// Keeps the first `m` of `v` in `order`, sorted: a partial selection,
+/// then a sort of those `m` (the same as sorting all and keeping `m` when
+/// `order` is total).
+pub(crate) fn top<T>(v: &mut Vec<T>, m: usize, order: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    if v.len() > m && m > 0 {
+        v.select_nth_unstable_by(m - 1, &order);
+    }
+    v.truncate(m);
+    v.sort_by(order);
+}
+
 #[cfg(test)]
 pub(crate) mod fixtures {
     /// A dense test embedder (not [`super::Embedder::hashed`], so V may

@@ -141,13 +141,10 @@ impl Temporal {
             .enumerate()
             .filter(|(_, s)| *s > 0.0)
             .collect();
-        // The best `top_k` by score, then position: a partial selection,
-        // not a sort of every matched step.
-        let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if scored.len() > self.top_k && self.top_k > 0 {
-            scored.select_nth_unstable_by(self.top_k - 1, order);
-        }
-        scored.truncate(self.top_k);
+        // The best `top_k` by score, then position, then in step order.
+        super::top(&mut scored, self.top_k, |a, b| {
+            b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+        });
         scored.sort_by_key(|(p, _)| *p);
         scored
     }

@@ -217,15 +217,9 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// position: the same as sorting all of them and keeping `k`, in time
 /// linear in their number.
 fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
-    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if k == 0 {
-        return Vec::new();
-    }
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k - 1, order);
-        scored.truncate(k);
-    }
-    scored.sort_by(order);
+    super::top(&mut scored, k, |a, b| {
+        b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+    });
     scored
 }
 
@@ -233,13 +227,7 @@ fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
 /// `data` (`dim` values a row), loaded from `file` or built (and saved).
 fn make_in_background(ann: &Ann, data: &[f32], dim: usize, file: Option<&AnnFile>) {
     let n = data.len() / dim.max(1);
-    let (h, source, saved) = match file.and_then(|f| ann::load(f, data, dim)) {
-        Some((h, rows)) => {
-            ann::insert_rows(&h, data, dim, rows..n);
-            (h, AnnSource::Loaded, rows)
-        }
-        None => (ann::build(data, dim), AnnSource::Built, 0),
-    };
+    let (h, source, saved) = ann::load_or_build(file, data, dim);
     let mut covered = ann.covered();
     if ann.graph.set(h).is_ok() {
         *covered = n;
@@ -413,20 +401,10 @@ impl Vector {
         let n = self.steps.len();
         self.hnsw.graph.get_or_init(|| {
             let data = &self.data[..n * self.dim];
-            let loaded = self
-                .hnsw
-                .file
-                .get()
-                .and_then(|f| ann::load(f, data, self.dim));
-            let (h, source) = match loaded {
-                Some((h, rows)) => {
-                    ann::insert_rows(&h, data, self.dim, rows..n);
-                    (h, AnnSource::Loaded)
-                }
-                None => (ann::build(data, self.dim), AnnSource::Built),
-            };
+            let (h, source, saved) = ann::load_or_build(self.hnsw.file.get(), data, self.dim);
             *covered = n;
             let _ = self.hnsw.source.set(source);
+            self.hnsw.set_saved(saved);
             h
         })
     }

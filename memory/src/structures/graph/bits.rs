@@ -145,6 +145,28 @@ impl Sparse {
         s
     }
 
+    /// The set of `positions`, increasing.
+    pub(super) fn of_sorted(positions: impl Iterator<Item = u32>) -> Sparse {
+        let mut s = Sparse::default();
+        let mut word = None;
+        for p in positions {
+            let i = p as usize / 64;
+            match word {
+                Some((at, ref mut w)) if at == i => *w |= 1u64 << (p % 64),
+                _ => {
+                    if let Some((at, w)) = word {
+                        s.push(at, w);
+                    }
+                    word = Some((i, 1u64 << (p % 64)));
+                }
+            }
+        }
+        if let Some((at, w)) = word {
+            s.push(at, w);
+        }
+        s
+    }
+
     /// Adds word `i` (past every word added so far) if it is not 0.
     pub(super) fn push(&mut self, i: usize, w: u64) {
         if w != 0 {
@@ -275,6 +297,8 @@ mod tests {
             let b = Bits::of(len, &members);
             prop_assert_eq!(b.count(), members.len());
             let s = Sparse::of(0..b.words(), |i| b.word(i));
+            let listed = Sparse::of_sorted(members.iter().copied());
+            prop_assert_eq!(listed.nonzero().collect::<Vec<_>>(), s.nonzero().collect::<Vec<_>>());
             let want_up: Vec<u32> = members.iter().copied().filter(|p| *p as usize >= at).collect();
             let want_down: Vec<u32> = members.iter().rev().copied().filter(|p| (*p as usize) < at).collect();
             prop_assert_eq!(s.up(at).collect::<Vec<_>>(), want_up);

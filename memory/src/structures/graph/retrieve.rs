@@ -47,12 +47,12 @@
 
 use super::bits::{split, Bits, Source, Sparse};
 use super::{Graph, AGENT};
+use crate::structures::top;
 use crate::structures::{Evidence, EvidenceItem, MemoryStructure, Query, RetrieveError};
 use crate::tokens::count_tokens;
 use mesa_core::Structure;
 use petgraph::stable_graph::NodeIndex;
 use std::cell::RefCell;
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -66,9 +66,6 @@ pub(super) const HEAVY_AT: usize = 1024;
 /// At most this many sources are read as bit sets (the longest); the other
 /// sources are listed, however long.
 const MAX_HEAVY: usize = 6;
-
-/// A list of `len` positions, ordered by step: `at(k)` is the k-th.
-type List<'a> = (usize, &'a dyn Fn(usize) -> u32);
 
 /// Lists built per node on first use and kept for the question.
 type PerNode<T> = RefCell<HashMap<NodeIndex, Rc<T>>>;
@@ -123,9 +120,8 @@ struct Scorer<'g> {
     listed_at: PerNode<Vec<u32>>,
     /// Light nodes' matched relations by score, for the nodes asked about.
     ranked_at: PerNode<RefCell<Ranked>>,
-    /// Light nodes' unmatched relations by position, for the nodes asked
-    /// about.
-    unmatched_at: PerNode<Vec<u32>>,
+    /// Light nodes' unmatched relations, for the nodes asked about.
+    unmatched_at: PerNode<Sparse>,
     /// The steps the question names.
     named: Vec<usize>,
 }
@@ -340,12 +336,12 @@ impl<'g> Scorer<'g> {
         })
     }
 
-    /// Node `n`'s unmatched relations by position, built on first use
-    /// and kept for the question.
-    fn unmatched(&self, n: NodeIndex) -> Rc<Vec<u32>> {
+    /// Node `n`'s unmatched relations, built on first use and kept for
+    /// the question.
+    fn unmatched(&self, n: NodeIndex) -> Rc<Sparse> {
         per_node(&self.unmatched_at, n, || {
             let list = self.g.incident(n).iter().copied();
-            list.filter(|p| !self.is_matched(*p)).collect()
+            Sparse::of_sorted(list.filter(|p| !self.is_matched(*p)))
         })
     }
 
@@ -380,32 +376,9 @@ impl<'g> Scorer<'g> {
         self.g.proximity > 0.0 && !self.named.is_empty()
     }
 
-    /// Adds to `out` the relations of a list of `len` positions ordered by
-    /// step (`at(k)` is the k-th) that `skip` does not exclude, nearest to
-    /// step `anchor`: on each side, whole steps until at least `m` are
-    /// taken.
-    fn nearest(
-        &self,
-        (len, at): List<'_>,
-        anchor: usize,
-        m: usize,
-        skip: &dyn Fn(u32) -> bool,
-        out: &mut Vec<u32>,
-    ) {
-        let (mut lo, mut hi) = (0, len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.step(at(mid)) < anchor {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        self.whole_steps((lo..len).map(at), m, skip, out);
-        self.whole_steps((0..lo).rev().map(at), m, skip, out);
-    }
-
-    /// [`Scorer::nearest`] over a set of positions.
+    /// Adds to `out` the relations of `set` that `skip` does not exclude,
+    /// nearest to step `anchor`: on each side, whole steps until at least
+    /// `m` are taken.
     fn nearest_in(
         &self,
         set: &Sparse,
@@ -539,14 +512,7 @@ impl<'g> Scorer<'g> {
                 }
             }
         }
-        let list = self.unmatched(n);
-        let list: List<'_> = (list.len(), &|k: usize| list[k]);
-        self.nearest(list, s0, m, skip, out);
-        if self.prox_varies() {
-            for &x in &self.named {
-                self.nearest(list, x, m, skip, out);
-            }
-        }
+        self.around(&self.unmatched(n), Some(s0), m, skip, out);
     }
 
     /// Adds to `out` the candidates among a heavy node's relations: all its
@@ -673,16 +639,6 @@ impl Ranked {
         }
         self.r.get(i).copied()
     }
-}
-
-/// Keeps the first `m` of `v` in `order`, sorted (a partial selection,
-/// then a sort of those `m`).
-fn top<T>(v: &mut Vec<T>, m: usize, order: impl Fn(&T, &T) -> Ordering) {
-    if v.len() > m && m > 0 {
-        v.select_nth_unstable_by(m - 1, &order);
-    }
-    v.truncate(m);
-    v.sort_by(order);
 }
 
 impl Graph {
