@@ -31,14 +31,28 @@ def mix(z):
     return z ^ (z >> 31)
 
 
+def key_order(episodes, seed):
+    """The distinct episodes in the optimizer's split key order, and how many
+    go to train (as many go to val; optimizer/src/split.rs)."""
+    ids = sorted(set(episodes))
+    s = mix(seed)
+    keyed = [i for _, i in sorted((mix(fnv(i.encode()) ^ s), i) for i in ids)]
+    return keyed, (2 * len(ids) + 5) // 10
+
+
 def splits(episodes, seed):
     """The optimizer's episode-level 2:2:6 split (optimizer/src/split.rs)."""
-    ids = sorted(set(episodes))
-    n = len(ids)
-    s = mix(seed)
-    keyed = sorted((mix(fnv(i.encode()) ^ s), i) for i in ids)
-    nt = (2 * n + 5) // 10
-    return {i: ("train" if j < nt else "val" if j < 2 * nt else "test") for j, (_, i) in enumerate(keyed)}
+    keyed, nt = key_order(episodes, seed)
+    return {i: ("train" if j < nt else "val" if j < 2 * nt else "test") for j, i in enumerate(keyed)}
+
+
+def val_half(episodes, seed, half):
+    """Val's `search` half (its first ceil(v / 2) episodes in key order) or
+    its `choice` half, as a set."""
+    keyed, nt = key_order(episodes, seed)
+    val = keyed[nt:2 * nt]
+    first = (len(val) + 1) // 2
+    return set(val[:first] if half == "search" else val[first:])
 
 
 # The sweep's preview row of each structure (optimizer/src/sweep/mod.rs).

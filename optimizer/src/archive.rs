@@ -111,6 +111,14 @@ pub struct RunSettings {
     /// The half of val candidates were compared on (absent: all of val).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub val_half: Option<crate::split::ValHalf>,
+    /// What rules were fitted and candidates compared on (absent: train,
+    /// then val).
+    #[serde(default, skip_serializing_if = "is_train")]
+    pub fit: crate::split::FitOn,
+}
+
+fn is_train(f: &crate::split::FitOn) -> bool {
+    *f == crate::split::FitOn::Train
 }
 
 /// What went wrong with the archive.
@@ -256,7 +264,7 @@ impl Archive {
 
 fn compare(dir: &Path, old: &RunSettings, new: &RunSettings) -> Result<(), ArchiveError> {
     let half = |s: &RunSettings| s.val_half.map_or("all of val", |h| h.name()).to_string();
-    let fields: [(&str, String, String); 7] = [
+    let fields: [(&str, String, String); 8] = [
         (
             "the sweep's content (FNV-1a)",
             old.sweep_fnv1a64.clone(),
@@ -272,6 +280,7 @@ fn compare(dir: &Path, old: &RunSettings, new: &RunSettings) -> Result<(), Archi
             new.no_qtype.to_string(),
         ),
         ("--val-half", half(old), half(new)),
+        ("--fit", old.fit.name().into(), new.fit.name().into()),
     ];
     for (field, archived, given) in fields {
         if archived != given {

@@ -64,7 +64,7 @@ pub use measure::{measure, MeasureError, MeasureOptions, MeasureReport};
 pub use propose::LlmOptions;
 pub use report::{eval_markdown, OptimizeReport};
 pub use search::{optimize, OptimizeError, OptimizeOptions, ProposerConfig, RunSummary};
-pub use split::{Split, ValHalf};
+pub use split::{FitOn, Split, ValHalf};
 pub use sweep::{
     synthetic, write_sweep, Sweep, SweepError, SweepHeader, SweepReader, SweepRecord, SweepWriter,
     UtilityKind,

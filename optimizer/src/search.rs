@@ -22,7 +22,7 @@ use crate::propose::{
 };
 use crate::report::{write_run_report, OptimizeReport};
 use crate::rng::Rng;
-use crate::split::{Split, ValHalf};
+use crate::split::{FitOn, Split, ValHalf};
 use crate::sweep::Sweep;
 use crate::ucb::Ucb;
 use mesa_core::Mask;
@@ -83,6 +83,9 @@ pub struct OptimizeOptions {
     /// Compare candidates on this half of val only (leaving the other to
     /// choose among runs). Default `None`: all of val.
     pub val_half: Option<ValHalf>,
+    /// What rules are fitted and candidates compared on. Default
+    /// [`FitOn::Train`]: fitted on train, compared on val.
+    pub fit: FitOn,
 }
 
 impl OptimizeOptions {
@@ -104,6 +107,7 @@ impl OptimizeOptions {
             draws: DEFAULT_DRAWS,
             choice: Choice::BestVal,
             val_half: None,
+            fit: FitOn::Train,
         }
     }
 
@@ -196,6 +200,13 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
     let splits = problem.splits(opts.seed)?;
     let train = problem.split_data(&splits, Split::Train)?;
     let val = problem.split_data_in(&splits, Split::Val, opts.val_half)?;
+    let (train, val) = match opts.fit {
+        FitOn::Train => (train, val),
+        FitOn::TrainVal => {
+            let both = train.joined(&val);
+            (both.clone(), both)
+        }
+    };
     let test = problem.split_data(&splits, Split::Test)?;
     let bytes = std::fs::read(&opts.sweep).map_err(|e| {
         EvalError::from(crate::sweep::SweepError::Io {
@@ -214,6 +225,7 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         proposer: opts.proposer.name().into(),
         no_qtype: opts.hide_qtype,
         val_half: opts.val_half,
+        fit: opts.fit,
     };
     let archive = Archive::open(&opts.out, &settings, opts.resume)?;
     if let (Some(r), true) = (&archive.recovered, opts.progress) {

@@ -81,6 +81,32 @@ impl ValHalf {
     }
 }
 
+/// What a search fits its rules on, and compares its candidates on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FitOn {
+    /// Rules fitted on train, candidates compared on val (or its half).
+    #[default]
+    Train,
+    /// Rules fitted on train and val (or its half) together, and candidates
+    /// compared on the same questions: twice the questions to fit on, with
+    /// no held-out comparison inside the search. The split it leaves out
+    /// (val's other half, with `--val-half`) is what then judges the run,
+    /// as `mesa frontier --cross-fit` does.
+    #[serde(rename = "train+val")]
+    TrainVal,
+}
+
+impl FitOn {
+    /// The name (`train`, `train+val`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FitOn::Train => "train",
+            FitOn::TrainVal => "train+val",
+        }
+    }
+}
+
 /// Why episodes cannot be split.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

@@ -6,8 +6,8 @@ mod support;
 
 use mesa_optimizer::testing::{total_objective, FeatTable, Simulator};
 use mesa_optimizer::{
-    optimize, read_entries, selections, ArchiveEntry, OptimizeError, OptimizeOptions, PolicyFile,
-    Problem, Split, Sweep, ValHalf, ARCHIVE_FILE,
+    optimize, read_entries, selections, ArchiveEntry, FitOn, OptimizeError, OptimizeOptions,
+    PolicyFile, Problem, Split, Sweep, ValHalf, ARCHIVE_FILE,
 };
 use mesa_runtime::EngineKind;
 use support::synthetic_sweep;
@@ -150,6 +150,54 @@ fn the_search_half_of_val_leaves_the_choice_half_unseen() {
     assert!(e.to_string().contains("--val-half"), "{e}");
     o.resume = true;
     optimize(&o).unwrap();
+}
+
+#[test]
+fn fitting_on_train_and_val_compares_on_the_same_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 60, 8, 4);
+    let out = dir.path().join("run");
+    let mut o = opts(&sweep, &out, 3);
+    o.fit = FitOn::TrainVal;
+    o.val_half = Some(ValHalf::Search);
+    let summary = optimize(&o).unwrap();
+    let read = Sweep::read(&sweep).unwrap();
+    let problem = Problem::new(&read, o.lambda, false).unwrap();
+    let splits = problem.splits(o.seed).unwrap();
+    let train = problem.split_data(&splits, Split::Train).unwrap();
+    let search = problem
+        .split_data_in(&splits, Split::Val, Some(ValHalf::Search))
+        .unwrap();
+    let both = train.joined(&search);
+    // Joined in question order, nothing twice, nothing of the choice half.
+    assert_eq!(both.idx.len(), train.idx.len() + search.idx.len());
+    assert!(both.idx.windows(2).all(|w| w[0] < w[1]));
+    for (i, input) in both.idx.iter().zip(&both.inputs) {
+        assert_eq!(input.query, problem.questions[*i].input.query);
+        assert!(!splits.holds(
+            &problem.questions[*i].episode,
+            Split::Val,
+            Some(ValHalf::Choice)
+        ));
+    }
+    // The best candidate's "val" figures are over the joined questions.
+    assert_eq!(
+        summary.report.best.val.as_ref().map(|m| m.n),
+        Some(both.idx.len())
+    );
+    assert_eq!(
+        summary.report.best.train.as_ref().map(|m| m.n),
+        Some(both.idx.len())
+    );
+    assert!(std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .contains("fitted and candidates compared on train and val together"));
+    // A resume must fit on the same questions.
+    let mut other = opts(&sweep, &out, 3);
+    other.val_half = Some(ValHalf::Search);
+    other.resume = true;
+    let e = optimize(&other).unwrap_err();
+    assert!(e.to_string().contains("--fit"), "{e}");
 }
 
 /// What must match between an uninterrupted and a resumed run (timings may differ).

@@ -133,6 +133,11 @@ pub struct OptimizeArgs {
     /// `mesa frontier --val-half choice` to choose among runs (one per token price).
     #[arg(long, value_enum)]
     pub val_half: Option<super::frontier::ValHalfArg>,
+    /// What rules are fitted on: `train` (candidates compared on val), or `train+val` (fitted
+    /// and compared on both, or on train and the --val-half given; judge such runs on what they
+    /// left out, as `mesa frontier --cross-fit` does).
+    #[arg(long, value_enum, default_value_t)]
+    pub fit: FitArg,
     /// No progress lines on standard error.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -223,6 +228,7 @@ pub fn options(args: &OptimizeArgs) -> Result<OptimizeOptions, CliError> {
         max_endpoint_failures: args.max_endpoint_failures.max(1),
         choice: args.choose.into(),
         val_half: args.val_half.map(Into::into),
+        fit: args.fit.into(),
         ..OptimizeOptions::new(&args.sweep, &args.out)
     })
 }
@@ -250,4 +256,24 @@ pub fn print_summary(summary: &RunSummary) {
         r.best.test.c,
         summary.out.join("report.md").display()
     );
+}
+
+/// `--fit`.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum FitArg {
+    /// Rules fitted on train, candidates compared on val.
+    #[default]
+    Train,
+    /// Rules fitted and candidates compared on train and val together.
+    #[value(name = "train+val")]
+    TrainVal,
+}
+
+impl From<FitArg> for mesa_optimizer::FitOn {
+    fn from(f: FitArg) -> Self {
+        match f {
+            FitArg::Train => mesa_optimizer::FitOn::Train,
+            FitArg::TrainVal => mesa_optimizer::FitOn::TrainVal,
+        }
+    }
 }

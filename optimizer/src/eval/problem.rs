@@ -245,3 +245,24 @@ pub struct SplitData {
     /// The inputs, in the order of `idx`.
     pub inputs: Vec<Input>,
 }
+
+impl SplitData {
+    /// This split's questions and `other`'s together, in question order
+    /// (`idx` stays sorted), labelled with this split.
+    pub fn joined(&self, other: &SplitData) -> SplitData {
+        let mut rows: Vec<(usize, &Input)> = self
+            .idx
+            .iter()
+            .copied()
+            .zip(&self.inputs)
+            .chain(other.idx.iter().copied().zip(&other.inputs))
+            .collect();
+        rows.sort_by_key(|(i, _)| *i);
+        rows.dedup_by_key(|(i, _)| *i);
+        SplitData {
+            split: self.split,
+            idx: rows.iter().map(|(i, _)| *i).collect(),
+            inputs: rows.into_iter().map(|(_, x)| x.clone()).collect(),
+        }
+    }
+}

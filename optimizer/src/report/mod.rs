@@ -429,6 +429,12 @@ impl OptimizeReport {
             self.split_questions[2],
             self.split_episodes[2]
         );
+        if st.fit == crate::split::FitOn::TrainVal {
+            let _ = writeln!(
+                s,
+                "- rules fitted and candidates compared on train and val together: the val figures below are not held out"
+            );
+        }
         if let Some(h) = st.val_half {
             let _ = writeln!(
                 s,
