@@ -192,6 +192,11 @@ PY
   echo
   echo "The choice rule (best val), the targets and the utilities were not changed after looking at test."
   echo
+  echo "## What did not work"
+  echo
+  echo "Development experiments judged on val alone (no test figure) are in docs/EXPERIMENTS.md,"
+  echo "written by \`scripts/val_experiments.sh\`."
+  echo
   echo "## Not measured here"
   echo
   echo "The \`judge\` utility (it needs an endpoint), the LLM proposer against a real model, and a"
