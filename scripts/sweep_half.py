@@ -6,28 +6,22 @@ scores a policy on that half alone.
 
 Usage: scripts/sweep_half.py SWEEP SEED search|choice OUT
 """
-import json
 import sys
 
 from oracle_study import val_half
+from sweep_domain import read, write
 
 
 def main():
+    if len(sys.argv) != 5 or sys.argv[3] not in ("search", "choice"):
+        sys.exit(__doc__)
     src, seed, half, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    if half not in ("search", "choice"):
-        sys.exit("the half is `search` or `choice`")
-    with open(src) as f:
-        header = json.loads(f.readline())
-        lines = [line for line in f if line.strip()]
-    recs = [json.loads(line) for line in lines]
-    keep = val_half([r["episode"] for r in recs], seed, half)
-    kept = [(line, r) for line, r in zip(lines, recs) if r["episode"] in keep]
-    header["questions"] = len(kept)
-    header["labelled"] = sum(1 for _, r in kept if r["labelled"])
-    with open(out, "w") as f:
-        f.write(json.dumps(header) + "\n")
-        for line, _ in kept:
-            f.write(line if line.endswith("\n") else line + "\n")
+    header, records = read(src)
+    keep = val_half([r["episode"] for r in records], seed, half)
+    part = [r for r in records if r["episode"] in keep]
+    if not part:
+        sys.exit(f"no questions in val's {half} half of {src} for seed {seed}")
+    write(out, header, part)
 
 
 if __name__ == "__main__":

@@ -89,8 +89,9 @@ pub enum FitOn {
     #[default]
     Train,
     /// Rules fitted on train and val (or its half) together, and candidates
-    /// compared on the same questions: twice the questions to fit on, with
-    /// no held-out comparison inside the search. The split it leaves out
+    /// compared on the same questions: twice the questions to fit on (1.5
+    /// times with a half of val), with no held-out comparison inside the
+    /// search. The split it leaves out
     /// (val's other half, with `--val-half`) is what then judges the run,
     /// as `mesa frontier --cross-fit` does.
     #[serde(rename = "train+val")]
