@@ -335,14 +335,51 @@ pub fn steps(
          FROM steps WHERE episode = ?1 ORDER BY idx",
     )?;
     let skip = covered.map(|i| i as i64);
-    let rows = stmt.query_map(params![episode, skip], |r| {
-        let step = step_row(r)?;
-        let tokens: i64 = r.get(4)?;
-        let vector = r.get_ref(5)?.as_blob_or_null()?;
-        let triples: Option<String> = r.get(6)?;
-        let parts = stored_parts(step.index, tokens, vector, triples);
-        Ok((step, parts))
-    })?;
+    let rows = stmt.query_map(params![episode, skip], step_with_parts)?;
+    rows.collect()
+}
+
+/// A step and its parts from the columns idx, action, observation,
+/// timestamp, tokens, vector and triples (the last two may be NULL).
+fn step_with_parts(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Step, Result<StoredParts, String>)> {
+    let step = step_row(r)?;
+    let tokens: i64 = r.get(4)?;
+    let vector = r.get_ref(5)?.as_blob_or_null()?;
+    let triples: Option<String> = r.get(6)?;
+    let parts = stored_parts(step.index, tokens, vector, triples);
+    Ok((step, parts))
+}
+
+/// Whether an episode's steps up to index `last_idx` are `steps` many and
+/// end at it (the steps a persisted state covers are still there), read
+/// from the keys alone.
+pub fn holds(
+    conn: &Connection,
+    episode: &str,
+    steps: usize,
+    last_idx: usize,
+) -> rusqlite::Result<bool> {
+    let (n, last): (i64, Option<i64>) = conn.query_row(
+        "SELECT count(*), max(idx) FROM steps WHERE episode = ?1 AND idx <= ?2",
+        params![episode, last_idx as i64],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(usize::try_from(n).ok() == Some(steps) && last == Some(last_idx as i64))
+}
+
+/// An episode's steps after index `after` (all with `None`) and their
+/// parts, in index order, as [`steps`] reads them.
+pub fn steps_after(
+    conn: &Connection,
+    episode: &str,
+    after: Option<usize>,
+) -> rusqlite::Result<Vec<(Step, Result<StoredParts, String>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT idx, action, observation, timestamp, tokens, vector, triples
+         FROM steps WHERE episode = ?1 AND (?2 IS NULL OR idx > ?2) ORDER BY idx",
+    )?;
+    let after = after.map(|i| i as i64);
+    let rows = stmt.query_map(params![episode, after], step_with_parts)?;
     rows.collect()
 }
 

@@ -209,17 +209,12 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
             assert_eq!(q, &want, "{e}: question {} is not whole", q.id);
         }
         let loaded = t.load(e, false).expect("loads");
-        let (episode, stored) = (loaded.episode, loaded.stored);
+        let episode = loaded.episode;
         let state = loaded.state.expect("a state was written");
         // The state opens as it is (not rebuilt over).
         let mut prefix = episode.clone();
         prefix.steps.truncate(state.steps);
-        let parts: Vec<StepParts> = stored[..state.steps]
-            .iter()
-            .map(|s| s.parts.clone())
-            .collect();
-        let reopened =
-            EpisodeMemory::reopen(Arc::new(prefix), &parts, &state.state, &config, &plugins);
+        let reopened = EpisodeMemory::reopen(Arc::new(prefix), &state.state, &config, &plugins);
         assert!(reopened.is_ok(), "{e}: the stored state does not open");
         let live = t.memory(e).expect("memory");
         let batch = EpisodeMemory::build(Arc::new(episode), &config, &plugins).expect("batch");

@@ -44,12 +44,17 @@ const MAX_STATE_BYTES: usize = 900_000_000;
 /// its persisted state if it was written under this handle's fingerprint
 /// and covers a step.
 pub(super) struct Loaded {
+    /// The episode: every step, or with `unread`, the steps after the
+    /// state's only.
     pub(super) episode: Episode,
     pub(super) stored: Vec<StoredParts>,
     pub(super) state: Option<Arc<StateRow>>,
     /// With `skip_covered`: the state's parts, decoding on another thread
     /// since before the steps were read.
     decoding: Option<Decoding>,
+    /// The steps the state covers were not read (the state holds what the
+    /// memory needs of them; see [`Tenant::load`]).
+    unread: bool,
 }
 
 /// A persisted state being decoded on a thread of its own (or, if no
@@ -96,14 +101,23 @@ impl Tenant {
             // No state: every step's relations were read.
             return self.rebuild(loaded.episode, loaded.stored);
         };
-        let (mut prefix, mut stored) = (loaded.episode, loaded.stored);
-        if self.state_fits(&prefix, &state) {
+        let (mut ep, mut stored) = (loaded.episode, loaded.stored);
+        let covered = state.steps;
+        // The steps after the state (all of them when the covered ones
+        // were not read).
+        let rest = if loaded.unread {
+            Some(std::mem::take(&mut ep.steps))
+        } else if self.state_fits(&ep, &state) {
+            stored.drain(..covered);
+            Some(ep.steps.split_off(covered))
+        } else {
+            None
+        };
+        if let Some(rest) = rest {
             let mut parts = take_parts(&mut stored);
-            let covered = state.steps;
             // Only the steps after the state had their relations read.
-            self.parse(&stored[covered..], &mut parts[covered..])?;
-            let rest = prefix.steps.split_off(covered);
-            if let Some(m) = self.reopen(prefix, rest, &parts, decoding) {
+            self.parse(&stored, &mut parts)?;
+            if let Some(m) = self.reopen(ep, loaded.unread, rest, &parts, decoding) {
                 return Ok((m, covered));
             }
         } else {
@@ -138,9 +152,13 @@ impl Tenant {
 
     /// The episode, its parts and its persisted state if it was written
     /// under this handle's fingerprint, from one read. With
-    /// `skip_covered`, the steps such a state covers come without their
-    /// relations and vectors, and the state is decoded on another thread
-    /// while the steps are read.
+    /// `skip_covered`, the state is decoded on another thread while the
+    /// steps are read, and the steps it covers come without their
+    /// relations and vectors; when the summarizer extends its summary step
+    /// by step (so that nothing is rebuilt over the old steps' texts) and
+    /// the episode still has exactly the steps the state covers, those are
+    /// not read at all (`unread`): the state holds their indices,
+    /// timestamps and renderings.
     pub(super) fn load(&self, episode: &str, skip_covered: bool) -> Result<Loaded, LiveError> {
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
@@ -153,7 +171,18 @@ impl Tenant {
         let last_idx = covered.map(|s| s.last_idx);
         let embedder = &self.plugins.embedder;
         let decoding = covered.map(|s| Decoding::start(s.clone(), embedder.clone()));
-        let rows = db::steps(&tx, episode, last_idx).map_err(self.db_error())?;
+        let unread = match covered {
+            Some(s) if self.plugins.summarizer.candidates(&[]).is_some() => {
+                db::holds(&tx, episode, s.steps, s.last_idx).map_err(self.db_error())?
+            }
+            _ => false,
+        };
+        let rows = if unread {
+            db::steps_after(&tx, episode, last_idx)
+        } else {
+            db::steps(&tx, episode, last_idx)
+        };
+        let rows = rows.map_err(self.db_error())?;
         // The read is done: the connection is free while the state decodes.
         drop(tx);
         drop(conn);
@@ -168,6 +197,7 @@ impl Tenant {
             stored,
             state,
             decoding,
+            unread,
         })
     }
 
@@ -185,36 +215,35 @@ impl Tenant {
         s.steps > 0 && episode.steps.get(s.steps - 1).map(|x| x.index) == Some(s.last_idx)
     }
 
-    /// The persisted prefix, then the steps after it (`rest`); `None` if
-    /// the state does not open (damaged, or from another build): the
-    /// caller rebuilds, and the next write replaces the state.
+    /// The persisted prefix, then the steps after it (`rest`, with their
+    /// `parts`); `None` if the state does not open (damaged, or from
+    /// another build): the caller rebuilds, and the next write replaces
+    /// the state. With `unread`, `prefix` has no steps yet: they are the
+    /// state's.
     fn reopen(
         &self,
-        prefix: Episode,
+        mut prefix: Episode,
+        unread: bool,
         rest: Vec<Step>,
         parts: &[StepParts],
         decoding: Decoding,
     ) -> Option<EpisodeMemory> {
-        let covered = prefix.steps.len();
-        // Rendered while the state may still be decoding.
-        let steps = EpisodeMemory::render_for_state(&prefix, &parts[..covered], &self.config);
-        let state = decoding.wait().ok()?;
+        let mut state = decoding.wait().ok()?;
+        let covered = state.take_steps();
+        if unread {
+            prefix.steps = covered;
+        }
         let prefix = Arc::new(prefix);
-        let mut m = EpisodeMemory::reopen_decoded(
-            prefix.clone(),
-            steps.ok()?,
-            state,
-            &self.config,
-            &self.plugins,
-        )
-        .ok()?;
+        let mut m =
+            EpisodeMemory::reopen_decoded(prefix.clone(), state, &self.config, &self.plugins)
+                .ok()?;
         // The memory's episode is extended in place once it is the only
         // holder.
         drop(prefix);
-        m.extend(&rest, &parts[covered..], &self.config).ok()?;
+        m.extend(&rest, parts, &self.config).ok()?;
         if m.summary.stale() > 0 {
             // A summarizer that only rewrites whole episodes writes the
-            // summary on opening, as a rebuild would.
+            // summary on opening, as a rebuild would (its steps were read).
             let summarizer = self.plugins.summarizer.as_ref();
             m.summary = Summary::build(&m.episode, summarizer, &self.config).ok()?;
         }

@@ -126,17 +126,23 @@ fn a_persisted_state_reopens_to_the_same_answers() {
             .expect("append");
         drop(t);
         let stored = t_episode(&m, &e.id);
+        let stored_steps = stored.steps.clone();
         let batch = EpisodeMemory::build(Arc::new(stored), &Config::default(), &Plugins::default())
             .expect("batch");
         let mut questions: Vec<String> = e.questions.iter().map(|q| q.question.clone()).collect();
         questions.push("What happened at step 3?".into());
         let want = answers(&batch, &questions);
-        for damaged in [false, true] {
+        // A state that covers another number of steps than the episode
+        // has up to its last one (here: a row changed behind the store's
+        // back) is not trusted either.
+        for (damaged, change) in [
+            (false, None),
+            (true, Some("UPDATE states SET steps = steps - 1")),
+            (true, Some("UPDATE states SET state = x'0102'")),
+        ] {
             let t = m.tenant("bench").expect("tenant");
-            if damaged {
-                t.conn()
-                    .execute("UPDATE states SET state = x'0102'", [])
-                    .unwrap();
+            if let Some(sql) = change {
+                t.conn().execute(sql, []).unwrap();
             }
             let reopened = t.memory(&e.id).expect("memory");
             let covered = t.snapshots.read().unwrap().persisted.get(&e.id).copied();
@@ -145,11 +151,21 @@ fn a_persisted_state_reopens_to_the_same_answers() {
             let n = e.steps.len();
             assert_eq!(covered, Some(if damaged { n } else { cut }), "{}", e.id);
             assert_eq!(reopened.episode.steps.len(), e.steps.len());
+            // The steps the state covers were not read: the memory holds
+            // their index and timestamp, and the steps after them whole;
+            // the tenant still reads every step whole.
+            for (k, (x, y)) in reopened.episode.steps.iter().zip(&stored_steps).enumerate() {
+                assert_eq!((x.index, &x.timestamp), (y.index, &y.timestamp));
+                let unread = !damaged && k < cut;
+                assert_eq!(x.observation.is_empty(), unread || y.observation.is_empty());
+                assert_eq!(x.action.is_empty(), unread, "step {k}");
+            }
+            assert_eq!(t.steps(&e.id).expect("steps"), stored_steps);
             let got = answers(&reopened, &questions);
             for (i, (x, y)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(x, y, "episode {} question {i}: {}", e.id, questions[i]);
             }
-            if damaged {
+            if change.is_some_and(|c| c.contains("x'0102'")) {
                 // Steps appended after a question are persisted when the
                 // writer closes.
                 t.append_batch(&e.id, vec![step("ls", "a.py"), step("cat a.py", "x")])

@@ -21,6 +21,7 @@ pub mod raw;
 pub mod stepref;
 pub mod summary;
 pub mod temporal;
+mod texts;
 pub mod timeref;
 pub mod vector;
 
@@ -31,12 +32,13 @@ pub use raw::{windows, Raw, Window};
 pub use stepref::{StepRef, StepRefs};
 pub use summary::{ExtractiveSummarizer, Summarizer, Summary, SummaryLine};
 pub use temporal::Temporal;
+pub use texts::{render_step, StepTexts};
 pub use timeref::{TimeRef, TimeRefs};
 pub use vector::{Embedder, HashEmbedder, Vector};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
-use crate::text::{cut_marked, term_hashes};
+use crate::text::term_hashes;
 use crate::tokens::count_tokens;
 use mesa_core::Structure;
 use serde::Serialize;
@@ -269,97 +271,6 @@ pub trait MemoryStructure {
     fn structure(&self) -> Structure;
     /// The evidence for a question.
     fn retrieve(&self, query: &Query) -> Result<Evidence, RetrieveError>;
-}
-
-/// The rendered steps of an episode, shared by T, V and R: the text an
-/// evidence item shows for a step, and its token count.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct StepTexts {
-    /// Step indices, increasing.
-    pub indices: Vec<usize>,
-    /// `[step N] action: …\nobservation: …`, each part cut at
-    /// `Config::evidence_text_bytes`.
-    pub texts: Vec<String>,
-    /// Tokens of each text.
-    pub tokens: Vec<u32>,
-}
-
-impl StepTexts {
-    /// Renders the steps (without counting tokens: `tokens` is empty).
-    fn render(steps: &[Step], max_bytes: usize) -> StepTexts {
-        StepTexts {
-            indices: steps.iter().map(|s| s.index).collect(),
-            texts: steps.iter().map(|s| render_step(s, max_bytes)).collect(),
-            tokens: Vec::new(),
-        }
-    }
-
-    /// Renders and counts.
-    pub fn build(steps: &[Step], max_bytes: usize) -> StepTexts {
-        let mut t = StepTexts::render(steps, max_bytes);
-        t.tokens = t
-            .texts
-            .iter()
-            .map(|s| u32::try_from(count_tokens(s)).unwrap_or(u32::MAX))
-            .collect();
-        t
-    }
-
-    /// Renders with token counts computed earlier (a stored episode).
-    /// Returns `None` if the counts do not match the steps.
-    pub fn with_tokens(steps: &[Step], max_bytes: usize, tokens: Vec<u32>) -> Option<StepTexts> {
-        if tokens.len() != steps.len() {
-            return None;
-        }
-        let mut t = StepTexts::render(steps, max_bytes);
-        t.tokens = tokens;
-        Some(t)
-    }
-
-    /// Adds `new` after these steps (their tokens given).
-    pub fn extend(&mut self, new: &[Step], tokens: &[u32], max_bytes: usize) {
-        for (s, &n) in new.iter().zip(tokens) {
-            self.indices.push(s.index);
-            self.texts.push(render_step(s, max_bytes));
-            self.tokens.push(n);
-        }
-    }
-
-    /// Number of steps.
-    pub fn len(&self) -> usize {
-        self.indices.len()
-    }
-
-    /// Whether there are no steps.
-    pub fn is_empty(&self) -> bool {
-        self.indices.is_empty()
-    }
-
-    /// An evidence item showing one step (by position).
-    pub fn item(&self, structure: Structure, pos: usize, score: f64) -> EvidenceItem {
-        EvidenceItem {
-            structure,
-            steps: vec![self.indices[pos]],
-            score,
-            text: self.texts[pos].clone(),
-            tokens: self.tokens[pos] as usize,
-        }
-    }
-}
-
-/// How a step is shown in evidence: `[step N] action: …\nobservation: …`,
-/// the action and the observation each cut at `max_bytes`.
-pub fn render_step(step: &Step, max_bytes: usize) -> String {
-    let at = match &step.timestamp {
-        Some(t) if !t.trim().is_empty() => format!(" · {}", t.trim()),
-        _ => String::new(),
-    };
-    format!(
-        "[step {}{at}] action: {}\nobservation: {}",
-        step.index,
-        cut_marked(step.action.trim(), max_bytes),
-        cut_marked(step.observation.trim(), max_bytes)
-    )
 }
 
 /// The builders that can be swapped for model-backed ones.

@@ -1,39 +1,44 @@
 //! A built memory's state, kept so that opening an episode does not
 //! rebuild it: S, T, G and R as they are after the last persisted step,
-//! each serialized with `postcard` on its own, and V's rows with their
-//! 8-bit codes as little-endian bytes.
+//! each serialized with `postcard` on its own, V's rows with their 8-bit
+//! codes as little-endian bytes, and the covered steps' renderings with
+//! their indices, timestamps and token counts.
 //!
 //! ```text
-//! EpisodeMemory ──state()──► bytes: S, T's keys, G, R's windows and BM25 index, V's rows and codes
-//! bytes ──DecodedState::decode──► G ║ R ║ (V from its bytes, S, T)   (threads)
-//! the episode's steps and their token counts ──render_for_state──► StepTexts
+//! EpisodeMemory ──state()──► bytes: S, T's keys, G, R's windows and BM25 index, V's rows and codes,
+//!                            the steps' renderings
+//! bytes ──DecodedState::decode──► G ║ R ║ (V from its bytes, S, T, the renderings)   (threads)
 //! both ──reopen_decoded (checks that every part ends at the last step)──► EpisodeMemory
-//! (the live store renders while the state decodes; reopen() does one, then the other)
 //! ```
 //!
-//! The step texts and their renderings are not in the state: they are the
-//! stored steps, read anyway. V's rows are, so that opening reads them as
-//! one blob instead of one per step, and does not quantize them again. V's
-//! HNSW graph is not in it (past `vector_hnsw_threshold`, the live store
-//! keeps it as hnsw_rs's own files, see [`super::ann`]). A reopened memory
-//! answers exactly like [`EpisodeMemory::from_parts`] over the same steps; the live store's tests
-//! check it, and [`state_fingerprint`] keeps a state from being opened
-//! under other parameters or builders.
+//! The renderings are in the state so that an opening reads neither the
+//! covered steps' texts nor renders them again: the live store, with a
+//! summarizer that extends its summary step by step, does not read those
+//! steps at all, and its memory's episode then holds them with their
+//! index and timestamp only ([`DecodedState::take_steps`]). V's rows are
+//! in it so that opening reads them as one blob instead of one per step,
+//! and does not quantize them again. V's HNSW graph is not in it (past
+//! `vector_hnsw_threshold`, the live store keeps it as hnsw_rs's own
+//! files, see [`super::ann`]). A reopened memory answers exactly like
+//! [`EpisodeMemory::from_parts`] over the same steps; the live store's
+//! tests check it, and [`state_fingerprint`] keeps a state from being
+//! opened under other parameters or builders.
 
 use super::quant::{Codes, Layout};
+use super::texts::StoredSteps;
 use super::vector::{StoredRows, Vector};
-use super::StepTexts;
-use super::{raw, BuildError, EpisodeMemory, Graph, Plugins, Raw, StepParts};
+use super::{raw, BuildError, EpisodeMemory, Graph, Plugins, Raw, StepTexts};
 use super::{Embedder, Summary, Temporal};
 use crate::config::Config;
-use crate::dataset::Episode;
+use crate::dataset::{Episode, Step};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Bumped when a persisted state's layout changes; an older state is then
-/// ignored (and the memory rebuilt from its steps). 4: V's codes in the
-/// layout of the embedder's vectors (3 kept every embedder's by dimension).
-const STATE_VERSION: u32 = 4;
+/// ignored (and the memory rebuilt from its steps). 5: the steps'
+/// renderings in the state (4: V's codes in the layout of the embedder's
+/// vectors; 3 kept every embedder's by dimension).
+const STATE_VERSION: u32 = 5;
 
 /// What a persisted state was built under: it is opened only under the
 /// same.
@@ -51,8 +56,8 @@ pub fn state_fingerprint(config: &Config, plugins: &Plugins) -> String {
 }
 
 /// The serialized part of a memory: S, T, G and R each encoded on its own
-/// (so that opening decodes them side by side), and V's rows and codes as
-/// raw bytes (read back without a value-by-value decode).
+/// (so that opening decodes them side by side), V's rows and codes as
+/// raw bytes (read back without a value-by-value decode), and the steps.
 #[derive(Serialize, Deserialize)]
 struct State<'a> {
     #[serde(borrow, serialize_with = "crate::le::as_bytes")]
@@ -65,6 +70,8 @@ struct State<'a> {
     raw: &'a [u8],
     #[serde(borrow)]
     vector: StoredRows<'a>,
+    #[serde(borrow)]
+    steps: StoredSteps<'a>,
 }
 
 /// One part of a state, decoded.
@@ -85,6 +92,8 @@ impl EpisodeMemory {
             postcard::to_stdvec(&self.raw).unwrap_or_default(),
         );
         let [vectors, codes, scales] = self.vector.to_bytes();
+        let times = self.episode.steps.iter();
+        let times = times.map(|s| s.timestamp.as_deref()).collect();
         let state = State {
             summary: &s,
             temporal: &t,
@@ -95,52 +104,39 @@ impl EpisodeMemory {
                 codes: &codes,
                 scales: &scales,
             },
+            steps: self.temporal.steps.stored(times),
         };
         postcard::to_stdvec(&state).unwrap_or_default()
     }
 
-    /// A memory from its persisted `state` and the steps it covers, with
-    /// their parts (one per step; only the token counts are read). An
+    /// A memory from its persisted `state` and the steps it covers. An
     /// error if the state is damaged or not the state of these steps.
     pub fn reopen(
         episode: Arc<Episode>,
-        parts: &[StepParts],
         state: &[u8],
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
-        let steps = EpisodeMemory::render_for_state(&episode, parts, config)?;
         let decoded = DecodedState::decode(state, plugins.embedder.as_ref());
         let decoded = decoded.map_err(|m| bad_state(&episode, m))?;
-        EpisodeMemory::reopen_decoded(episode, steps, decoded, config, plugins)
+        EpisodeMemory::reopen_decoded(episode, decoded, config, plugins)
     }
 
-    /// The renderings of the steps a state covers, from their parts (only
-    /// the token counts are read); an error unless there is one part per
-    /// step.
-    pub fn render_for_state(
-        episode: &Episode,
-        parts: &[StepParts],
-        config: &Config,
-    ) -> Result<Arc<StepTexts>, BuildError> {
-        EpisodeMemory::render_parts(episode, parts, config, STATE)
-    }
-
-    /// [`EpisodeMemory::reopen`] from a state already decoded and the
-    /// steps already rendered ([`EpisodeMemory::render_for_state`]; the
-    /// live store does both while it reads the steps): checks that every
-    /// part ends at the last step.
+    /// [`EpisodeMemory::reopen`] from a state already decoded (the live
+    /// store decodes it while it reads the steps): checks that the state
+    /// renders these steps and that every part ends at the last one.
     pub fn reopen_decoded(
         episode: Arc<Episode>,
-        steps: Arc<StepTexts>,
         state: DecodedState,
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
         let bad = |message: &str| bad_state(&episode, message.to_string());
-        if steps.len() != episode.steps.len() {
+        let indices = episode.steps.iter().map(|s| s.index);
+        if !indices.eq(state.texts.indices.iter().copied()) {
             return Err(bad("the renderings are not of these steps"));
         }
+        let steps = Arc::new(state.texts);
         let (data, codes) = state.vector;
         let embedder = plugins.embedder.clone();
         let vector = Vector::from_decoded(steps.clone(), data, codes, embedder, config)
@@ -184,12 +180,22 @@ pub struct DecodedState {
     graph: Graph,
     raw: Raw,
     vector: (Vec<f32>, Codes),
+    texts: StepTexts,
+    steps: Vec<Step>,
 }
 
 impl DecodedState {
+    /// The steps the state covers, with their index and timestamp but
+    /// neither action nor observation (their renderings are in the state);
+    /// empty once taken.
+    pub fn take_steps(&mut self) -> Vec<Step> {
+        std::mem::take(&mut self.steps)
+    }
+
     /// Decodes S, T, G and R side by side (G and R on threads of their
-    /// own), and V's rows and codes (of `embedder`'s dimension, its codes
-    /// in the layout of its vectors); a message if any part is damaged.
+    /// own), V's rows and codes (of `embedder`'s dimension, its codes in
+    /// the layout of its vectors) and the steps' renderings; a message if
+    /// any part is damaged.
     pub fn decode(state: &[u8], embedder: &dyn Embedder) -> Result<DecodedState, String> {
         let (dim, layout) = (embedder.dim(), Layout::of(embedder));
         let state: State<'_> = decode("the state", state)?;
@@ -208,12 +214,15 @@ impl DecodedState {
             let vector = vector();
             let summary = decode::<Summary>("S", state.summary);
             let temporal = decode::<Temporal>("T", state.temporal);
+            let (texts, steps) = state.steps.open()?;
             Ok(DecodedState {
                 summary: summary?,
                 temporal: temporal?,
                 graph: graph()?,
                 raw: raw()?,
                 vector: vector?,
+                texts,
+                steps,
             })
         })
     }
@@ -261,9 +270,8 @@ mod tests {
         let (config, plugins) = (Config::default(), Plugins::default());
         let episode = Arc::new(game_episode(300));
         let m = EpisodeMemory::build(episode.clone(), &config, &plugins).unwrap();
-        let parts = StepParts::derive(&episode, &episode.steps, &config, &plugins).unwrap();
         let state = m.state();
-        let back = EpisodeMemory::reopen(episode.clone(), &parts, &state, &config, &plugins);
+        let back = EpisodeMemory::reopen(episode.clone(), &state, &config, &plugins);
         let back = back.expect("the state opens");
         assert_eq!(back.vector.data(), m.vector.data());
         for q in [
@@ -287,11 +295,13 @@ mod tests {
         ];
         for (k, change) in damaged.iter().enumerate() {
             let bad = with_vector(&state, change);
-            let got = EpisodeMemory::reopen(episode.clone(), &parts, &bad, &config, &plugins);
+            let got = EpisodeMemory::reopen(episode.clone(), &bad, &config, &plugins);
             assert!(got.is_err(), "damage {k} was not refused");
         }
-        // Parts for fewer steps than the state covers.
-        let short = EpisodeMemory::reopen(episode, &parts[1..], &state, &config, &plugins);
+        // An episode with a step fewer than the state covers.
+        let mut fewer = (*episode).clone();
+        fewer.steps.pop();
+        let short = EpisodeMemory::reopen(Arc::new(fewer), &state, &config, &plugins);
         assert!(short.is_err());
     }
 }

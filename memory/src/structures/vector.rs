@@ -155,8 +155,8 @@ pub fn normalize(v: &mut [f32]) {
 /// `dim`-float row per step.
 pub fn embed_all(steps: &StepTexts, embedder: &dyn Embedder) -> Result<Vec<f32>, PluginError> {
     let mut data = Vec::with_capacity(steps.len() * embedder.dim());
-    for chunk in steps.texts.chunks(64) {
-        let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
+    let all: Vec<&str> = steps.texts().collect();
+    for texts in all.chunks(64) {
         let vs = embedder.embed(&texts)?;
         check(embedder, &vs, texts.len())?;
         for mut v in vs {

@@ -91,7 +91,7 @@ fn window_header(steps: &StepTexts, start: usize, end: usize) -> String {
 
 fn window_text(steps: &StepTexts, start: usize, end: usize) -> String {
     let mut text = window_header(steps, start, end);
-    for t in &steps.texts[start..end] {
+    for t in (start..end).map(|p| steps.text(p)) {
         text.push('\n');
         text.push_str(t);
     }
@@ -338,12 +338,7 @@ mod tests {
         let built = Raw::build(all.clone(), &c);
         let mut grown = Raw::build(Arc::new(StepTexts::default()), &c);
         for n in 1..=e.steps.len() {
-            let part = StepTexts {
-                indices: all.indices[..n].to_vec(),
-                texts: all.texts[..n].to_vec(),
-                tokens: all.tokens[..n].to_vec(),
-            };
-            grown.extend(Arc::new(part));
+            grown.extend(Arc::new(all.prefix(n)));
             let ranges: Vec<(usize, usize)> =
                 grown.windows.iter().map(|w| (w.start, w.end)).collect();
             assert_eq!(ranges, windows(n));
