@@ -67,7 +67,10 @@ CREATE TABLE IF NOT EXISTS questions (
 ";
 
 /// A persisted memory state: the number of steps it covers, the last one's
-/// index, what it was built under, and the bytes.
+/// index, what it was built under, and its parts. Its blob holds the
+/// parts' length (8 bytes, little-endian), the parts, and the text of the
+/// steps' renderings ([`crate::EpisodeMemory::state`]), which
+/// [`state_text`] reads apart.
 #[derive(Debug, Clone)]
 pub struct StateRow {
     /// Steps covered (the first `steps` of the episode).
@@ -76,14 +79,33 @@ pub struct StateRow {
     pub last_idx: usize,
     /// [`crate::structures::state_fingerprint`] at the time.
     pub fingerprint: String,
-    /// [`crate::EpisodeMemory::state`].
-    pub state: Vec<u8>,
+    /// The state's parts (empty if the blob's length field is damaged:
+    /// they then do not decode).
+    pub parts: Vec<u8>,
+    /// The blob's row and where the text starts in it, once read.
+    text_at: Option<(i64, usize)>,
 }
 
-/// The persisted state of an episode, if any; with `fingerprint`, only
-/// one written under it (another is not read at all). The blob is read
-/// straight into its buffer (incremental blob I/O), not assembled by
-/// SQLite first and copied.
+impl StateRow {
+    /// A state to write ([`put_state`] writes the text).
+    pub fn new(steps: usize, last_idx: usize, fingerprint: String, parts: Vec<u8>) -> StateRow {
+        StateRow {
+            steps,
+            last_idx,
+            fingerprint,
+            parts,
+            text_at: None,
+        }
+    }
+}
+
+/// Bytes before the parts in a state's blob: their length.
+const STATE_HEAD: usize = 8;
+
+/// The persisted state of an episode, if any, without its text; with
+/// `fingerprint`, only one written under it (another is not read at all).
+/// The blob is read straight into its buffer (incremental blob I/O), not
+/// assembled by SQLite first and copied.
 pub fn state(
     conn: &Connection,
     episode: &str,
@@ -95,12 +117,12 @@ pub fn state(
              WHERE episode = ?1 AND (?2 IS NULL OR fingerprint = ?2)",
             params![episode, fingerprint],
             |r| {
-                let row = StateRow {
-                    steps: r.get::<_, i64>(1)? as usize,
-                    last_idx: r.get::<_, i64>(2)? as usize,
-                    fingerprint: r.get(3)?,
-                    state: Vec::new(),
-                };
+                let row = StateRow::new(
+                    r.get::<_, i64>(1)? as usize,
+                    r.get::<_, i64>(2)? as usize,
+                    r.get(3)?,
+                    Vec::new(),
+                );
                 Ok((r.get::<_, i64>(0)?, row))
             },
         )
@@ -109,13 +131,47 @@ pub fn state(
         return Ok(None);
     };
     let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", rowid, true)?;
-    row.state = vec![0; blob.len()];
-    blob.read_at_exact(&mut row.state, 0)?;
+    let mut head = [0u8; STATE_HEAD];
+    let n = match blob.read_at_exact(&mut head, 0) {
+        Ok(()) => usize::try_from(u64::from_le_bytes(head)).unwrap_or(usize::MAX),
+        Err(_) => usize::MAX,
+    };
+    // A damaged length leaves the parts empty and the text the whole rest.
+    let n = if n <= blob.len() - STATE_HEAD.min(blob.len()) {
+        row.parts = vec![0; n];
+        blob.read_at_exact(&mut row.parts, STATE_HEAD)?;
+        n
+    } else {
+        0
+    };
+    row.text_at = Some((rowid, (STATE_HEAD + n).min(blob.len())));
     Ok(Some(row))
 }
 
-/// Replaces an episode's persisted state.
-pub fn put_state(conn: &Connection, episode: &str, row: &StateRow) -> rusqlite::Result<()> {
+/// The text of a state's renderings (empty for a state not read by
+/// [`state`]), read in the same transaction as the row.
+pub fn state_text(conn: &Connection, row: &StateRow) -> rusqlite::Result<Vec<u8>> {
+    let Some((rowid, at)) = row.text_at else {
+        return Ok(Vec::new());
+    };
+    let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", rowid, true)?;
+    let mut text = vec![0; blob.len().saturating_sub(at)];
+    blob.read_at_exact(&mut text, at)?;
+    Ok(text)
+}
+
+/// Replaces an episode's persisted state, its renderings' `text` after
+/// its parts.
+pub fn put_state(
+    conn: &Connection,
+    episode: &str,
+    row: &StateRow,
+    text: &str,
+) -> rusqlite::Result<()> {
+    let mut blob = Vec::with_capacity(STATE_HEAD + row.parts.len() + text.len());
+    blob.extend_from_slice(&(row.parts.len() as u64).to_le_bytes());
+    blob.extend_from_slice(&row.parts);
+    blob.extend_from_slice(text.as_bytes());
     conn.execute(
         "INSERT OR REPLACE INTO states (episode, steps, last_idx, fingerprint, state)
          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -124,7 +180,7 @@ pub fn put_state(conn: &Connection, episode: &str, row: &StateRow) -> rusqlite::
             row.steps as i64,
             row.last_idx as i64,
             row.fingerprint,
-            row.state
+            blob
         ],
     )
     .map(|_| ())
@@ -350,21 +406,14 @@ fn step_with_parts(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Step, Result<Stor
     Ok((step, parts))
 }
 
-/// Whether an episode's steps up to index `last_idx` are `steps` many and
-/// end at it (the steps a persisted state covers are still there), read
-/// from the keys alone.
-pub fn holds(
-    conn: &Connection,
-    episode: &str,
-    steps: usize,
-    last_idx: usize,
-) -> rusqlite::Result<bool> {
-    let (n, last): (i64, Option<i64>) = conn.query_row(
-        "SELECT count(*), max(idx) FROM steps WHERE episode = ?1 AND idx <= ?2",
-        params![episode, last_idx as i64],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    Ok(usize::try_from(n).ok() == Some(steps) && last == Some(last_idx as i64))
+/// Whether an episode still has the step at `idx` (a persisted state's
+/// last: every change that removes or rewrites a step the state covers
+/// deletes the state in its own transaction, so this is a check against a
+/// store changed behind its back). One seek: the steps' keys are their
+/// whole rows, so a scan over a range of them would copy every text.
+pub fn has_step(conn: &Connection, episode: &str, idx: usize) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM steps WHERE episode = ?1 AND idx = ?2")?
+        .exists(params![episode, idx as i64])
 }
 
 /// An episode's steps after index `after` (all with `None`) and their
@@ -376,9 +425,10 @@ pub fn steps_after(
 ) -> rusqlite::Result<Vec<(Step, Result<StoredParts, String>)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT idx, action, observation, timestamp, tokens, vector, triples
-         FROM steps WHERE episode = ?1 AND (?2 IS NULL OR idx > ?2) ORDER BY idx",
+         FROM steps WHERE episode = ?1 AND idx > ?2 ORDER BY idx",
     )?;
-    let after = after.map(|i| i as i64);
+    // A range the index seeks to (indices are not negative).
+    let after = after.map_or(-1, |i| i as i64);
     let rows = stmt.query_map(params![episode, after], step_with_parts)?;
     rows.collect()
 }

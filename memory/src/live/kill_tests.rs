@@ -214,7 +214,10 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
         // The state opens as it is (not rebuilt over).
         let mut prefix = episode.clone();
         prefix.steps.truncate(state.steps);
-        let reopened = EpisodeMemory::reopen(Arc::new(prefix), &state.state, &config, &plugins);
+        let text = db::state_text(&t.conn(), &state).expect("text");
+        let text = std::str::from_utf8(&text).expect("UTF-8");
+        let reopened =
+            EpisodeMemory::reopen(Arc::new(prefix), (&state.parts, text), &config, &plugins);
         assert!(reopened.is_ok(), "{e}: the stored state does not open");
         let live = t.memory(e).expect("memory");
         let batch = EpisodeMemory::build(Arc::new(episode), &config, &plugins).expect("batch");

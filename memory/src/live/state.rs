@@ -50,8 +50,8 @@ pub(super) struct Loaded {
     pub(super) stored: Vec<StoredParts>,
     pub(super) state: Option<Arc<StateRow>>,
     /// With `skip_covered`: the state's parts, decoding on another thread
-    /// since before the steps were read.
-    decoding: Option<Decoding>,
+    /// since before the steps were read, and the text of its renderings.
+    decoding: Option<(Decoding, Vec<u8>)>,
     /// The steps the state covers were not read (the state holds what the
     /// memory needs of them; see [`Tenant::load`]).
     unread: bool,
@@ -69,7 +69,7 @@ impl Decoding {
     fn start(state: Arc<StateRow>, embedder: Arc<dyn Embedder>) -> Decoding {
         let (s, e) = (state.clone(), embedder.clone());
         let thread = std::thread::Builder::new().name("mesa-state-decode".into());
-        match thread.spawn(move || DecodedState::decode(&s.state, e.as_ref())) {
+        match thread.spawn(move || DecodedState::decode(&s.parts, e.as_ref())) {
             Ok(h) => Decoding::Thread(h),
             Err(_) => Decoding::Later(state, embedder),
         }
@@ -81,7 +81,7 @@ impl Decoding {
             Decoding::Thread(h) => h
                 .join()
                 .unwrap_or_else(|_| Err("decoding it panicked".into())),
-            Decoding::Later(s, e) => DecodedState::decode(&s.state, e.as_ref()),
+            Decoding::Later(s, e) => DecodedState::decode(&s.parts, e.as_ref()),
         }
     }
 }
@@ -117,11 +117,11 @@ impl Tenant {
             let mut parts = take_parts(&mut stored);
             // Only the steps after the state had their relations read.
             self.parse(&stored, &mut parts)?;
-            if let Some(m) = self.reopen(ep, loaded.unread, rest, &parts, decoding) {
+            if let Some(m) = self.reopen(ep, (&state, loaded.unread), rest, &parts, decoding) {
                 return Ok((m, covered));
             }
         } else {
-            drop(decoding.wait());
+            drop(decoding.0.wait());
         }
         // A state that does not fit or does not open: every step again, with
         // its relations and vectors, and a rebuild (the next write replaces
@@ -156,9 +156,9 @@ impl Tenant {
     /// steps are read, and the steps it covers come without their
     /// relations and vectors; when the summarizer extends its summary step
     /// by step (so that nothing is rebuilt over the old steps' texts) and
-    /// the episode still has exactly the steps the state covers, those are
-    /// not read at all (`unread`): the state holds their indices,
-    /// timestamps and renderings.
+    /// the episode still has the state's last step ([`db::has_step`]),
+    /// those are not read at all (`unread`): the state holds their
+    /// indices, timestamps and renderings.
     pub(super) fn load(&self, episode: &str, skip_covered: bool) -> Result<Loaded, LiveError> {
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
@@ -170,10 +170,17 @@ impl Tenant {
         let covered = state.as_ref().filter(|_| skip_covered);
         let last_idx = covered.map(|s| s.last_idx);
         let embedder = &self.plugins.embedder;
-        let decoding = covered.map(|s| Decoding::start(s.clone(), embedder.clone()));
+        let decoding = match covered {
+            Some(s) => {
+                let decoding = Decoding::start(s.clone(), embedder.clone());
+                let text = db::state_text(&tx, s).map_err(self.db_error())?;
+                Some((decoding, text))
+            }
+            None => None,
+        };
         let unread = match covered {
             Some(s) if self.plugins.summarizer.candidates(&[]).is_some() => {
-                db::holds(&tx, episode, s.steps, s.last_idx).map_err(self.db_error())?
+                db::has_step(&tx, episode, s.last_idx).map_err(self.db_error())?
             }
             _ => false,
         };
@@ -218,18 +225,22 @@ impl Tenant {
     /// The persisted prefix, then the steps after it (`rest`, with their
     /// `parts`); `None` if the state does not open (damaged, or from
     /// another build): the caller rebuilds, and the next write replaces
-    /// the state. With `unread`, `prefix` has no steps yet: they are the
-    /// state's.
+    /// the state, or if it does not cover the steps its `row` says. With
+    /// `unread`, `prefix` has no steps yet: they are the state's.
     fn reopen(
         &self,
         mut prefix: Episode,
-        unread: bool,
+        (row, unread): (&StateRow, bool),
         rest: Vec<Step>,
         parts: &[StepParts],
-        decoding: Decoding,
+        (decoding, text): (Decoding, Vec<u8>),
     ) -> Option<EpisodeMemory> {
         let mut state = decoding.wait().ok()?;
+        state.open_text(text).ok()?;
         let covered = state.take_steps();
+        if covered.len() != row.steps || covered.last().map(|s| s.index) != Some(row.last_idx) {
+            return None;
+        }
         if unread {
             prefix.steps = covered;
         }
@@ -298,17 +309,14 @@ impl Tenant {
         let Some(last) = m.episode.steps.last().map(|s: &Step| s.index) else {
             return Ok(());
         };
-        let row = StateRow {
-            steps: m.episode.steps.len(),
-            last_idx: last,
-            fingerprint: self.fingerprint.clone(),
-            state: m.state(),
-        };
+        let (parts, text) = m.state();
+        let n = m.episode.steps.len();
+        let row = StateRow::new(n, last, self.fingerprint.clone(), parts);
         // SQLite refuses a value over 1e9 bytes: a state that large is not
         // written (the stored, shorter one still opens and is extended), and
         // is not tried again before the episode doubles.
-        if row.state.len() <= MAX_STATE_BYTES {
-            db::put_state(&self.conn(), episode, &row).map_err(self.db_error())?;
+        if row.parts.len() + text.len() <= MAX_STATE_BYTES {
+            db::put_state(&self.conn(), episode, &row, text).map_err(self.db_error())?;
         }
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         s.persisted.insert(episode.to_string(), row.steps);

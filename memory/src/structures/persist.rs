@@ -57,7 +57,8 @@ pub fn state_fingerprint(config: &Config, plugins: &Plugins) -> String {
 
 /// The serialized part of a memory: S, T, G and R each encoded on its own
 /// (so that opening decodes them side by side), V's rows and codes as
-/// raw bytes (read back without a value-by-value decode), and the steps.
+/// raw bytes (read back without a value-by-value decode), and the steps
+/// (their renderings' text is stored beside these parts, not in them).
 #[derive(Serialize, Deserialize)]
 struct State<'a> {
     #[serde(borrow, serialize_with = "crate::le::as_bytes")]
@@ -70,8 +71,7 @@ struct State<'a> {
     raw: &'a [u8],
     #[serde(borrow)]
     vector: StoredRows<'a>,
-    #[serde(borrow)]
-    steps: StoredSteps<'a>,
+    steps: StoredSteps,
 }
 
 /// One part of a state, decoded.
@@ -80,8 +80,11 @@ fn decode<'a, T: Deserialize<'a>>(what: &str, bytes: &'a [u8]) -> Result<T, Stri
 }
 
 impl EpisodeMemory {
-    /// The memory's persisted state (see [`EpisodeMemory::reopen`]).
-    pub fn state(&self) -> Vec<u8> {
+    /// The memory's persisted state (see [`EpisodeMemory::reopen`]): its
+    /// parts, and the text of the steps' renderings, which a store keeps
+    /// beside them (it is most of the bytes, and is read into its own
+    /// buffer).
+    pub fn state(&self) -> (Vec<u8>, &str) {
         // Serializing plain data into a Vec cannot fail.
         let (s, t) = (
             postcard::to_stdvec(&self.summary).unwrap_or_default(),
@@ -93,7 +96,8 @@ impl EpisodeMemory {
         );
         let [vectors, codes, scales] = self.vector.to_bytes();
         let times = self.episode.steps.iter();
-        let times = times.map(|s| s.timestamp.as_deref()).collect();
+        let times = times.map(|s| s.timestamp.clone()).collect();
+        let (steps, text) = self.temporal.steps.stored(times);
         let state = State {
             summary: &s,
             temporal: &t,
@@ -104,27 +108,31 @@ impl EpisodeMemory {
                 codes: &codes,
                 scales: &scales,
             },
-            steps: self.temporal.steps.stored(times),
+            steps,
         };
-        postcard::to_stdvec(&state).unwrap_or_default()
+        (postcard::to_stdvec(&state).unwrap_or_default(), text)
     }
 
-    /// A memory from its persisted `state` and the steps it covers. An
+    /// A memory from its persisted state (its `parts` and `text`, as
+    /// [`EpisodeMemory::state`] gave them) and the steps it covers. An
     /// error if the state is damaged or not the state of these steps.
     pub fn reopen(
         episode: Arc<Episode>,
-        state: &[u8],
+        (parts, text): (&[u8], &str),
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
-        let decoded = DecodedState::decode(state, plugins.embedder.as_ref());
-        let decoded = decoded.map_err(|m| bad_state(&episode, m))?;
+        let decoded = DecodedState::decode(parts, plugins.embedder.as_ref());
+        let mut decoded = decoded.map_err(|m| bad_state(&episode, m))?;
+        let opened = decoded.open_text(text.as_bytes().to_vec());
+        opened.map_err(|m| bad_state(&episode, m))?;
         EpisodeMemory::reopen_decoded(episode, decoded, config, plugins)
     }
 
-    /// [`EpisodeMemory::reopen`] from a state already decoded (the live
-    /// store decodes it while it reads the steps): checks that the state
-    /// renders these steps and that every part ends at the last one.
+    /// [`EpisodeMemory::reopen`] from a state already decoded, its text
+    /// opened (the live store decodes it while it reads the text and the
+    /// steps): checks that the state renders these steps and that every
+    /// part ends at the last one.
     pub fn reopen_decoded(
         episode: Arc<Episode>,
         state: DecodedState,
@@ -132,6 +140,9 @@ impl EpisodeMemory {
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
         let bad = |message: &str| bad_state(&episode, message.to_string());
+        if state.pending.is_some() {
+            return Err(bad("the renderings' text was not read"));
+        }
         let indices = episode.steps.iter().map(|s| s.index);
         if !indices.eq(state.texts.indices.iter().copied()) {
             return Err(bad("the renderings are not of these steps"));
@@ -180,22 +191,33 @@ pub struct DecodedState {
     graph: Graph,
     raw: Raw,
     vector: (Vec<f32>, Codes),
+    /// The steps until [`DecodedState::open_text`] reads their text.
+    pending: Option<StoredSteps>,
     texts: StepTexts,
     steps: Vec<Step>,
 }
 
 impl DecodedState {
+    /// Opens the steps' renderings over their `text` (stored beside the
+    /// parts); a message if it is not theirs.
+    pub fn open_text(&mut self, text: Vec<u8>) -> Result<(), String> {
+        let pending = self.pending.take().ok_or("the renderings were opened")?;
+        (self.texts, self.steps) = pending.open(text)?;
+        Ok(())
+    }
+
     /// The steps the state covers, with their index and timestamp but
     /// neither action nor observation (their renderings are in the state);
-    /// empty once taken.
+    /// empty until [`DecodedState::open_text`], and once taken.
     pub fn take_steps(&mut self) -> Vec<Step> {
         std::mem::take(&mut self.steps)
     }
 
     /// Decodes S, T, G and R side by side (G and R on threads of their
     /// own), V's rows and codes (of `embedder`'s dimension, its codes in
-    /// the layout of its vectors) and the steps' renderings; a message if
-    /// any part is damaged.
+    /// the layout of its vectors) and the steps (whose renderings'
+    /// text [`DecodedState::open_text`] reads); a message if any part is
+    /// damaged.
     pub fn decode(state: &[u8], embedder: &dyn Embedder) -> Result<DecodedState, String> {
         let (dim, layout) = (embedder.dim(), Layout::of(embedder));
         let state: State<'_> = decode("the state", state)?;
@@ -214,15 +236,15 @@ impl DecodedState {
             let vector = vector();
             let summary = decode::<Summary>("S", state.summary);
             let temporal = decode::<Temporal>("T", state.temporal);
-            let (texts, steps) = state.steps.open()?;
             Ok(DecodedState {
                 summary: summary?,
                 temporal: temporal?,
                 graph: graph()?,
                 raw: raw()?,
                 vector: vector?,
-                texts,
-                steps,
+                pending: Some(state.steps),
+                texts: StepTexts::default(),
+                steps: Vec::new(),
             })
         })
     }
@@ -270,8 +292,8 @@ mod tests {
         let (config, plugins) = (Config::default(), Plugins::default());
         let episode = Arc::new(game_episode(300));
         let m = EpisodeMemory::build(episode.clone(), &config, &plugins).unwrap();
-        let state = m.state();
-        let back = EpisodeMemory::reopen(episode.clone(), &state, &config, &plugins);
+        let (state, text) = m.state();
+        let back = EpisodeMemory::reopen(episode.clone(), (&state, text), &config, &plugins);
         let back = back.expect("the state opens");
         assert_eq!(back.vector.data(), m.vector.data());
         for q in [
@@ -295,13 +317,17 @@ mod tests {
         ];
         for (k, change) in damaged.iter().enumerate() {
             let bad = with_vector(&state, change);
-            let got = EpisodeMemory::reopen(episode.clone(), &bad, &config, &plugins);
+            let got = EpisodeMemory::reopen(episode.clone(), (&bad, text), &config, &plugins);
             assert!(got.is_err(), "damage {k} was not refused");
         }
         // An episode with a step fewer than the state covers.
         let mut fewer = (*episode).clone();
         fewer.steps.pop();
-        let short = EpisodeMemory::reopen(Arc::new(fewer), &state, &config, &plugins);
+        let short = EpisodeMemory::reopen(Arc::new(fewer), (&state, text), &config, &plugins);
         assert!(short.is_err());
+        // A text that is not the renderings'.
+        let cut = &text[..text.len() - 1];
+        let other = EpisodeMemory::reopen(episode, (&state, cut), &config, &plugins);
+        assert!(other.is_err());
     }
 }

@@ -122,39 +122,39 @@ impl StepTexts {
     }
 
     /// The persisted form, with the steps' timestamps (`times`, one per
-    /// step) beside the renderings.
-    pub(super) fn stored<'a>(&'a self, times: Vec<Option<&'a str>>) -> StoredSteps<'a> {
-        StoredSteps {
+    /// step) beside the renderings, and the renderings' text (kept apart:
+    /// it is most of the bytes, read into its own buffer).
+    pub(super) fn stored(&self, times: Vec<Option<String>>) -> (StoredSteps, &str) {
+        let steps = StoredSteps {
             indices: self.indices.iter().map(|&i| i as u64).collect(),
-            text: &self.text,
             ends: self.ends.iter().map(|&e| e as u64).collect(),
             tokens: self.tokens.clone(),
             times,
-        }
+        };
+        (steps, &self.text)
     }
 }
 
 /// The steps a persisted state covers: their indices and timestamps, and
-/// their renderings with token counts.
-#[derive(Serialize, Deserialize)]
-pub(super) struct StoredSteps<'a> {
+/// where each rendering ends in the text stored beside them, with its
+/// token count.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct StoredSteps {
     indices: Vec<u64>,
-    #[serde(borrow)]
-    text: &'a str,
     ends: Vec<u64>,
     tokens: Vec<u32>,
-    #[serde(borrow)]
-    times: Vec<Option<&'a str>>,
+    times: Vec<Option<String>>,
 }
 
-impl StoredSteps<'_> {
-    /// The renderings and the steps (indices and timestamps; no action or
-    /// observation), or what is wrong with them.
-    pub(super) fn open(&self) -> Result<(StepTexts, Vec<Step>), String> {
+impl StoredSteps {
+    /// The renderings over `text` and the steps (indices and timestamps;
+    /// no action or observation), or what is wrong with them.
+    pub(super) fn open(self, text: Vec<u8>) -> Result<(StepTexts, Vec<Step>), String> {
         let n = self.indices.len();
         if [self.ends.len(), self.tokens.len(), self.times.len()] != [n; 3] {
             return Err("the steps' columns are not of one length".into());
         }
+        let text = String::from_utf8(text).map_err(|_| "the renderings are not UTF-8")?;
         let to_usize = |x: u64| usize::try_from(x).ok();
         let indices: Option<Vec<usize>> = self.indices.iter().map(|&i| to_usize(i)).collect();
         let ends: Option<Vec<usize>> = self.ends.iter().map(|&e| to_usize(e)).collect();
@@ -166,29 +166,29 @@ impl StoredSteps<'_> {
         }
         let mut start = 0;
         for &end in &ends {
-            if end < start || !self.text.is_char_boundary(end) {
+            if end < start || !text.is_char_boundary(end) {
                 return Err("a step's rendering does not end where it can".into());
             }
             start = end;
         }
-        if start != self.text.len() {
+        if start != text.len() {
             return Err("the renderings do not end with the text".into());
         }
         let steps = indices
             .iter()
-            .zip(&self.times)
-            .map(|(&index, t)| Step {
+            .zip(self.times)
+            .map(|(&index, timestamp)| Step {
                 index,
                 action: String::new(),
                 observation: String::new(),
-                timestamp: t.map(str::to_string),
+                timestamp,
             })
             .collect();
         let texts = StepTexts {
             indices,
-            text: self.text.to_string(),
+            text,
             ends,
-            tokens: self.tokens.clone(),
+            tokens: self.tokens,
         };
         Ok((texts, steps))
     }
@@ -239,19 +239,23 @@ mod tests {
         grown.extend(&e.steps[15..], &all.tokens[15..], 60);
         assert_eq!(grown, all);
         assert_eq!(all.prefix(0), StepTexts::default());
-        let times: Vec<Option<&str>> = e.steps.iter().map(|s| s.timestamp.as_deref()).collect();
-        let bytes = postcard::to_stdvec(&all.stored(times.clone())).unwrap();
-        let back: StoredSteps<'_> = postcard::from_bytes(&bytes).unwrap();
-        let (texts, steps) = back.open().unwrap();
+        let times: Vec<Option<String>> = e.steps.iter().map(|s| s.timestamp.clone()).collect();
+        let (stored, text) = all.stored(times.clone());
+        let bytes = postcard::to_stdvec(&stored).unwrap();
+        let back: StoredSteps = postcard::from_bytes(&bytes).unwrap();
+        let (texts, steps) = back.open(text.as_bytes().to_vec()).unwrap();
         assert_eq!(texts, all);
-        let stamps: Vec<Option<&str>> = steps.iter().map(|s| s.timestamp.as_deref()).collect();
+        let stamps: Vec<Option<String>> = steps.iter().map(|s| s.timestamp.clone()).collect();
         assert_eq!(stamps, times);
         assert!(steps.iter().zip(&e.steps).all(|(a, b)| a.index == b.index));
-        let mut bad = all.stored(times.clone());
+        let bytes = text.as_bytes().to_vec();
+        let (mut bad, _) = all.stored(times.clone());
         bad.ends.swap(3, 4);
-        assert!(bad.open().is_err());
-        let mut short = all.stored(times);
+        assert!(bad.open(bytes.clone()).is_err());
+        let (mut short, _) = all.stored(times.clone());
         short.tokens.pop();
-        assert!(short.open().is_err());
+        assert!(short.open(bytes.clone()).is_err());
+        let (whole, _) = all.stored(times);
+        assert!(whole.open(bytes[..bytes.len() - 1].to_vec()).is_err());
     }
 }
