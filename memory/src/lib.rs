@@ -25,6 +25,7 @@ pub mod plugins;
 pub mod preview;
 pub mod store;
 pub mod structures;
+mod term_index;
 pub mod text;
 pub mod tokens;
 

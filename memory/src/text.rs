@@ -121,105 +121,51 @@ impl Idf {
     /// The idf of a term, `ln(1 + (N - df + 0.5) / (df + 0.5))` (BM25's), or
     /// 0 for a term that occurs in no document.
     pub fn idf(&self, term: u64) -> f64 {
-        match self.df.get(&term) {
-            None => 0.0,
-            Some(&df) => {
-                let (n, df) = (self.docs as f64, f64::from(df));
-                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-            }
-        }
+        self.df.get(&term).map_or(0.0, |&df| idf_of(self.docs, df))
     }
 
     /// Idf-weighted overlap of `query` with `doc` (both sorted), divided by
     /// the idf mass of the query terms that occur anywhere: in [0, 1].
     pub fn overlap(&self, query: &[(u64, f64)], doc: &[u64]) -> f64 {
-        let total: f64 = query.iter().map(|(_, w)| w).sum();
-        if total <= 0.0 {
-            return 0.0;
-        }
-        let got: f64 = query
-            .iter()
-            .filter(|(t, _)| doc.binary_search(t).is_ok())
-            .map(|(_, w)| w)
-            .sum();
-        got / total
+        overlap(query, doc)
     }
 
     /// The query's terms with their idf, dropping terms that occur nowhere.
     pub fn weigh(&self, query_terms: &[u64]) -> Vec<(u64, f64)> {
-        query_terms
-            .iter()
-            .map(|t| (*t, self.idf(*t)))
-            .filter(|(_, w)| *w > 0.0)
-            .collect()
+        weigh(query_terms, |t| self.idf(t))
     }
 }
 
-/// An inverted index over numbered documents (each a sorted list of term
-/// hashes, numbered 0, 1, … as added): the idf table and, per term, the
-/// documents that contain it. [`TermIndex::overlaps`] gives every
-/// document's [`Idf::overlap`] with a question, bit for bit, reading only
-/// the postings of the question's terms.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct TermIndex {
-    idf: Idf,
-    postings: HashMap<u64, Vec<u32>>,
+/// BM25's idf of a term in `df` of `docs` documents (`df` > 0).
+pub(crate) fn idf_of(docs: usize, df: u32) -> f64 {
+    let (n, df) = (docs as f64, f64::from(df));
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-impl TermIndex {
-    /// Indexes documents in order.
-    pub fn new<'a>(docs: impl IntoIterator<Item = &'a [u64]>) -> TermIndex {
-        let mut index = TermIndex::default();
-        for d in docs {
-            index.add(d);
-        }
-        index
+/// [`Idf::overlap`], for any idf table.
+pub(crate) fn overlap(query: &[(u64, f64)], doc: &[u64]) -> f64 {
+    let total: f64 = query.iter().map(|(_, w)| w).sum();
+    if total <= 0.0 {
+        return 0.0;
     }
-
-    /// Documents indexed.
-    pub fn docs(&self) -> usize {
-        self.idf.docs
-    }
-
-    /// Adds the next document (its distinct terms).
-    pub fn add(&mut self, doc: &[u64]) {
-        let n = u32::try_from(self.idf.docs).unwrap_or(u32::MAX);
-        self.idf.add(doc);
-        for t in doc {
-            self.postings.entry(*t).or_default().push(n);
-        }
-    }
-
-    /// The idf table.
-    pub fn idf(&self) -> &Idf {
-        &self.idf
-    }
-
-    /// The documents that contain `term`, increasing.
-    pub fn postings(&self, term: u64) -> &[u32] {
-        self.postings.get(&term).map_or(&[], Vec::as_slice)
-    }
-
-    /// Every document's overlap with `query` (weighed by [`Idf::weigh`]),
-    /// by document number (0 where none). Each sum adds the same terms in
-    /// the same order as [`Idf::overlap`], so the values are the same.
-    pub fn overlaps(&self, query: &[(u64, f64)]) -> Vec<f64> {
-        let total: f64 = query.iter().map(|(_, w)| w).sum();
-        let mut got = vec![0.0; self.idf.docs];
-        if total <= 0.0 {
-            return got;
-        }
-        for (t, w) in query {
-            for &d in self.postings.get(t).into_iter().flatten() {
-                got[d as usize] += w;
-            }
-        }
-        for g in &mut got {
-            *g /= total;
-        }
-        got
-    }
+    let got: f64 = query
+        .iter()
+        .filter(|(t, _)| doc.binary_search(t).is_ok())
+        .map(|(_, w)| w)
+        .sum();
+    got / total
 }
+
+/// [`Idf::weigh`], for any idf table.
+pub(crate) fn weigh(query_terms: &[u64], idf: impl Fn(u64) -> f64) -> Vec<(u64, f64)> {
+    query_terms
+        .iter()
+        .map(|t| (*t, idf(*t)))
+        .filter(|(_, w)| *w > 0.0)
+        .collect()
+}
+
+pub use crate::term_index::{IdfOf, TermIndex};
 
 #[cfg(test)]
 mod tests {
