@@ -166,10 +166,8 @@ impl Raw {
         } else {
             0
         };
-        while self.windows.len() > keep {
-            self.windows.pop();
-            self.index.pop();
-        }
+        self.windows.truncate(keep);
+        self.index.truncate(keep);
         for &(start, end) in &want[keep..] {
             let tokens = count_tokens(&window_header(&steps, start, end))
                 + steps.tokens[start..end]
