@@ -67,10 +67,10 @@ CREATE TABLE IF NOT EXISTS questions (
 ";
 
 /// A persisted memory state: the number of steps it covers, the last one's
-/// index, what it was built under, and its parts. Its blob holds the
-/// parts' length (8 bytes, little-endian), the parts, and the text of the
-/// steps' renderings ([`crate::EpisodeMemory::state`]), which
-/// [`state_text`] reads apart.
+/// index and what it was built under. Its bytes are in the row's blob as
+/// sections ([`crate::structures::StateBytes`]): each but the last after its length (8
+/// bytes, little-endian), the last to the end; [`StateBlob`] reads them
+/// one by one, so that the first can be decoded while the others are read.
 #[derive(Debug, Clone)]
 pub struct StateRow {
     /// Steps covered (the first `steps` of the episode).
@@ -79,99 +79,108 @@ pub struct StateRow {
     pub last_idx: usize,
     /// [`crate::structures::state_fingerprint`] at the time.
     pub fingerprint: String,
-    /// The state's parts (empty if the blob's length field is damaged:
-    /// they then do not decode).
-    pub parts: Vec<u8>,
-    /// The blob's row and where the text starts in it, once read.
-    text_at: Option<(i64, usize)>,
 }
 
-impl StateRow {
-    /// A state to write ([`put_state`] writes the text).
-    pub fn new(steps: usize, last_idx: usize, fingerprint: String, parts: Vec<u8>) -> StateRow {
-        StateRow {
-            steps,
-            last_idx,
-            fingerprint,
-            parts,
-            text_at: None,
-        }
+/// Where the next section of a state's blob starts, in the transaction
+/// that read its row. Each read goes straight into its buffer (incremental
+/// blob I/O), not assembled by SQLite first and copied.
+#[derive(Debug)]
+pub struct StateBlob {
+    rowid: i64,
+    at: usize,
+}
+
+/// Bytes before a section: its length.
+const SECTION_HEAD: usize = 8;
+
+impl StateBlob {
+    /// The next section; empty (and every later one too) if its length
+    /// is damaged: it then does not decode.
+    pub fn next(&mut self, conn: &Connection) -> rusqlite::Result<Vec<u8>> {
+        let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", self.rowid, true)?;
+        let mut head = [0u8; SECTION_HEAD];
+        let left = blob.len().saturating_sub(self.at + SECTION_HEAD);
+        let n = match blob.read_at_exact(&mut head, self.at) {
+            Ok(()) => usize::try_from(u64::from_le_bytes(head))
+                .ok()
+                .filter(|&n| n <= left),
+            Err(_) => None,
+        };
+        let Some(n) = n else {
+            self.at = blob.len();
+            return Ok(Vec::new());
+        };
+        let mut section = vec![0; n];
+        blob.read_at_exact(&mut section, self.at + SECTION_HEAD)?;
+        self.at += SECTION_HEAD + n;
+        Ok(section)
+    }
+
+    /// The last section: the rest of the blob.
+    pub fn rest(&mut self, conn: &Connection) -> rusqlite::Result<Vec<u8>> {
+        let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", self.rowid, true)?;
+        let mut rest = vec![0; blob.len().saturating_sub(self.at)];
+        blob.read_at_exact(&mut rest, self.at.min(blob.len()))?;
+        self.at = blob.len();
+        Ok(rest)
     }
 }
 
-/// Bytes before the parts in a state's blob: their length.
-const STATE_HEAD: usize = 8;
-
-/// The persisted state of an episode, if any, without its text; with
-/// `fingerprint`, only one written under it (another is not read at all).
-/// The blob is read straight into its buffer (incremental blob I/O), not
-/// assembled by SQLite first and copied.
+/// The persisted state of an episode, if any, and where its bytes are;
+/// with `fingerprint`, only one written under it (another is not read at
+/// all).
 pub fn state(
     conn: &Connection,
     episode: &str,
     fingerprint: Option<&str>,
-) -> rusqlite::Result<Option<StateRow>> {
-    let row = conn
-        .query_row(
-            "SELECT rowid, steps, last_idx, fingerprint FROM states
-             WHERE episode = ?1 AND (?2 IS NULL OR fingerprint = ?2)",
-            params![episode, fingerprint],
-            |r| {
-                let row = StateRow::new(
-                    r.get::<_, i64>(1)? as usize,
-                    r.get::<_, i64>(2)? as usize,
-                    r.get(3)?,
-                    Vec::new(),
-                );
-                Ok((r.get::<_, i64>(0)?, row))
-            },
-        )
-        .optional()?;
-    let Some((rowid, mut row)) = row else {
+) -> rusqlite::Result<Option<(StateRow, StateBlob)>> {
+    conn.query_row(
+        "SELECT rowid, steps, last_idx, fingerprint FROM states
+         WHERE episode = ?1 AND (?2 IS NULL OR fingerprint = ?2)",
+        params![episode, fingerprint],
+        |r| {
+            let row = StateRow {
+                steps: r.get::<_, i64>(1)? as usize,
+                last_idx: r.get::<_, i64>(2)? as usize,
+                fingerprint: r.get(3)?,
+            };
+            let rowid = r.get::<_, i64>(0)?;
+            Ok((row, StateBlob { rowid, at: 0 }))
+        },
+    )
+    .optional()
+}
+
+/// An episode's persisted state with its three sections (G, the rest,
+/// the renderings' text), whatever it was built under.
+#[cfg(test)]
+pub fn read_state(
+    conn: &Connection,
+    episode: &str,
+) -> rusqlite::Result<Option<(StateRow, [Vec<u8>; 3])>> {
+    let Some((row, mut blob)) = state(conn, episode, None)? else {
         return Ok(None);
     };
-    let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", rowid, true)?;
-    let mut head = [0u8; STATE_HEAD];
-    let n = match blob.read_at_exact(&mut head, 0) {
-        Ok(()) => usize::try_from(u64::from_le_bytes(head)).unwrap_or(usize::MAX),
-        Err(_) => usize::MAX,
-    };
-    // A damaged length leaves the parts empty and the text the whole rest.
-    let n = if n <= blob.len() - STATE_HEAD.min(blob.len()) {
-        row.parts = vec![0; n];
-        blob.read_at_exact(&mut row.parts, STATE_HEAD)?;
-        n
-    } else {
-        0
-    };
-    row.text_at = Some((rowid, (STATE_HEAD + n).min(blob.len())));
-    Ok(Some(row))
+    let sections = [blob.next(conn)?, blob.next(conn)?, blob.rest(conn)?];
+    Ok(Some((row, sections)))
 }
 
-/// The text of a state's renderings (empty for a state not read by
-/// [`state`]), read in the same transaction as the row.
-pub fn state_text(conn: &Connection, row: &StateRow) -> rusqlite::Result<Vec<u8>> {
-    let Some((rowid, at)) = row.text_at else {
-        return Ok(Vec::new());
-    };
-    let blob = conn.blob_open(rusqlite::MAIN_DB, "states", "state", rowid, true)?;
-    let mut text = vec![0; blob.len().saturating_sub(at)];
-    blob.read_at_exact(&mut text, at)?;
-    Ok(text)
-}
-
-/// Replaces an episode's persisted state, its renderings' `text` after
-/// its parts.
+/// Replaces an episode's persisted state with `sections` (each but the
+/// last after its length).
 pub fn put_state(
     conn: &Connection,
     episode: &str,
     row: &StateRow,
-    text: &str,
+    sections: &[&[u8]],
 ) -> rusqlite::Result<()> {
-    let mut blob = Vec::with_capacity(STATE_HEAD + row.parts.len() + text.len());
-    blob.extend_from_slice(&(row.parts.len() as u64).to_le_bytes());
-    blob.extend_from_slice(&row.parts);
-    blob.extend_from_slice(text.as_bytes());
+    let total: usize = sections.iter().map(|s| SECTION_HEAD + s.len()).sum();
+    let mut blob = Vec::with_capacity(total);
+    for (k, section) in sections.iter().enumerate() {
+        if k + 1 < sections.len() {
+            blob.extend_from_slice(&(section.len() as u64).to_le_bytes());
+        }
+        blob.extend_from_slice(section);
+    }
     conn.execute(
         "INSERT OR REPLACE INTO states (episode, steps, last_idx, fingerprint, state)
          VALUES (?1, ?2, ?3, ?4, ?5)",

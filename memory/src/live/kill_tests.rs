@@ -208,16 +208,19 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
             let want = child_question(k.parse().expect("k"), i.parse().expect("i"));
             assert_eq!(q, &want, "{e}: question {} is not whole", q.id);
         }
-        let loaded = t.load(e, false).expect("loads");
-        let episode = loaded.episode;
-        let state = loaded.state.expect("a state was written");
+        let episode = t.load(e, false).expect("loads").episode;
+        let (state, [graph, rest, text]) = db::read_state(&t.conn(), e)
+            .expect("reads")
+            .expect("a state was written");
         // The state opens as it is (not rebuilt over).
         let mut prefix = episode.clone();
         prefix.steps.truncate(state.steps);
-        let text = db::state_text(&t.conn(), &state).expect("text");
-        let text = std::str::from_utf8(&text).expect("UTF-8");
-        let reopened =
-            EpisodeMemory::reopen(Arc::new(prefix), (&state.parts, text), &config, &plugins);
+        let bytes = crate::structures::StateBytes {
+            graph: &graph,
+            rest: &rest,
+            text: &text,
+        };
+        let reopened = EpisodeMemory::reopen(Arc::new(prefix), bytes, &config, &plugins);
         assert!(reopened.is_ok(), "{e}: the stored state does not open");
         let live = t.memory(e).expect("memory");
         let batch = EpisodeMemory::build(Arc::new(episode), &config, &plugins).expect("batch");

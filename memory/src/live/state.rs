@@ -28,7 +28,8 @@
 use super::db::{self, StateRow, StoredParts};
 use super::{episode_of, LiveError, Tenant};
 use crate::dataset::{Episode, Step};
-use crate::structures::{ann, AnnFile, DecodedState, Embedder, EpisodeMemory, StepParts, Summary};
+use crate::structures::{ann, AnnFile, DecodedRest, DecodedState, EpisodeMemory, Graph};
+use crate::structures::{StepParts, Summary};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -48,40 +49,65 @@ pub(super) struct Loaded {
     /// state's only.
     pub(super) episode: Episode,
     pub(super) stored: Vec<StoredParts>,
-    pub(super) state: Option<Arc<StateRow>>,
-    /// With `skip_covered`: the state's parts, decoding on another thread
-    /// since before the steps were read, and the text of its renderings.
-    decoding: Option<(Decoding, Vec<u8>)>,
+    pub(super) state: Option<StateRow>,
+    /// With `skip_covered`: the state, decoding on other threads since
+    /// its sections were read.
+    opening: Option<Opening>,
     /// The steps the state covers were not read (the state holds what the
     /// memory needs of them; see [`Tenant::load`]).
     unread: bool,
 }
 
-/// A persisted state being decoded on a thread of its own (or, if no
-/// thread could be started, decoded when waited for).
-enum Decoding {
-    Thread(std::thread::JoinHandle<Result<DecodedState, String>>),
-    Later(Arc<StateRow>, Arc<dyn Embedder>),
+/// A persisted state being decoded: G on a thread of its own since its
+/// section was read (first), the rest on another since it was, and the
+/// renderings' text.
+struct Opening {
+    graph: Decoding<Graph>,
+    rest: Decoding<DecodedRest>,
+    text: Vec<u8>,
 }
 
-impl Decoding {
-    /// Starts decoding `state` (V's rows as `embedder` makes them).
-    fn start(state: Arc<StateRow>, embedder: Arc<dyn Embedder>) -> Decoding {
-        let (s, e) = (state.clone(), embedder.clone());
+impl Opening {
+    /// The decoded state, or what is wrong with it.
+    fn wait(self) -> Result<DecodedState, String> {
+        let (graph, rest) = (self.graph.wait(), self.rest.wait());
+        DecodedState::new(graph?, rest?, self.text)
+    }
+}
+
+/// A part of a persisted state being decoded on a thread of its own (or,
+/// if no thread could be started, decoded already).
+enum Decoding<T> {
+    Thread(std::thread::JoinHandle<Result<T, String>>),
+    Done(Result<T, String>),
+}
+
+impl<T: Send + 'static> Decoding<T> {
+    /// Starts `decode`, on a thread of its own if one starts.
+    fn start(decode: impl FnOnce() -> Result<T, String> + Send + 'static) -> Decoding<T> {
+        let cell = Arc::new(std::sync::Mutex::new(Some(decode)));
+        let inner = cell.clone();
         let thread = std::thread::Builder::new().name("mesa-state-decode".into());
-        match thread.spawn(move || DecodedState::decode(&s.parts, e.as_ref())) {
+        let run = move || {
+            let decode = inner.lock().ok().and_then(|mut d| d.take());
+            decode.map_or_else(|| Err("decoded already".into()), |d| d())
+        };
+        match thread.spawn(run) {
             Ok(h) => Decoding::Thread(h),
-            Err(_) => Decoding::Later(state, embedder),
+            Err(_) => {
+                let decode = cell.lock().ok().and_then(|mut d| d.take());
+                Decoding::Done(decode.map_or_else(|| Err("decoded already".into()), |d| d()))
+            }
         }
     }
 
-    /// The decoded state, or what is wrong with it.
-    fn wait(self) -> Result<DecodedState, String> {
+    /// The decoded part, or what is wrong with it.
+    fn wait(self) -> Result<T, String> {
         match self {
             Decoding::Thread(h) => h
                 .join()
                 .unwrap_or_else(|_| Err("decoding it panicked".into())),
-            Decoding::Later(s, e) => DecodedState::decode(&s.parts, e.as_ref()),
+            Decoding::Done(r) => r,
         }
     }
 }
@@ -97,7 +123,7 @@ impl Tenant {
     /// covers (0 for none).
     pub(super) fn assemble(&self, episode: &str) -> Result<(EpisodeMemory, usize), LiveError> {
         let loaded = self.load(episode, true)?;
-        let (Some(state), Some(decoding)) = (loaded.state, loaded.decoding) else {
+        let (Some(state), Some(opening)) = (loaded.state, loaded.opening) else {
             // No state: every step's relations were read.
             return self.rebuild(loaded.episode, loaded.stored);
         };
@@ -117,11 +143,11 @@ impl Tenant {
             let mut parts = take_parts(&mut stored);
             // Only the steps after the state had their relations read.
             self.parse(&stored, &mut parts)?;
-            if let Some(m) = self.reopen(ep, (&state, loaded.unread), rest, &parts, decoding) {
+            if let Some(m) = self.reopen(ep, (&state, loaded.unread), rest, &parts, opening) {
                 return Ok((m, covered));
             }
         } else {
-            drop(decoding.0.wait());
+            drop(opening.wait());
         }
         // A state that does not fit or does not open: every step again, with
         // its relations and vectors, and a rebuild (the next write replaces
@@ -165,17 +191,12 @@ impl Tenant {
         let row = self.episode_row(&tx, episode)?;
         let state = db::state(&tx, episode, Some(&self.fingerprint))
             .map_err(self.db_error())?
-            .filter(|s| s.steps > 0)
-            .map(Arc::new);
+            .filter(|(s, _)| s.steps > 0);
+        let (state, blob) = state.unzip();
         let covered = state.as_ref().filter(|_| skip_covered);
         let last_idx = covered.map(|s| s.last_idx);
-        let embedder = &self.plugins.embedder;
-        let decoding = match covered {
-            Some(s) => {
-                let decoding = Decoding::start(s.clone(), embedder.clone());
-                let text = db::state_text(&tx, s).map_err(self.db_error())?;
-                Some((decoding, text))
-            }
+        let opening = match blob.filter(|_| skip_covered) {
+            Some(blob) => Some(self.open_state(&tx, blob)?),
             None => None,
         };
         let unread = match covered {
@@ -203,9 +224,25 @@ impl Tenant {
             episode: episode_of(row, steps),
             stored,
             state,
-            decoding,
+            opening,
             unread,
         })
+    }
+
+    /// Reads a state's sections in order, each decoding on its own thread
+    /// from when it is read.
+    fn open_state(
+        &self,
+        tx: &rusqlite::Connection,
+        mut blob: db::StateBlob,
+    ) -> Result<Opening, LiveError> {
+        let graph = blob.next(tx).map_err(self.db_error())?;
+        let graph = Decoding::start(move || DecodedState::decode_graph(&graph));
+        let rest = blob.next(tx).map_err(self.db_error())?;
+        let embedder = self.plugins.embedder.clone();
+        let rest = Decoding::start(move || DecodedState::decode_rest(&rest, embedder.as_ref()));
+        let text = blob.rest(tx).map_err(self.db_error())?;
+        Ok(Opening { graph, rest, text })
     }
 
     /// The error for a damaged row.
@@ -233,10 +270,9 @@ impl Tenant {
         (row, unread): (&StateRow, bool),
         rest: Vec<Step>,
         parts: &[StepParts],
-        (decoding, text): (Decoding, Vec<u8>),
+        opening: Opening,
     ) -> Option<EpisodeMemory> {
-        let mut state = decoding.wait().ok()?;
-        state.open_text(text).ok()?;
+        let mut state = opening.wait().ok()?;
         let covered = state.take_steps();
         if covered.len() != row.steps || covered.last().map(|s| s.index) != Some(row.last_idx) {
             return None;
@@ -309,14 +345,19 @@ impl Tenant {
         let Some(last) = m.episode.steps.last().map(|s: &Step| s.index) else {
             return Ok(());
         };
-        let (parts, text) = m.state();
-        let n = m.episode.steps.len();
-        let row = StateRow::new(n, last, self.fingerprint.clone(), parts);
+        let state = m.state();
+        let row = StateRow {
+            steps: m.episode.steps.len(),
+            last_idx: last,
+            fingerprint: self.fingerprint.clone(),
+        };
+        let b = state.bytes();
         // SQLite refuses a value over 1e9 bytes: a state that large is not
         // written (the stored, shorter one still opens and is extended), and
         // is not tried again before the episode doubles.
-        if row.parts.len() + text.len() <= MAX_STATE_BYTES {
-            db::put_state(&self.conn(), episode, &row, text).map_err(self.db_error())?;
+        if b.graph.len() + b.rest.len() + b.text.len() <= MAX_STATE_BYTES {
+            let sections = [b.graph, b.rest, b.text];
+            db::put_state(&self.conn(), episode, &row, &sections).map_err(self.db_error())?;
         }
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         s.persisted.insert(episode.to_string(), row.steps);

@@ -114,7 +114,7 @@ fn a_persisted_state_reopens_to_the_same_answers() {
         t.append_batch(&e.id, e.steps[..cut].iter().map(NewStep::of).collect())
             .expect("append");
         t.memory(&e.id).expect("memory");
-        let row = db::state(&t.conn(), &e.id, None)
+        let (row, _) = db::state(&t.conn(), &e.id, None)
             .unwrap()
             .expect("persisted");
         assert_eq!((row.steps, row.last_idx), (cut, e.steps[cut - 1].index));
@@ -172,7 +172,7 @@ fn a_persisted_state_reopens_to_the_same_answers() {
                     .expect("append");
                 drop(t);
                 let r = m.reader("bench").expect("reader");
-                let row = db::state(&r.conn(), &e.id, None)
+                let (row, _) = db::state(&r.conn(), &e.id, None)
                     .unwrap()
                     .expect("persisted");
                 assert_eq!(row.steps, e.steps.len() + 2);
@@ -236,10 +236,9 @@ fn forgotten_text_is_in_no_file_after_compaction() {
         .compose(Mask::ALL)
         .unwrap();
     assert!(before.render().contains(MARKER));
-    let state = db::state(&t.conn(), "e", None)
+    let (_, [_, _, text]) = db::read_state(&t.conn(), "e")
         .unwrap()
         .expect("a persisted state");
-    let text = db::state_text(&t.conn(), &state).unwrap();
     assert!(text.windows(MARKER.len()).any(|w| w == MARKER.as_bytes()));
     assert_eq!(t.forget("e", Forget::Step(300)).unwrap(), 1);
     assert!(db::state(&t.conn(), "e", None).unwrap().is_none());

@@ -27,7 +27,7 @@ pub mod vector;
 
 pub use ann::{AnnFile, AnnSource};
 pub use graph::{Graph, RuleExtractor, Triple, TripleExtractor};
-pub use persist::{state_fingerprint, DecodedState};
+pub use persist::{state_fingerprint, DecodedRest, DecodedState, OwnedState, StateBytes};
 pub use raw::{windows, Raw, Window};
 pub use stepref::{StepRef, StepRefs};
 pub use summary::{ExtractiveSummarizer, Summarizer, Summary, SummaryLine};

@@ -55,18 +55,48 @@ pub fn state_fingerprint(config: &Config, plugins: &Plugins) -> String {
     )
 }
 
-/// The serialized part of a memory: S, T, G and R each encoded on its own
-/// (so that opening decodes them side by side), V's rows and codes as
-/// raw bytes (read back without a value-by-value decode), and the steps
-/// (their renderings' text is stored beside these parts, not in them).
+/// A memory's persisted state, in the sections a store keeps and reads in
+/// this order: G (the longest to decode, so it is read first and decoded
+/// while the others are read), the other parts, and the text of the steps'
+/// renderings (most of the bytes, read into a buffer of its own).
+#[derive(Debug, Clone, Copy)]
+pub struct StateBytes<'a> {
+    /// G.
+    pub graph: &'a [u8],
+    /// S, T and R, V's rows and codes, and the steps.
+    pub rest: &'a [u8],
+    /// The renderings' text.
+    pub text: &'a [u8],
+}
+
+/// [`StateBytes`] as a memory gives them.
+#[derive(Debug, Clone)]
+pub struct OwnedState<'a> {
+    graph: Vec<u8>,
+    rest: Vec<u8>,
+    text: &'a str,
+}
+
+impl OwnedState<'_> {
+    /// The sections.
+    pub fn bytes(&self) -> StateBytes<'_> {
+        StateBytes {
+            graph: &self.graph,
+            rest: &self.rest,
+            text: self.text.as_bytes(),
+        }
+    }
+}
+
+/// The state's parts but G and the text: S, T and R each encoded on its
+/// own (so that opening decodes them side by side), V's rows and codes as
+/// raw bytes (read back without a value-by-value decode), and the steps.
 #[derive(Serialize, Deserialize)]
 struct State<'a> {
     #[serde(borrow, serialize_with = "crate::le::as_bytes")]
     summary: &'a [u8],
     #[serde(borrow, serialize_with = "crate::le::as_bytes")]
     temporal: &'a [u8],
-    #[serde(borrow, serialize_with = "crate::le::as_bytes")]
-    graph: &'a [u8],
     #[serde(borrow, serialize_with = "crate::le::as_bytes")]
     raw: &'a [u8],
     #[serde(borrow)]
@@ -80,11 +110,8 @@ fn decode<'a, T: Deserialize<'a>>(what: &str, bytes: &'a [u8]) -> Result<T, Stri
 }
 
 impl EpisodeMemory {
-    /// The memory's persisted state (see [`EpisodeMemory::reopen`]): its
-    /// parts, and the text of the steps' renderings, which a store keeps
-    /// beside them (it is most of the bytes, and is read into its own
-    /// buffer).
-    pub fn state(&self) -> (Vec<u8>, &str) {
+    /// The memory's persisted state (see [`EpisodeMemory::reopen`]).
+    pub fn state(&self) -> OwnedState<'_> {
         // Serializing plain data into a Vec cannot fail.
         let (s, t) = (
             postcard::to_stdvec(&self.summary).unwrap_or_default(),
@@ -101,7 +128,6 @@ impl EpisodeMemory {
         let state = State {
             summary: &s,
             temporal: &t,
-            graph: &g,
             raw: &r,
             vector: StoredRows {
                 vectors: &vectors,
@@ -110,28 +136,29 @@ impl EpisodeMemory {
             },
             steps,
         };
-        (postcard::to_stdvec(&state).unwrap_or_default(), text)
+        OwnedState {
+            graph: g,
+            rest: postcard::to_stdvec(&state).unwrap_or_default(),
+            text,
+        }
     }
 
-    /// A memory from its persisted state (its `parts` and `text`, as
-    /// [`EpisodeMemory::state`] gave them) and the steps it covers. An
-    /// error if the state is damaged or not the state of these steps.
+    /// A memory from its persisted state (as [`EpisodeMemory::state`]
+    /// gave it) and the steps it covers. An error if the state is damaged
+    /// or not the state of these steps.
     pub fn reopen(
         episode: Arc<Episode>,
-        (parts, text): (&[u8], &str),
+        state: StateBytes<'_>,
         config: &Config,
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
-        let decoded = DecodedState::decode(parts, plugins.embedder.as_ref());
-        let mut decoded = decoded.map_err(|m| bad_state(&episode, m))?;
-        let opened = decoded.open_text(text.as_bytes().to_vec());
-        opened.map_err(|m| bad_state(&episode, m))?;
+        let decoded = DecodedState::decode(state, plugins.embedder.as_ref());
+        let decoded = decoded.map_err(|m| bad_state(&episode, m))?;
         EpisodeMemory::reopen_decoded(episode, decoded, config, plugins)
     }
 
-    /// [`EpisodeMemory::reopen`] from a state already decoded, its text
-    /// opened (the live store decodes it while it reads the text and the
-    /// steps): checks that the state renders these steps and that every
+    /// [`EpisodeMemory::reopen`] from a state already decoded (the live
+    /// store decodes it while it reads the rest and the steps): checks that the state renders these steps and that every
     /// part ends at the last one.
     pub fn reopen_decoded(
         episode: Arc<Episode>,
@@ -140,35 +167,33 @@ impl EpisodeMemory {
         plugins: &Plugins,
     ) -> Result<EpisodeMemory, BuildError> {
         let bad = |message: &str| bad_state(&episode, message.to_string());
-        if state.pending.is_some() {
-            return Err(bad("the renderings' text was not read"));
-        }
         let indices = episode.steps.iter().map(|s| s.index);
         if !indices.eq(state.texts.indices.iter().copied()) {
             return Err(bad("the renderings are not of these steps"));
         }
         let steps = Arc::new(state.texts);
-        let (data, codes) = state.vector;
+        let (graph, rest) = (state.graph, state.rest);
+        let (data, codes) = rest.vector;
         let embedder = plugins.embedder.clone();
         let vector = Vector::from_decoded(steps.clone(), data, codes, embedder, config)
             .ok_or_else(|| bad("V's rows do not fit the steps"))?;
-        let temporal = state
+        let temporal = rest
             .temporal
             .reopen(&episode, steps.clone())
             .ok_or_else(|| bad("T indexes another number of steps"))?;
-        let mut raw = state.raw;
+        let mut raw = rest.raw;
         if !raw::tiles(raw.windows(), steps.len()) {
             return Err(bad("R's windows do not tile the steps"));
         }
         raw.steps = steps;
-        if !state.graph.covers(&episode) {
+        if !graph.covers(&episode) {
             return Err(bad("G does not end at the last step"));
         }
         Ok(EpisodeMemory {
             episode,
-            summary: state.summary,
+            summary: rest.summary,
             temporal,
-            graph: state.graph,
+            graph,
             vector,
             raw,
         })
@@ -186,41 +211,34 @@ fn bad_state(episode: &Episode, message: String) -> BuildError {
 /// A persisted state decoded, before it meets the steps it covers
 /// ([`EpisodeMemory::reopen_decoded`]).
 pub struct DecodedState {
-    summary: Summary,
-    temporal: Temporal,
     graph: Graph,
-    raw: Raw,
-    vector: (Vec<f32>, Codes),
-    /// The steps until [`DecodedState::open_text`] reads their text.
-    pending: Option<StoredSteps>,
+    rest: DecodedRest,
     texts: StepTexts,
     steps: Vec<Step>,
 }
 
+/// [`StateBytes::rest`] decoded: S, T, R, V's rows and codes, and the
+/// steps before their renderings' text is read.
+pub struct DecodedRest {
+    summary: Summary,
+    temporal: Temporal,
+    raw: Raw,
+    vector: (Vec<f32>, Codes),
+    steps: StoredSteps,
+}
+
 impl DecodedState {
-    /// Opens the steps' renderings over their `text` (stored beside the
-    /// parts); a message if it is not theirs.
-    pub fn open_text(&mut self, text: Vec<u8>) -> Result<(), String> {
-        let pending = self.pending.take().ok_or("the renderings were opened")?;
-        (self.texts, self.steps) = pending.open(text)?;
-        Ok(())
+    /// Decodes G's section.
+    pub fn decode_graph(bytes: &[u8]) -> Result<Graph, String> {
+        decode("G", bytes)
     }
 
-    /// The steps the state covers, with their index and timestamp but
-    /// neither action nor observation (their renderings are in the state);
-    /// empty until [`DecodedState::open_text`], and once taken.
-    pub fn take_steps(&mut self) -> Vec<Step> {
-        std::mem::take(&mut self.steps)
-    }
-
-    /// Decodes S, T, G and R side by side (G and R on threads of their
-    /// own), V's rows and codes (of `embedder`'s dimension, its codes in
-    /// the layout of its vectors) and the steps (whose renderings'
-    /// text [`DecodedState::open_text`] reads); a message if any part is
-    /// damaged.
-    pub fn decode(state: &[u8], embedder: &dyn Embedder) -> Result<DecodedState, String> {
+    /// Decodes the section after G's: S, T and R side by side (R on a
+    /// thread of its own), V's rows and codes (of `embedder`'s dimension,
+    /// its codes in the layout of its vectors), and the steps.
+    pub fn decode_rest(bytes: &[u8], embedder: &dyn Embedder) -> Result<DecodedRest, String> {
         let (dim, layout) = (embedder.dim(), Layout::of(embedder));
-        let state: State<'_> = decode("the state", state)?;
+        let state: State<'_> = decode("the state", bytes)?;
         let vector = || -> Result<(Vec<f32>, Codes), String> {
             let rows = &state.vector;
             let data = crate::le::f32s_from_le(rows.vectors);
@@ -231,22 +249,52 @@ impl DecodedState {
         // Plain threads, not rayon's pool: the caller may be a pool thread
         // that waits for this while holding a lock another one needs.
         std::thread::scope(|scope| {
-            let graph = beside(scope, || decode::<Graph>("G", state.graph));
             let raw = beside(scope, || decode::<Raw>("R", state.raw));
             let vector = vector();
             let summary = decode::<Summary>("S", state.summary);
             let temporal = decode::<Temporal>("T", state.temporal);
-            Ok(DecodedState {
+            Ok(DecodedRest {
                 summary: summary?,
                 temporal: temporal?,
-                graph: graph()?,
                 raw: raw()?,
                 vector: vector?,
-                pending: Some(state.steps),
-                texts: StepTexts::default(),
-                steps: Vec::new(),
+                steps: state.steps,
             })
         })
+    }
+
+    /// The state from its decoded sections and the renderings' `text`; a
+    /// message if the text is not theirs.
+    pub fn new(graph: Graph, rest: DecodedRest, text: Vec<u8>) -> Result<DecodedState, String> {
+        let (texts, steps) = rest.steps.open(text)?;
+        let rest = DecodedRest {
+            steps: StoredSteps::default(),
+            ..rest
+        };
+        Ok(DecodedState {
+            graph,
+            rest,
+            texts,
+            steps,
+        })
+    }
+
+    /// Decodes a whole state, G beside the rest; a message if any part is
+    /// damaged.
+    pub fn decode(state: StateBytes<'_>, embedder: &dyn Embedder) -> Result<DecodedState, String> {
+        let (graph, rest) = std::thread::scope(|scope| {
+            let graph = beside(scope, || DecodedState::decode_graph(state.graph));
+            let rest = DecodedState::decode_rest(state.rest, embedder);
+            (graph(), rest)
+        });
+        DecodedState::new(graph?, rest?, state.text.to_vec())
+    }
+
+    /// The steps the state covers, with their index and timestamp but
+    /// neither action nor observation (their renderings are in the state);
+    /// empty once taken.
+    pub fn take_steps(&mut self) -> Vec<Step> {
+        std::mem::take(&mut self.steps)
     }
 }
 
@@ -286,14 +334,17 @@ mod tests {
     }
 
     /// A state opens to the memory it was taken from; one whose V part is
-    /// ragged, short or not sane is refused with an error, not a panic.
+    /// ragged, short or not sane is refused with an error, not a panic, and
+    /// so are its sections swapped, a text that is not the renderings' and
+    /// an episode that is not the state's.
     #[test]
     fn a_state_opens_whole_and_a_damaged_v_is_refused() {
         let (config, plugins) = (Config::default(), Plugins::default());
         let episode = Arc::new(game_episode(300));
         let m = EpisodeMemory::build(episode.clone(), &config, &plugins).unwrap();
-        let (state, text) = m.state();
-        let back = EpisodeMemory::reopen(episode.clone(), (&state, text), &config, &plugins);
+        let owned = m.state();
+        let state = owned.bytes();
+        let back = EpisodeMemory::reopen(episode.clone(), state, &config, &plugins);
         let back = back.expect("the state opens");
         assert_eq!(back.vector.data(), m.vector.data());
         for q in [
@@ -308,6 +359,9 @@ mod tests {
                 "{q}"
             );
         }
+        let reopen = |state: StateBytes<'_>, episode: &Arc<Episode>| {
+            EpisodeMemory::reopen(episode.clone(), state, &config, &plugins)
+        };
         let damaged: [fn(&mut [Vec<u8>; 3]); 5] = [
             |v| v[0].truncate(v[0].len() - 1),
             |v| v[0].truncate(v[0].len() - 4),
@@ -316,18 +370,28 @@ mod tests {
             |v| v[2][..4].copy_from_slice(&f32::NAN.to_le_bytes()),
         ];
         for (k, change) in damaged.iter().enumerate() {
-            let bad = with_vector(&state, change);
-            let got = EpisodeMemory::reopen(episode.clone(), (&bad, text), &config, &plugins);
+            let bad = with_vector(state.rest, change);
+            let got = reopen(
+                StateBytes {
+                    rest: &bad,
+                    ..state
+                },
+                &episode,
+            );
             assert!(got.is_err(), "damage {k} was not refused");
         }
+        let swapped = StateBytes {
+            graph: state.rest,
+            rest: state.graph,
+            ..state
+        };
+        assert!(reopen(swapped, &episode).is_err());
         // An episode with a step fewer than the state covers.
         let mut fewer = (*episode).clone();
         fewer.steps.pop();
-        let short = EpisodeMemory::reopen(Arc::new(fewer), (&state, text), &config, &plugins);
-        assert!(short.is_err());
+        assert!(reopen(state, &Arc::new(fewer)).is_err());
         // A text that is not the renderings'.
-        let cut = &text[..text.len() - 1];
-        let other = EpisodeMemory::reopen(episode, (&state, cut), &config, &plugins);
-        assert!(other.is_err());
+        let cut = &state.text[..state.text.len() - 1];
+        assert!(reopen(StateBytes { text: cut, ..state }, &episode).is_err());
     }
 }

@@ -157,7 +157,7 @@ pub fn embed_all(steps: &StepTexts, embedder: &dyn Embedder) -> Result<Vec<f32>,
     let mut data = Vec::with_capacity(steps.len() * embedder.dim());
     let all: Vec<&str> = steps.texts().collect();
     for texts in all.chunks(64) {
-        let vs = embedder.embed(&texts)?;
+        let vs = embedder.embed(texts)?;
         check(embedder, &vs, texts.len())?;
         for mut v in vs {
             normalize(&mut v);

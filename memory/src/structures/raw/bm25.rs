@@ -50,6 +50,9 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// A window and a term's frequency in it.
+type Posting = (u32, u32);
+
 /// One indexed window after the base: its terms with their frequencies.
 #[derive(Debug, Clone, PartialEq)]
 struct Doc {
@@ -129,7 +132,7 @@ impl Bm25 {
     }
 
     /// A term's postings: the base's, then the tail's.
-    fn postings(&self, id: u32) -> (&[(u32, u32)], &[(u32, u32)]) {
+    fn postings(&self, id: u32) -> (&[Posting], &[Posting]) {
         let tail = self.tail.get(&id).map_or(&[][..], Vec::as_slice);
         (self.base.postings(id), tail)
     }
