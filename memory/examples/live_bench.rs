@@ -32,12 +32,13 @@ fn ms(d: Duration) -> f64 {
 
 /// Where a snapshot build's time goes, structure by structure, for one
 /// episode (each built as `EpisodeMemory::from_parts` builds it).
-fn breakdown(m: &mesa_memory::EpisodeMemory) -> Result<(), Box<dyn std::error::Error>> {
+fn breakdown(
+    episode: &mesa_memory::dataset::Episode,
+    tokens: Vec<u32>,
+) -> Result<(), Box<dyn std::error::Error>> {
     use mesa_memory::structures::{Graph, Raw, StepTexts, Summary, Temporal};
     let config = Config::default();
     let plugins = mesa_memory::Plugins::default();
-    let episode = &m.episode;
-    let tokens = m.temporal.steps().tokens.clone();
     let triples = episode
         .steps
         .iter()
@@ -152,7 +153,10 @@ fn by_length(
             pct(&mut openings, 0.5),
             pct(&mut openings, 1.0)
         );
-        breakdown(&*reader.memory(&id)?)?;
+        // The episode as stored: a memory opened from a state holds the
+        // covered steps without their texts.
+        let tokens = reader.memory(&id)?.temporal.steps().tokens.clone();
+        breakdown(&reader.episode(&id)?, tokens)?;
     }
     Ok(())
 }

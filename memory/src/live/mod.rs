@@ -25,12 +25,12 @@
 //! read, before an append or after it, never half; it never holds the
 //! database while it retrieves, so a long query does not block writes.
 //!
-//! What an append and a forget cost, per structure (docs/ARCHITECTURE.md):
-//! the new step's tokens, embedding (V) and relations (G) are computed
-//! once, at the append; the next question extends T, G and V at the new
-//! steps' cost and rebuilds S (rewritten over the episode) and R's windows
-//! and BM25 index in memory, linear in the episode's length, with no model
-//! call. A forget deletes rows (with `secure_delete`, their pages are
+//! What an append and a forget cost, per structure (docs/ARCHITECTURE.md
+//! has the table): the new step's tokens, embedding (V) and relations (G)
+//! are computed once, at the append; the next question extends S, T, G, V
+//! and R at the new steps' cost (R re-indexes its tail window, and every
+//! window only while its width changes), with no model call. A forget
+//! deletes rows (with `secure_delete`, their pages are
 //! zeroed); [`Tenant::compact`] rewrites the file and empties the log, after
 //! which no file of the tenant holds a byte of a forgotten step.
 

@@ -277,6 +277,7 @@ impl Tenant {
         if covered.len() != row.steps || covered.last().map(|s| s.index) != Some(row.last_idx) {
             return None;
         }
+        let elided = if unread { covered.len() } else { 0 };
         if unread {
             prefix.steps = covered;
         }
@@ -288,6 +289,7 @@ impl Tenant {
         // holder.
         drop(prefix);
         m.extend(&rest, parts, &self.config).ok()?;
+        m.elide(elided);
         if m.summary.stale() > 0 {
             // A summarizer that only rewrites whole episodes writes the
             // summary on opening, as a rebuild would (its steps were read).

@@ -160,6 +160,7 @@ fn a_persisted_state_reopens_to_the_same_answers() {
                 assert_eq!(x.observation.is_empty(), unread || y.observation.is_empty());
                 assert_eq!(x.action.is_empty(), unread, "step {k}");
             }
+            assert_eq!(reopened.elided_steps(), if damaged { 0 } else { cut });
             assert_eq!(t.steps(&e.id).expect("steps"), stored_steps);
             let got = answers(&reopened, &questions);
             for (i, (x, y)) in got.iter().zip(&want).enumerate() {

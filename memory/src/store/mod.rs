@@ -768,6 +768,7 @@ impl Store {
             graph,
             vector,
             raw,
+            elided: 0,
         })
     }
 

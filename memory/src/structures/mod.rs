@@ -310,7 +310,11 @@ impl std::fmt::Debug for Plugins {
 /// memory in place, copying only what an older clone still shares.
 #[derive(Clone)]
 pub struct EpisodeMemory {
-    /// The episode (steps as loaded, questions, metadata).
+    /// The episode (steps as loaded, questions, metadata). In a memory the
+    /// live store opened from a persisted state, the first
+    /// [`EpisodeMemory::elided_steps`] steps hold their index and
+    /// timestamp but no action or observation: their renderings are in
+    /// the state (`temporal.steps()`), and `Tenant::steps` reads them whole.
     pub episode: Arc<Episode>,
     /// S.
     pub summary: Summary,
@@ -322,6 +326,8 @@ pub struct EpisodeMemory {
     pub vector: Vector,
     /// R.
     pub raw: Raw,
+    /// How many of the first steps have no action or observation here.
+    pub(crate) elided: usize,
 }
 
 impl std::fmt::Debug for EpisodeMemory {
@@ -329,6 +335,7 @@ impl std::fmt::Debug for EpisodeMemory {
         f.debug_struct("EpisodeMemory")
             .field("episode", &self.episode.id)
             .field("steps", &self.episode.steps.len())
+            .field("elided", &self.elided)
             .finish()
     }
 }
@@ -386,6 +393,18 @@ impl StepParts {
 }
 
 impl EpisodeMemory {
+    /// How many of the episode's first steps this memory holds without
+    /// their action and observation (0 unless the live store opened it
+    /// from a persisted state; see [`EpisodeMemory::episode`]).
+    pub fn elided_steps(&self) -> usize {
+        self.elided
+    }
+
+    /// Records that the first `n` steps came without their texts.
+    pub(crate) fn elide(&mut self, n: usize) {
+        self.elided = n;
+    }
+
     /// Builds the five structures over an episode.
     pub fn build(
         episode: Arc<Episode>,
@@ -483,6 +502,7 @@ impl EpisodeMemory {
             graph,
             vector,
             raw,
+            elided: 0,
         })
     }
 

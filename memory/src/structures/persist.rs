@@ -196,6 +196,7 @@ impl EpisodeMemory {
             graph,
             vector,
             raw,
+            elided: 0,
         })
     }
 }
