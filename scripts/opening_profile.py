@@ -58,7 +58,9 @@ def main():
     print(f"| calling | all | {len(caller) * ms:.0f} |")
     for pat, name in [
         ("db::steps", "read the step rows"),
-        ("blobReadWrite", "read the state blob"),
+        ("has_step", "check the state's last step"),
+        ("StateBlob::next", "read the state's G and rest sections"),
+        ("StateBlob::rest", "read the state's text section"),
         ("render_parts", "render the steps"),
     ]:
         print(f"| calling | {name} | {sum(has(s, pat) for s in caller) * ms:.0f} |")
@@ -70,6 +72,7 @@ def main():
         ("decode<mesa_memory::structures::summary", "S"),
         ("f32s_from_le", "V's rows"),
         ("Codes::from_bytes", "V's codes"),
+        ("StoredSteps::open", "the steps' renderings"),
     ]:
         print(f"| decoding | {name} | {sum(has(s, pat) for s in decoding) * ms:.0f} |")
 
