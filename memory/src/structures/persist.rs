@@ -5,10 +5,14 @@
 //! their indices, timestamps and token counts.
 //!
 //! ```text
-//! EpisodeMemory ──state()──► bytes: S, T's keys, G, R's windows and BM25 index, V's rows and codes,
-//!                            the steps' renderings
-//! bytes ──DecodedState::decode──► G ║ R ║ (V from its bytes, S, T, the renderings)   (threads)
-//! both ──reopen_decoded (checks that every part ends at the last step)──► EpisodeMemory
+//! EpisodeMemory ──state()──► StateBytes, three sections:
+//!     graph: G (its term index as sorted arrays)
+//!     rest:  S, T's keys, R's windows and frozen BM25 index, V's rows and codes, the steps
+//!     text:  the steps' renderings, one after another
+//! graph ──decode_graph──► G  ║  rest ──decode_rest──► R ║ (V, S, T)   (threads, each from
+//!                                                        when its section is read)
+//! both + text ──DecodedState::new──► DecodedState
+//!     ──reopen_decoded (checks that every part ends at the last step)──► EpisodeMemory
 //! ```
 //!
 //! The renderings are in the state so that an opening reads neither the
