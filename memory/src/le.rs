@@ -1,11 +1,10 @@
-//! Little-endian `f32` rows as bytes: the one encoding of vectors the store
-//! files, the live database's step rows and the persisted states share.
+//! Little-endian values as bytes: the one encoding of vectors the store
+//! files, the live database's step rows and the persisted states share, and
+//! of the persisted states' integer arrays.
 
 /// `xs` as little-endian bytes, four per value.
 pub fn f32s_to_le(xs: &[f32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(xs.len() * 4);
-    extend_le(&mut out, xs);
-    out
+    to_le(xs, f32::to_le_bytes)
 }
 
 /// Appends `xs` to `out` as little-endian bytes, four per value.
@@ -19,44 +18,50 @@ pub fn extend_le(out: &mut Vec<u8>, xs: &[f32]) {
 /// The values of little-endian `bytes`; `None` if they are not whole
 /// four-byte values.
 pub fn f32s_from_le(bytes: &[u8]) -> Option<Vec<f32>> {
-    bytes.len().is_multiple_of(4).then(|| {
-        bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    })
+    from_le(bytes, f32::from_le_bytes)
 }
 
 /// `xs` as little-endian bytes, four per value.
 pub fn u32s_to_le(xs: &[u32]) -> Vec<u8> {
-    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+    to_le(xs, u32::to_le_bytes)
 }
 
 /// The values of little-endian `bytes`; `None` if they are not whole
 /// four-byte values.
 pub fn u32s_from_le(bytes: &[u8]) -> Option<Vec<u32>> {
-    bytes.len().is_multiple_of(4).then(|| {
-        bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    })
+    from_le(bytes, u32::from_le_bytes)
 }
 
 /// `xs` as little-endian bytes, eight per value.
 pub fn u64s_to_le(xs: &[u64]) -> Vec<u8> {
-    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+    to_le(xs, u64::to_le_bytes)
 }
 
 /// The values of little-endian `bytes`; `None` if they are not whole
 /// eight-byte values.
 pub fn u64s_from_le(bytes: &[u8]) -> Option<Vec<u64>> {
-    bytes.len().is_multiple_of(8).then(|| {
-        bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect()
-    })
+    from_le(bytes, u64::from_le_bytes)
+}
+
+/// `xs` as bytes, `N` per value by `to`.
+fn to_le<T: Copy, const N: usize>(xs: &[T], to: fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(xs.len() * N);
+    for &x in xs {
+        out.extend_from_slice(&to(x));
+    }
+    out
+}
+
+/// The values of `bytes`, `N` per value by `from`; `None` if they are not
+/// whole values.
+fn from_le<T, const N: usize>(bytes: &[u8], from: fn([u8; N]) -> T) -> Option<Vec<T>> {
+    if !bytes.len().is_multiple_of(N) {
+        return None;
+    }
+    bytes
+        .chunks_exact(N)
+        .map(|c| <[u8; N]>::try_from(c).ok().map(from))
+        .collect()
 }
 
 /// Serializes bytes as one byte string (serde writes a `&[u8]` as a

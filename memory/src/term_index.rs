@@ -235,9 +235,10 @@ mod tests {
         postcard::from_bytes(&postcard::to_stdvec(index).unwrap()).unwrap()
     }
 
-    /// Built in one go, or persisted after `cut` documents and added to:
-    /// the same postings for every term, the same idf and overlaps, and
-    /// the same persisted bytes.
+    /// Built in one go, each document's overlap is `Idf::overlap`'s; built
+    /// in one go, or persisted after `cut` documents and added to: the same
+    /// postings for every term, the same idf and overlaps, and the same
+    /// persisted bytes.
     fn check(docs: &[Vec<u64>], cut: usize, queries: &[Vec<u64>]) {
         let whole = TermIndex::new(docs.iter().map(|d| d.as_slice()));
         let mut grown = persisted(&TermIndex::new(docs[..cut].iter().map(|d| d.as_slice())));
@@ -246,6 +247,18 @@ mod tests {
         }
         let reopened = persisted(&whole);
         let idf = Idf::new(docs.iter().map(|d| d.as_slice()));
+        // Built in one go: each document's overlap is `Idf::overlap`'s.
+        for q in queries {
+            let w = idf.weigh(q);
+            let got = whole.overlaps(&w);
+            for (i, d) in docs.iter().enumerate() {
+                let want = idf.overlap(&w, d);
+                assert_eq!(got[i] > 0.0, want > 0.0, "{q:?} / {i}");
+                if want > 0.0 {
+                    assert_eq!(got[i].to_bits(), want.to_bits(), "{q:?} / {i}");
+                }
+            }
+        }
         let terms: std::collections::BTreeSet<u64> = docs.iter().flatten().copied().collect();
         for other in [&grown, &reopened] {
             assert_eq!(other.docs(), whole.docs());
@@ -277,10 +290,14 @@ mod tests {
             "red sky at night",
         ];
         let docs: Vec<Vec<u64>> = texts.iter().map(|t| term_hashes(t)).collect();
-        let queries: Vec<Vec<u64>> = ["red wine", "apple sky pie", "zebra", "night red"]
-            .iter()
-            .map(|q| term_hashes(q))
-            .collect();
+        let queries = [
+            "red wine",
+            "apple sky pie",
+            "zebra",
+            "night red",
+            "green blue apple red",
+        ];
+        let queries: Vec<Vec<u64>> = queries.iter().map(|q| term_hashes(q)).collect();
         for cut in 0..=docs.len() {
             check(&docs, cut, &queries);
         }

@@ -425,19 +425,18 @@ pub fn has_step(conn: &Connection, episode: &str, idx: usize) -> rusqlite::Resul
         .exists(params![episode, idx as i64])
 }
 
-/// An episode's steps after index `after` (all with `None`) and their
-/// parts, in index order, as [`steps`] reads them.
+/// An episode's steps after index `after` and their parts, in index
+/// order, as [`steps`] reads them (a range the index seeks to).
 pub fn steps_after(
     conn: &Connection,
     episode: &str,
-    after: Option<usize>,
+    after: usize,
 ) -> rusqlite::Result<Vec<(Step, Result<StoredParts, String>)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT idx, action, observation, timestamp, tokens, vector, triples
          FROM steps WHERE episode = ?1 AND idx > ?2 ORDER BY idx",
     )?;
-    // A range the index seeks to (indices are not negative).
-    let after = after.map_or(-1, |i| i as i64);
+    let after = after as i64;
     let rows = stmt.query_map(params![episode, after], step_with_parts)?;
     rows.collect()
 }

@@ -199,16 +199,17 @@ impl Tenant {
             Some(blob) => Some(self.open_state(&tx, blob)?),
             None => None,
         };
+        // The summarizer extends its summary step by step when it keeps
+        // per-step candidates (`Summarizer::candidates`).
         let unread = match covered {
             Some(s) if self.plugins.summarizer.candidates(&[]).is_some() => {
                 db::has_step(&tx, episode, s.last_idx).map_err(self.db_error())?
             }
             _ => false,
         };
-        let rows = if unread {
-            db::steps_after(&tx, episode, last_idx)
-        } else {
-            db::steps(&tx, episode, last_idx)
+        let rows = match last_idx.filter(|_| unread) {
+            Some(last) => db::steps_after(&tx, episode, last),
+            None => db::steps(&tx, episode, last_idx),
         };
         let rows = rows.map_err(self.db_error())?;
         // The read is done: the connection is free while the state decodes.

@@ -270,12 +270,8 @@ impl DecodedState {
 
     /// The state from its decoded sections and the renderings' `text`; a
     /// message if the text is not theirs.
-    pub fn new(graph: Graph, rest: DecodedRest, text: Vec<u8>) -> Result<DecodedState, String> {
-        let (texts, steps) = rest.steps.open(text)?;
-        let rest = DecodedRest {
-            steps: StoredSteps::default(),
-            ..rest
-        };
+    pub fn new(graph: Graph, mut rest: DecodedRest, text: Vec<u8>) -> Result<DecodedState, String> {
+        let (texts, steps) = std::mem::take(&mut rest.steps).open(text)?;
         Ok(DecodedState {
             graph,
             rest,
