@@ -317,7 +317,7 @@ mod tests {
         let x = LlmExtractor::new(server.client());
         let e = sql_episode();
         let g = Graph::build(&e, &x, &Config::default()).unwrap();
-        assert_eq!(g.graph().edge_count(), 14);
+        assert_eq!(g.relation_count(), 14);
         assert_eq!(server.requests(), 7, "one call per step");
         for s in &e.steps {
             assert_eq!(
@@ -387,7 +387,7 @@ mod tests {
         assert!(x.name().ends_with("+rules-fallback"));
         let rules = RuleExtractor.extract(&e, &e.steps[3]).unwrap();
         assert_eq!(x.extract(&e, &e.steps[3]).unwrap(), rules);
-        assert!(g.graph().edge_count() > 12);
+        assert!(g.relation_count() > 12);
     }
 
     #[test]

@@ -414,7 +414,7 @@ fn write_episode(dir: &Path, memory: &EpisodeMemory, steps: &StepTexts) -> Resul
             tokens: memory.summary.tokens(),
         },
     )?;
-    write_json(&dir.join("graph.json"), memory.graph.graph())?;
+    write_json(&dir.join("graph.json"), &memory.graph.relation_graph())?;
     let v = dir.join("vectors.bin");
     vectors::write(&v, memory.vector.dim(), memory.vector.data()).map_err(io(&v))?;
     let ann = ann_file(dir, true);
@@ -562,7 +562,7 @@ impl Store {
                 }
                 Ok((
                     memory.raw.windows().len(),
-                    memory.graph.graph().edge_count(),
+                    memory.graph.relation_count(),
                     memory.summary.tokens(),
                 ))
             })

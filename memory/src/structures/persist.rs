@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! EpisodeMemory ──state()──► StateBytes, three sections:
-//!     graph: G (its term index as sorted arrays)
+//!     graph: G (flat arrays: names in one buffer, its indexes as sorted arrays)
 //!     rest:  S, T's keys, R's windows and frozen BM25 index, V's rows and codes, the steps
 //!     text:  the steps' renderings, one after another
 //! graph ──decode_graph──► G  ║  rest ──decode_rest──► R ║ (V, S, T)   (threads, each from
@@ -39,10 +39,12 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Bumped when a persisted state's layout changes; an older state is then
-/// ignored (and the memory rebuilt from its steps). 5: the steps'
-/// renderings in the state (4: V's codes in the layout of the embedder's
-/// vectors; 3 kept every embedder's by dimension).
-const STATE_VERSION: u32 = 5;
+/// ignored (and the memory rebuilt from its steps). 6: G as flat arrays
+/// (names in one buffer, its indexes as term indexes; 5 kept petgraph's
+/// graph and hash maps); 5: the steps' renderings in the state (4: V's
+/// codes in the layout of the embedder's vectors; 3 kept every
+/// embedder's by dimension).
+const STATE_VERSION: u32 = 6;
 
 /// What a persisted state was built under: it is opened only under the
 /// same.

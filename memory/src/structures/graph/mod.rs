@@ -31,9 +31,11 @@
 
 mod bits;
 mod extract;
+mod names;
 #[cfg(test)]
 mod reference;
 mod retrieve;
+mod stored;
 
 pub use extract::{entities, RuleExtractor};
 
@@ -41,7 +43,8 @@ use super::PluginError;
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
 use crate::text::{term_hashes, TermIndex};
-use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableGraph};
+use names::Names;
+use petgraph::stable_graph::{NodeIndex, StableGraph};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
@@ -76,26 +79,29 @@ pub struct Relation {
     pub step: usize,
 }
 
-/// The graph as stored.
+/// The graph as a built store keeps it (`graph.json`): entities as nodes,
+/// relations as edges, numbered as [`Graph`] numbers them.
 pub type RelationGraph = StableGraph<String, Relation>;
 
-/// One relation as retrieval reads it: its edge, step and endpoints.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+/// One relation: its step, its name (a number in the vocabulary) and its
+/// endpoints. A relation's number is its position in [`Graph`]'s rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Row {
-    edge: EdgeIndex,
     step: usize,
+    relation: u32,
     a: NodeIndex,
     b: NodeIndex,
 }
 
 /// The knowledge graph of one episode, with its retrieval indexes.
 ///
-/// Relations are numbered by their position in `rows`, which is in
-/// (step, edge index) order; every index below holds positions:
+/// Entities are numbered as they are first seen (`names`), relations by
+/// their position in `rows`, which is in step order (and, within a step,
+/// in the order extracted); every index below holds positions:
 ///
 /// ```text
 /// question terms ──terms──▶ positions with lex > 0
-/// question terms ──term_nodes──▶ linked nodes ──incident──▶ positions with ent > 0
+/// question terms ──words──▶ linked nodes ──incident──▶ positions with ent > 0
 /// named steps / a focal step ──binary search in rows or incident──▶ nearest positions
 /// ```
 ///
@@ -103,25 +109,47 @@ struct Row {
 /// nodes, reads the long ones (the agent's thousands) as bit sets, a word
 /// of 64 positions at a time, and scans out from a few steps; it never
 /// scores every relation (see [`retrieve`](self) for the exact argument).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Every part is a few flat arrays (the names in one buffer, the three
+/// indexes as [`TermIndex`]es), so a persisted graph is read back with a
+/// copy per array rather than an allocation per entity and relation. The
+/// maps from a name to its number are needed only to add steps, and are
+/// built by the first step added after an opening.
+#[derive(Debug, Clone)]
 pub struct Graph {
-    graph: RelationGraph,
-    by_name: HashMap<String, NodeIndex>,
-    node_terms: HashMap<NodeIndex, Vec<u64>>,
-    term_nodes: HashMap<u64, Vec<NodeIndex>>,
+    /// Entity names, by node.
+    names: Names,
+    /// The relations' vocabulary.
+    relations: Names,
     rows: Vec<Row>,
+    /// The agent's node (named [`AGENT`], in any case), once seen.
+    agent: Option<NodeIndex>,
+    /// Each node's name terms (none for [`AGENT`]), by node.
+    words: TermIndex,
+    /// How many terms each node's name has.
+    word_counts: Vec<u32>,
     /// Each relation's terms (subject, relation, object), by position.
     terms: TermIndex,
-    /// Each node's relations (either direction), by position, increasing.
-    incident: Vec<Vec<u32>>,
+    /// Each node's relations (either direction), by position, increasing:
+    /// the "terms" of relation `p` are its two nodes' numbers.
+    incident: TermIndex,
     last_step: usize,
     focal: usize,
     neighbours: usize,
     hops: usize,
     proximity: f64,
+    /// Names (lowercased) and relations to their numbers, for adding
+    /// steps; built on the first (not stored).
+    lookup: Option<Lookup>,
     /// The long sources' bit sets, kept across questions (not stored).
-    #[serde(skip)]
     bit_sets: bits::BitSets,
+}
+
+/// The maps a graph needs to add steps.
+#[derive(Debug, Clone, Default)]
+struct Lookup {
+    nodes: HashMap<String, NodeIndex>,
+    relations: HashMap<String, u32>,
 }
 
 impl Graph {
@@ -150,31 +178,35 @@ impl Graph {
         triples: impl IntoIterator<Item = &'t [Triple]>,
         config: &Config,
     ) -> Graph {
-        let mut g = Graph::empty(RelationGraph::default(), config);
+        let mut g = Graph::empty(config);
         g.extend(&episode.steps, triples, config);
         g
     }
 
-    fn empty(graph: RelationGraph, config: &Config) -> Graph {
+    fn empty(config: &Config) -> Graph {
         Graph {
-            graph,
-            by_name: HashMap::new(),
-            node_terms: HashMap::new(),
-            term_nodes: HashMap::new(),
+            names: Names::default(),
+            relations: Names::default(),
             rows: Vec::new(),
+            agent: None,
+            words: TermIndex::default(),
+            word_counts: Vec::new(),
             terms: TermIndex::default(),
-            incident: Vec::new(),
+            incident: TermIndex::default(),
             last_step: 0,
             focal: config.graph_focal,
             neighbours: config.graph_neighbours,
             hops: config.graph_hops,
             proximity: config.graph_proximity,
+            lookup: Some(Lookup::default()),
             bit_sets: bits::BitSets::default(),
         }
     }
 
     /// Adds later steps' relations: the same graph and indexes as
-    /// [`Graph::from_triples`] over all the steps, at the new steps' cost.
+    /// [`Graph::from_triples`] over all the steps, at the new steps' cost
+    /// (and, on the first call after an opening, the cost of the name
+    /// maps).
     pub(super) fn extend<'t>(
         &mut self,
         steps: &[Step],
@@ -212,60 +244,87 @@ impl Graph {
             if a == b || !seen.insert((a, b, r)) {
                 continue;
             }
-            let relation = Relation {
-                relation: r.to_string(),
+            let relation = self.relation_number(r);
+            self.add_row(Row {
                 step: step.index,
-            };
-            let e = self.graph.add_edge(a, b, relation);
-            self.index_edge(e, a, b);
+                relation,
+                a,
+                b,
+            });
             kept += 1;
         }
     }
 
+    /// The name maps, built from the names if this graph was opened from
+    /// a state.
+    fn lookup(&mut self) -> &mut Lookup {
+        let (names, relations) = (&self.names, &self.relations);
+        self.lookup.get_or_insert_with(|| {
+            let mut l = Lookup::default();
+            for (i, name) in names.iter().enumerate() {
+                l.nodes
+                    .entry(name.to_lowercase())
+                    .or_insert(NodeIndex::new(i));
+            }
+            for (i, r) in relations.iter().enumerate() {
+                l.relations.entry(r.to_string()).or_insert(i as u32);
+            }
+            l
+        })
+    }
+
+    /// The number of relation `r` in the vocabulary, added if new.
+    fn relation_number(&mut self, r: &str) -> u32 {
+        if let Some(&n) = self.lookup().relations.get(r) {
+            return n;
+        }
+        let n = u32::try_from(self.relations.len()).unwrap_or(u32::MAX);
+        self.relations.push(r);
+        self.lookup().relations.insert(r.to_string(), n);
+        n
+    }
+
     /// Numbers and indexes a relation (added after every earlier one).
-    fn index_edge(&mut self, edge: EdgeIndex, a: NodeIndex, b: NodeIndex) {
-        let r = &self.graph[edge];
+    fn add_row(&mut self, row: Row) {
         let terms = term_hashes(&format!(
             "{} {} {}",
-            self.graph[a], r.relation, self.graph[b]
+            self.name(row.a),
+            self.relations.get(row.relation as usize),
+            self.name(row.b)
         ));
-        let pos = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
-        self.rows.push(Row {
-            edge,
-            step: r.step,
-            a,
-            b,
-        });
         self.terms.add(&terms);
-        for n in [a, b] {
-            if self.incident.len() <= n.index() {
-                self.incident.resize_with(n.index() + 1, Vec::new);
-            }
-            self.incident[n.index()].push(pos);
-        }
+        self.incident
+            .add(&[row.a.index() as u64, row.b.index() as u64]);
+        self.rows.push(row);
     }
 
     /// The entity named `name` (case-insensitively), added if new.
     fn entity(&mut self, name: &str) -> NodeIndex {
-        if let Some(&n) = self.by_name.get(&name.to_lowercase()) {
+        let key = name.to_lowercase();
+        if let Some(&n) = self.lookup().nodes.get(&key) {
             return n;
         }
-        let n = self.graph.add_node(name.to_string());
-        self.index_node(n);
+        let n = self.add_node(name, &key);
+        self.lookup().nodes.insert(key, n);
         n
     }
 
-    /// Indexes a node by its name and terms.
-    fn index_node(&mut self, n: NodeIndex) {
-        let name = &self.graph[n];
-        self.by_name.insert(name.to_lowercase(), n);
-        if name != AGENT {
-            let terms = term_hashes(name);
-            for t in &terms {
-                self.term_nodes.entry(*t).or_default().push(n);
-            }
-            self.node_terms.insert(n, terms);
+    /// Numbers and indexes an entity (`key`: its name lowercased).
+    fn add_node(&mut self, name: &str, key: &str) -> NodeIndex {
+        let n = NodeIndex::new(self.names.len());
+        self.names.push(name);
+        if key == AGENT && self.agent.is_none() {
+            self.agent = Some(n);
         }
+        let terms = if name == AGENT {
+            Vec::new()
+        } else {
+            term_hashes(name)
+        };
+        self.words.add(&terms);
+        self.word_counts
+            .push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
+        n
     }
 
     /// Indexes a stored graph; fails if an edge ends at a vacant node.
@@ -285,51 +344,87 @@ impl Graph {
             edges.push((r.step, e, a, b));
         }
         edges.sort_unstable_by_key(|&(step, e, _, _)| (step, e.index()));
-        let nodes: Vec<NodeIndex> = graph.node_indices().collect();
-        let mut g = Graph::empty(graph, config);
-        for n in nodes {
-            g.index_node(n);
+        let mut g = Graph::empty(config);
+        // The stored graph's nodes, numbered afresh in their order (a name
+        // met twice keeps both nodes, as the stored graph has them).
+        let mut number = HashMap::new();
+        for n in graph.node_indices() {
+            let name = &graph[n];
+            number.insert(n, g.add_node(name, &name.to_lowercase()));
         }
-        for (_, e, a, b) in edges {
-            g.index_edge(e, a, b);
+        g.lookup = None;
+        for (step, e, a, b) in edges {
+            let relation = g.relation_number(&graph[e].relation);
+            g.add_row(Row {
+                step,
+                relation,
+                a: number[&a],
+                b: number[&b],
+            });
         }
+        g.lookup = None;
         g.last_step = last_step;
         Ok(g)
     }
 
-    /// The stored graph.
-    pub fn graph(&self) -> &RelationGraph {
-        &self.graph
+    /// The graph as a built store keeps it: node `i` is entity `i`, edge
+    /// `p` is relation `p`.
+    pub fn relation_graph(&self) -> RelationGraph {
+        let mut graph = RelationGraph::with_capacity(self.names.len(), self.rows.len());
+        for name in self.names.iter() {
+            graph.add_node(name.to_string());
+        }
+        for r in &self.rows {
+            let relation = Relation {
+                relation: self.relations.get(r.relation as usize).to_string(),
+                step: r.step,
+            };
+            graph.add_edge(r.a, r.b, relation);
+        }
+        graph
     }
 
-    /// The node of an entity, by name (case-insensitive).
-    pub fn node(&self, name: &str) -> Option<NodeIndex> {
-        self.by_name.get(&name.to_lowercase()).copied()
+    /// How many relations the graph holds.
+    pub fn relation_count(&self) -> usize {
+        self.rows.len()
     }
 
-    /// One relation as a line: `subject —relation→ object [step N]`.
-    pub fn line(&self, e: EdgeIndex) -> String {
-        match (self.graph.edge_endpoints(e), self.graph.edge_weight(e)) {
-            (Some((a, b)), Some(r)) => format!(
+    /// How many entities the graph holds.
+    pub fn entity_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Node `n`'s name.
+    fn name(&self, n: NodeIndex) -> &str {
+        self.names.get(n.index())
+    }
+
+    /// Relation `p` as a line: `subject —relation→ object [step N]`.
+    fn line(&self, p: usize) -> String {
+        match self.rows.get(p) {
+            Some(r) => format!(
                 "{} —{}→ {} [step {}]",
-                self.graph[a], r.relation, self.graph[b], r.step
+                self.name(r.a),
+                self.relations.get(r.relation as usize),
+                self.name(r.b),
+                r.step
             ),
-            _ => String::new(),
+            None => String::new(),
         }
     }
 
     /// The nodes whose every name term occurs in the question.
     fn linked(&self, terms: &[u64]) -> HashSet<NodeIndex> {
-        let mut counts: HashMap<NodeIndex, usize> = HashMap::new();
+        let mut counts: HashMap<u32, u32> = HashMap::new();
         for t in terms {
-            for n in self.term_nodes.get(t).into_iter().flatten() {
-                *counts.entry(*n).or_insert(0) += 1;
+            for &n in self.words.postings(*t) {
+                *counts.entry(n).or_insert(0) += 1;
             }
         }
         counts
             .into_iter()
-            .filter(|(n, c)| self.node_terms.get(n).is_some_and(|t| t.len() == *c))
-            .map(|(n, _)| n)
+            .filter(|&(n, c)| self.word_counts.get(n as usize) == Some(&c))
+            .map(|(n, _)| NodeIndex::new(n as usize))
             .collect()
     }
 
@@ -340,7 +435,7 @@ impl Graph {
 
     /// A node's relations, by position (by step).
     fn incident(&self, n: NodeIndex) -> &[u32] {
-        self.incident.get(n.index()).map_or(&[], Vec::as_slice)
+        self.incident.postings(n.index() as u64)
     }
 }
 
@@ -385,7 +480,7 @@ mod tests {
         let ep = sql_episode();
         let c = Config::default();
         let g = Graph::build(&ep, &RuleExtractor, &c).unwrap();
-        let json = serde_json::to_string(g.graph()).unwrap();
+        let json = serde_json::to_string(&g.relation_graph()).unwrap();
         let back: RelationGraph = serde_json::from_str(&json).unwrap();
         let g2 = Graph::from_graph(back, 6, &c).unwrap();
         let q = Query::new("What error did the agent get at step 2?");

@@ -46,7 +46,7 @@
 //! with every source and node long from 1, 2, 3, ... relations on as well.
 
 use super::bits::{split, Bits, Source, Sparse};
-use super::{Graph, AGENT};
+use super::Graph;
 use crate::structures::top;
 use crate::structures::{Evidence, EvidenceItem, MemoryStructure, Query, RetrieveError};
 use crate::tokens::count_tokens;
@@ -353,10 +353,6 @@ impl<'g> Scorer<'g> {
         self.g.rows[p as usize].step
     }
 
-    fn edge_index(&self, p: u32) -> usize {
-        self.g.rows[p as usize].edge.index()
-    }
-
     /// `prox` at relation `p`'s step.
     fn prox(&self, p: u32) -> f64 {
         let step = self.step(p);
@@ -477,7 +473,7 @@ impl<'g> Scorer<'g> {
         let order = |a: &(u32, f64), b: &(u32, f64)| {
             b.1.total_cmp(&a.1)
                 .then(self.step(a.0).cmp(&self.step(b.0)))
-                .then(self.edge_index(a.0).cmp(&self.edge_index(b.0)))
+                .then(a.0.cmp(&b.0))
         };
         top(&mut ranked, m, order);
         ranked
@@ -556,13 +552,13 @@ impl<'g> Scorer<'g> {
         candidates.sort_unstable();
         candidates.dedup();
         // The neighbour order around `s0`: score (0 when not positive),
-        // then distance in steps, then edge index.
-        let mut keyed: Vec<(u32, f64, usize, usize)> = candidates
+        // then distance in steps, then position.
+        let mut keyed: Vec<(u32, f64, usize, u32)> = candidates
             .into_iter()
             .map(|p| {
                 let s = self.score(p);
                 let s = if s > 0.0 { s } else { 0.0 };
-                (p, s, self.step(p).abs_diff(s0), self.edge_index(p))
+                (p, s, self.step(p).abs_diff(s0), p)
             })
             .collect();
         top(&mut keyed, m, |x, y| {
@@ -586,7 +582,7 @@ impl<'g> Scorer<'g> {
         let hop1 = self.best(&[a, b], first, s0, &|x| focal.contains(&x));
         let mut out: Vec<u32> = hop1.iter().take(g.neighbours).copied().collect();
         if out.len() < g.neighbours && g.hops >= 2 {
-            let agent = g.node(AGENT);
+            let agent = g.agent;
             let mut nodes = Vec::new();
             for &x in hop1.iter().take(8) {
                 let r = g.rows[x as usize];
@@ -664,10 +660,10 @@ impl Graph {
                 .collect();
             steps.sort_unstable();
             steps.dedup();
-            let mut text = self.line(self.rows[p as usize].edge);
+            let mut text = self.line(p as usize);
             for n in &neighbours {
                 text.push_str("\n  ");
-                text.push_str(&self.line(self.rows[*n as usize].edge));
+                text.push_str(&self.line(*n as usize));
             }
             let tokens = count_tokens(&text);
             items.push(EvidenceItem {
