@@ -48,8 +48,9 @@ fn child_question(k: usize, i: usize) -> crate::dataset::Question {
 }
 
 /// The child: a fresh writer handle per batch appends it, acknowledges it
-/// (`appended N`), keeps its questions (`kept N`: how many the episode
-/// holds), then asks (`asking`, then `asked MICROS`).
+/// (`appended N`), keeps its questions (`kept N MICROS`: how many the
+/// episode holds, and how long keeping them took), then asks (`asking`,
+/// then `asked MICROS`).
 fn child(root: &Path, episode: &str) {
     let m = LiveMemory::open(root).expect("opens");
     let mut out = std::io::stdout().lock();
@@ -69,9 +70,13 @@ fn child(root: &Path, episode: &str) {
         let n = t.steps(episode).expect("steps").len();
         writeln!(out, "appended {n}").and_then(|_| out.flush()).ok();
         let qs: Vec<_> = (0..QUESTIONS).map(|i| child_question(k, i)).collect();
+        let t0 = Instant::now();
         t.add_questions(episode, &qs).expect("questions");
+        let took = t0.elapsed().as_micros();
         let n = t.questions(episode).expect("questions").len();
-        writeln!(out, "kept {n}").and_then(|_| out.flush()).ok();
+        writeln!(out, "kept {n} {took}")
+            .and_then(|_| out.flush())
+            .ok();
         writeln!(out, "asking").and_then(|_| out.flush()).ok();
         let t0 = Instant::now();
         t.memory(episode).expect("memory");
@@ -90,8 +95,11 @@ struct Round {
 }
 
 /// Runs one child on `episode` and kills it after a random share of its
-/// second question (the first one times it), or within 2 ms of its second
-/// append's acknowledgement, while it keeps that batch's questions.
+/// second question (the first one times it), or, after its second
+/// append's acknowledgement, within the time the first batch's questions
+/// took to keep, while it keeps that batch's questions. (A fixed window
+/// made how many kills landed there depend on how long the child's
+/// previous state write held the database.)
 fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round {
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
         .args([
@@ -108,7 +116,7 @@ fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round
         .expect("spawn the child");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let (mut acked, mut kept, mut asks) = (0, 0, 0);
-    let mut took = Duration::from_millis(5);
+    let (mut took, mut keeping) = (Duration::from_millis(5), Duration::from_millis(2));
     let mut mid_question = false;
     // A third of the rounds are killed while the second batch's questions
     // are being kept, the rest while the second question runs.
@@ -120,11 +128,14 @@ fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round
             acked = n.parse().expect("a count");
             appends += 1;
             if at_questions && appends == 2 {
-                std::thread::sleep(Duration::from_micros(next(2000)));
+                let share = next(90) as u32;
+                std::thread::sleep(keeping * share / 100);
                 break;
             }
         } else if let Some(n) = line.strip_prefix("kept ") {
+            let (n, us) = n.split_once(' ').expect("a count and micros");
             kept = n.parse().expect("a count");
+            keeping = Duration::from_micros(us.parse().expect("micros"));
         } else if let Some(us) = line.strip_prefix("asked ") {
             took = Duration::from_micros(us.parse().expect("micros"));
         } else if line == "asking" {
