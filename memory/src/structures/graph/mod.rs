@@ -1,6 +1,8 @@
-//! G: a knowledge graph of (subject, relation, object, step) edges
-//! (petgraph `StableGraph`, so indices survive the removal of a step's
-//! edges).
+//! G: a knowledge graph of (subject, relation, object, step) edges, kept
+//! as flat arrays (entities and relations numbered as added; a forget or a
+//! correction rebuilds the graph from the kept steps' relations). A built
+//! store writes it as a petgraph `StableGraph` in `graph.json`
+//! ([`Graph::relation_graph`], [`Graph::from_graph`]).
 //!
 //! The built-in [`RuleExtractor`] reads, per step (the action's first 2 KiB,
 //! the observation's first 4 KiB):
