@@ -118,7 +118,9 @@ fn decode<'a, T: Deserialize<'a>>(what: &str, bytes: &'a [u8]) -> Result<T, Stri
 impl EpisodeMemory {
     /// The memory's persisted state (see [`EpisodeMemory::reopen`]).
     pub fn state(&self) -> OwnedState<'_> {
-        // Serializing plain data into a Vec cannot fail.
+        // Serializing into a Vec fails only past a part's limits (G's
+        // names over 4 GiB, over 2^32 entities or relations): an empty part
+        // then does not decode, and the memory is rebuilt from its steps.
         let (s, t) = (
             postcard::to_stdvec(&self.summary).unwrap_or_default(),
             postcard::to_stdvec(&self.temporal).unwrap_or_default(),

@@ -295,8 +295,11 @@ impl Graph {
             self.name(row.b)
         ));
         self.terms.add(&terms);
-        self.incident
-            .add(&[row.a.index() as u64, row.b.index() as u64]);
+        // A self-loop (only a hand-written `graph.json` has one) is its
+        // node's relation once.
+        let (a, b) = (row.a.index() as u64, row.b.index() as u64);
+        let ends = [a, b];
+        self.incident.add(if a == b { &ends[..1] } else { &ends });
         self.rows.push(row);
     }
 
@@ -346,15 +349,16 @@ impl Graph {
             edges.push((r.step, e, a, b));
         }
         edges.sort_unstable_by_key(|&(step, e, _, _)| (step, e.index()));
-        let mut g = Graph::empty(config);
         // The stored graph's nodes, numbered afresh in their order (a name
-        // met twice keeps both nodes, as the stored graph has them).
+        // met twice keeps both nodes, as the stored graph has them); the
+        // relations' map is filled as they are numbered, the names' is not
+        // (a built store's graph takes no appends).
+        let mut g = Graph::empty(config);
         let mut number = HashMap::new();
         for n in graph.node_indices() {
             let name = &graph[n];
             number.insert(n, g.add_node(name, &name.to_lowercase()));
         }
-        g.lookup = None;
         for (step, e, a, b) in edges {
             let relation = g.relation_number(&graph[e].relation);
             g.add_row(Row {
@@ -487,6 +491,52 @@ mod tests {
         let g2 = Graph::from_graph(back, 6, &c).unwrap();
         let q = Query::new("What error did the agent get at step 2?");
         assert_eq!(g.retrieve(&q).unwrap(), g2.retrieve(&q).unwrap());
+    }
+
+    /// A hand-written `graph.json` may hold a self-loop and a name twice
+    /// in other cases; such a graph still answers as the scan does.
+    #[test]
+    fn a_stored_graph_with_a_self_loop_answers_as_the_scan() {
+        let c = Config::default();
+        let mut rg = RelationGraph::default();
+        let names = ["Door", "key 1", "door", "agent", "box"];
+        let n: Vec<NodeIndex> = names.iter().map(|x| rg.add_node(x.to_string())).collect();
+        for (step, (a, b, r)) in [(0, 0, "opens"), (1, 2, "is"), (3, 1, "take"), (1, 1, "is")]
+            .into_iter()
+            .enumerate()
+        {
+            let relation = Relation {
+                relation: r.into(),
+                step,
+            };
+            rg.add_edge(n[a], n[b], relation);
+        }
+        rg.add_edge(
+            n[3],
+            n[4],
+            Relation {
+                relation: "open".into(),
+                step: 3,
+            },
+        );
+        let g = Graph::from_graph(rg, 3, &c).unwrap();
+        for q in [
+            "door key",
+            "what is the key at step 1?",
+            "agent box",
+            "step 0",
+        ] {
+            let q = Query::new(q);
+            let want = g.retrieve_by_scan(&q);
+            for heavy_at in [1, 2, 1024] {
+                assert_eq!(
+                    g.retrieve_with(&q, heavy_at),
+                    want,
+                    "{heavy_at}: {}",
+                    q.text()
+                );
+            }
+        }
     }
 
     /// The questions the comparison asks: the episode's own, and ones

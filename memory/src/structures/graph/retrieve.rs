@@ -415,7 +415,7 @@ impl<'g> Scorer<'g> {
 
     /// The candidates of a class of relations scoring one constant plus
     /// `prox` (within `set`), in an order that ranks by score, then by
-    /// distance to `s0` (or, without `s0`, by step and edge index): the `m`
+    /// distance to `s0` (or, without `s0`, by step and position): the `m`
     /// nearest around `s0` and each named step, or the first `m`.
     fn around(
         &self,
@@ -451,7 +451,7 @@ impl<'g> Scorer<'g> {
     }
 
     /// The focal relations: the best `focal` with a positive score, by
-    /// score, then step, then edge index.
+    /// score, then step, then position.
     fn focal(&self) -> Vec<(u32, f64)> {
         let m = self.g.focal;
         let mut others = Vec::new();

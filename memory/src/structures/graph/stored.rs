@@ -5,8 +5,9 @@
 //! ```text
 //! Graph ──serialize──► names, relations, steps | relation | a | b, agent,
 //!                      words, word counts, terms, incident, parameters
-//!       ◄─deserialize── one copy per array, then every cross-reference
-//!                       checked (a damaged state is refused, never a panic)
+//!       ◄─deserialize── one copy per array, then every number used as an
+//!                       index range-checked (a damaged state is refused or
+//!                       answers wrongly, never panics)
 //! ```
 //!
 //! Reading it back allocates a few dozen buffers however large the graph
