@@ -16,6 +16,21 @@ const STOPWORDS: &[&str] = &[
     "with", "would", "you", "your",
 ];
 
+/// Whether `ends` cut `text` into consecutive pieces, one after another
+/// (the stored form of a list of strings kept in one buffer): each end at
+/// least the one before and on a character boundary, the last at the
+/// text's end (an empty text when there are none).
+pub fn cuts_whole(text: &str, ends: &[usize]) -> bool {
+    let mut start = 0;
+    for &end in ends {
+        if end < start || !text.is_char_boundary(end) {
+            return false;
+        }
+        start = end;
+    }
+    start == text.len()
+}
+
 /// Whether `word` (lower case) is a stopword.
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
@@ -170,6 +185,15 @@ pub use crate::term_index::{IdfOf, TermIndex};
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ends_cut_whole_only_in_order_on_boundaries_to_the_end() {
+        assert!(cuts_whole("", &[]));
+        assert!(cuts_whole("aöb", &[1, 1, 4]));
+        for ends in [&[1, 2][..], &[2, 1, 4], &[1, 3], &[1, 5], &[]] {
+            assert!(!cuts_whole("aöb", ends), "{ends:?}");
+        }
+    }
 
     #[test]
     fn stopwords_sorted() {

@@ -164,15 +164,8 @@ impl StoredSteps {
         if !indices.windows(2).all(|w| w[0] < w[1]) {
             return Err("the steps' indices do not increase".into());
         }
-        let mut start = 0;
-        for &end in &ends {
-            if end < start || !text.is_char_boundary(end) {
-                return Err("a step's rendering does not end where it can".into());
-            }
-            start = end;
-        }
-        if start != text.len() {
-            return Err("the renderings do not end with the text".into());
+        if !crate::text::cuts_whole(&text, &ends) {
+            return Err("the renderings' ends do not cut the text one after another".into());
         }
         let steps = indices
             .iter()

@@ -74,14 +74,7 @@ impl<'de> Deserialize<'de> for Names {
         let bad = || D::Error::custom("a name list's ends are not increasing character boundaries");
         let ends = crate::le::u32s_from_le(s.ends).ok_or_else(bad)?;
         let ends: Vec<usize> = ends.into_iter().map(|e| e as usize).collect();
-        let mut start = 0;
-        for &end in &ends {
-            if end < start || !s.text.is_char_boundary(end) {
-                return Err(bad());
-            }
-            start = end;
-        }
-        if start != s.text.len() {
+        if !crate::text::cuts_whole(s.text, &ends) {
             return Err(bad());
         }
         Ok(Names {
