@@ -90,6 +90,9 @@ pub enum CliError {
     /// The search failed.
     #[error(transparent)]
     Optimize(#[from] OptimizeError),
+    /// A stratified policy could not be fitted.
+    #[error(transparent)]
+    Strata(#[from] mesa_optimizer::strata::StrataError),
     /// JSON output could not be written.
     #[error("cannot write JSON: {0}")]
     Json(#[from] serde_json::Error),

@@ -65,6 +65,8 @@ enum Command {
     Optimize(cmd::optimize::OptimizeArgs),
     /// Place the 31 fixed subsets, the oracle and policies on a split's token/utility frontier.
     Frontier(cmd::frontier::Args),
+    /// Fit one fixed subset per stratum (domain, which named steps T shows), chosen by cross-validation on train and val.
+    Stratify(cmd::stratify::Args),
 }
 
 fn main() -> ExitCode {
@@ -92,6 +94,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => cmd::optimize::eval(a),
         Command::Optimize(a) => cmd::optimize::run(a),
         Command::Frontier(a) => cmd::frontier::run(a),
+        Command::Stratify(a) => cmd::stratify::run(a),
     };
     match result {
         Ok(code) => code,

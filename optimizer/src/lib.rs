@@ -16,6 +16,9 @@
 //! - `propose`: the offline proposer (rules fitted on train, written
 //!   through the syntax tree and the formatter) and the LLM proposer.
 //! - `archive`, `search`, `report`, `svg`: `mesa optimize`.
+//! - `strata`: `mesa stratify`, one fixed subset per stratum (domain, which
+//!   steps the question names and T shows), its strata and token price
+//!   chosen by cross-validation over train and val.
 //!
 //! ```text
 //! sweep.jsonl ──Sweep::read──► Problem ──splits──► train / val / test
@@ -51,6 +54,7 @@ mod rng;
 pub mod rules;
 mod search;
 mod split;
+pub mod strata;
 mod svg;
 mod sweep;
 mod ucb;

@@ -13,6 +13,7 @@ pub mod query;
 pub mod run;
 pub mod serve;
 pub mod std_cmd;
+pub mod stratify;
 pub mod sweep;
 
 /// How a command prints its results.

@@ -1,0 +1,110 @@
+//! `mesa stratify`: a stratified policy (one fixed subset per stratum),
+//! its strata and token price chosen by cross-validation over train and val.
+
+use super::Format;
+use crate::error::CliError;
+use mesa_optimizer::strata::{stratify, StrataOptions, StrataReport, Target};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `mesa stratify --sweep FILE --out DIR [--target keep|within]`
+#[derive(Clone, clap::Args)]
+pub struct Args {
+    /// The sweep file.
+    #[arg(long)]
+    pub sweep: PathBuf,
+    /// Where to write `best.mesa` and `report.json`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The split seed (train and val are fitted on; test is never read).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// `keep`: the fewest tokens keeping --share of all five's J; `within`: the highest J
+    /// spending at most --tokens of all five's tokens. Both are judged out of fold.
+    #[arg(long, value_enum, default_value_t)]
+    pub target: TargetArg,
+    /// With `--target keep`: the share of all five's J to keep.
+    #[arg(long, default_value_t = 0.99)]
+    pub share: f64,
+    /// With `--target within`: the share of all five's tokens to spend at most.
+    #[arg(long, default_value_t = 0.5)]
+    pub tokens: f64,
+    /// Added to --share (keep) or taken from --tokens (within) for the out-of-fold check
+    /// [default: 0 for keep, 0.05 for within].
+    #[arg(long)]
+    pub margin: Option<f64>,
+    /// Cross-validation folds over train and val's episodes.
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// `--target` of `mesa stratify`.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum TargetArg {
+    /// The fewest tokens keeping a share of all five's J.
+    #[default]
+    Keep,
+    /// The highest J within a share of all five's tokens.
+    Within,
+}
+
+/// Runs `mesa stratify`.
+pub fn run(a: Args) -> Result<ExitCode, CliError> {
+    let mut opts = StrataOptions::new(&a.sweep, &a.out);
+    opts.seed = a.seed;
+    opts.folds = a.folds;
+    opts.target = match a.target {
+        TargetArg::Keep => Target::Keep {
+            share: a.share,
+            margin: a.margin.unwrap_or(0.0),
+        },
+        TargetArg::Within => Target::Within {
+            tokens: a.tokens,
+            margin: a.margin.unwrap_or(0.05),
+        },
+    };
+    let report = stratify(&opts)?;
+    match a.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Human => print!("{}", human(&report, &a.out)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn human(r: &StrataReport, out: &std::path::Path) -> String {
+    let f = &r.fitted;
+    let how = match r.chosen {
+        Some(_) => format!("chosen among {} candidates", r.candidates.len()),
+        None => format!(
+            "no one of {} candidates met the target out of fold",
+            r.candidates.len()
+        ),
+    };
+    let mut s = format!(
+        "seed {}: {} train and val questions, {} folds; target {}; {how}\n\
+         strata {} at lambda {:e}: out of fold J {:.1}% and tokens {:.1}% of all five's\n",
+        r.seed,
+        r.questions,
+        r.folds,
+        r.target.name(),
+        f.keys,
+        f.lambda,
+        100.0 * f.j_share,
+        100.0 * f.token_share,
+    );
+    for st in &r.strata {
+        s += &format!(
+            "  {:<28} {:>5} questions  {}\n",
+            st.rule, st.support, st.select
+        );
+    }
+    s += &format!(
+        "wrote {} and {}\n",
+        out.join("best.mesa").display(),
+        out.join("report.json").display()
+    );
+    s
+}

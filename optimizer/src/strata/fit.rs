@@ -1,0 +1,399 @@
+//! Strata: the keys, fitting one subset per stratum, the cross-validation
+//! over train and val's episodes, and writing the fit as a policy.
+
+use super::{Candidate, StrataError, StrataOptions, StratumReport, Target};
+use crate::eval::Problem;
+use crate::propose::spec::{Act, Cmp, Cond, PolicySpec, RuleSpec};
+use crate::rng::Rng;
+use mesa_core::{Feature, Mask, Structure};
+use std::collections::BTreeMap;
+
+/// What a stratum is keyed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// The episode's domain.
+    Domain,
+    /// `preview.K.named`, three ways: the question names no step (-1), K
+    /// shows every step it names (1), or only some (in `[0, 1)`).
+    Named(Structure),
+}
+
+impl Key {
+    fn name(self) -> String {
+        match self {
+            Key::Domain => "domain".to_string(),
+            Key::Named(s) => format!("{}.named", s.letter()),
+        }
+    }
+}
+
+/// The key sets cross-validation chooses among, from the plainest.
+pub const KEY_SETS: [&[Key]; 6] = [
+    &[],
+    &[Key::Domain],
+    &[Key::Named(Structure::Temporal)],
+    &[Key::Domain, Key::Named(Structure::Temporal)],
+    &[
+        Key::Domain,
+        Key::Named(Structure::Temporal),
+        Key::Named(Structure::Graph),
+    ],
+    &[
+        Key::Domain,
+        Key::Named(Structure::Temporal),
+        Key::Named(Structure::Summary),
+    ],
+];
+
+/// A key set's name in reports: `none`, `domain+T.named`, ...
+pub fn keys_name(keys: &[Key]) -> String {
+    if keys.is_empty() {
+        return "none".to_string();
+    }
+    keys.iter().map(|k| k.name()).collect::<Vec<_>>().join("+")
+}
+
+/// The three values of a `Named` key.
+const NAMES_NONE: u16 = 0;
+const SHOWS_ALL: u16 = 1;
+const SHOWS_SOME: u16 = 2;
+
+/// The bucket of a `named` value, exactly as the written conditions test
+/// it (`< -0.5`, `== 1`, `> -0.5 and < 1`); `None` for a value none of them
+/// holds for (not produced by the host), which reads the default.
+fn named_bucket(v: f64) -> Option<u16> {
+    if v < -0.5 {
+        Some(NAMES_NONE)
+    } else if v == 1.0 {
+        Some(SHOWS_ALL)
+    } else if v > -0.5 && v < 1.0 {
+        Some(SHOWS_SOME)
+    } else {
+        None
+    }
+}
+
+/// A question's stratum under `keys`: per key, the domain's index in
+/// `problem.domains` or the `named` bucket.
+type Stratum = Vec<u16>;
+
+fn stratum(problem: &Problem, i: usize, keys: &[Key]) -> Option<Stratum> {
+    let q = &problem.questions[i];
+    keys.iter()
+        .map(|k| match k {
+            Key::Domain => problem
+                .domains
+                .binary_search(&q.domain)
+                .ok()
+                .and_then(|d| u16::try_from(d).ok()),
+            Key::Named(s) => named_bucket(q.input.previews.get(*s, Feature::Named)),
+        })
+        .collect()
+}
+
+/// The mask index with the highest `utility - lambda * tokens` summed over
+/// `idx`; ties go to fewer tokens, then to the lower index.
+fn best_subset(problem: &Problem, idx: &[usize], lambda: f64) -> usize {
+    let mut util = [0.0; Mask::SUBSETS];
+    let mut tok = [0.0; Mask::SUBSETS];
+    for &i in idx {
+        let q = &problem.questions[i];
+        for k in 0..Mask::SUBSETS {
+            util[k] += q.utility[k];
+            tok[k] += q.tokens[k];
+        }
+    }
+    let value = |k: usize| util[k] - lambda * tok[k];
+    (0..Mask::SUBSETS).fold(Mask::SUBSETS - 1, |best, k| {
+        let (v, b) = (value(k), value(best));
+        if v > b || (v == b && (tok[k], k) < (tok[best], best)) {
+            k
+        } else {
+            best
+        }
+    })
+}
+
+/// One subset per stratum, fitted on some questions.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    keys: Vec<Key>,
+    /// The strata whose subset differs from the default (each a rule).
+    strata: BTreeMap<Stratum, usize>,
+    /// The subset of every other question.
+    default: usize,
+}
+
+impl Fitted {
+    /// Every question reads all five.
+    pub fn all_five() -> Fitted {
+        Fitted {
+            keys: Vec::new(),
+            strata: BTreeMap::new(),
+            default: Mask::SUBSETS - 1,
+        }
+    }
+
+    /// Fits `keys`' strata on `idx` at the token price `lambda`.
+    pub fn fit(problem: &Problem, idx: &[usize], keys: &[Key], lambda: f64) -> Fitted {
+        let default = best_subset(problem, idx, lambda);
+        let mut groups: BTreeMap<Stratum, Vec<usize>> = BTreeMap::new();
+        for &i in idx {
+            if let Some(s) = stratum(problem, i, keys) {
+                groups.entry(s).or_default().push(i);
+            }
+        }
+        let strata = groups
+            .into_iter()
+            .map(|(s, g)| (s, best_subset(problem, &g, lambda)))
+            .filter(|&(_, k)| k != default)
+            .collect();
+        Fitted {
+            keys: keys.to_vec(),
+            strata,
+            default,
+        }
+    }
+
+    /// The mask index the fit reads for question `i`.
+    pub fn choose(&self, problem: &Problem, i: usize) -> usize {
+        stratum(problem, i, &self.keys)
+            .and_then(|s| self.strata.get(&s).copied())
+            .unwrap_or(self.default)
+    }
+
+    /// The strata with a rule of their own.
+    pub fn rules(&self) -> usize {
+        self.strata.len()
+    }
+
+    /// The fit as a policy: one `select` rule per stratum that differs
+    /// from the default (strata are disjoint, so their order is free).
+    pub fn spec(&self, problem: &Problem, name: &str) -> PolicySpec {
+        let rules = self
+            .strata
+            .iter()
+            .map(|(s, &k)| RuleSpec {
+                name: self.rule_name(problem, s),
+                cond: Some(self.cond(problem, s)),
+                action: Act::Select,
+                mask: Mask::subset(k),
+            })
+            .collect();
+        PolicySpec {
+            name: name.to_string(),
+            rules,
+            default: Mask::subset(self.default),
+            budget: None,
+        }
+    }
+
+    fn cond(&self, problem: &Problem, s: &Stratum) -> Cond {
+        let preview = |structure, op, threshold| Cond::Preview {
+            structure,
+            feature: Feature::Named,
+            op,
+            threshold,
+        };
+        let conds = self.keys.iter().zip(s).map(|(k, &v)| match *k {
+            Key::Domain => Cond::Domain {
+                values: vec![problem.domains[usize::from(v)].clone()],
+            },
+            Key::Named(st) => match v {
+                NAMES_NONE => preview(st, Cmp::Lt, -0.5),
+                SHOWS_ALL => preview(st, Cmp::Eq, 1.0),
+                _ => Cond::and(preview(st, Cmp::Gt, -0.5), preview(st, Cmp::Lt, 1.0)),
+            },
+        });
+        conds
+            .reduce(Cond::and)
+            .unwrap_or(Cond::And { all: Vec::new() })
+    }
+
+    /// `text2sql_t_some`: the stratum's values, as an identifier.
+    fn rule_name(&self, problem: &Problem, s: &Stratum) -> String {
+        let parts: Vec<String> = self
+            .keys
+            .iter()
+            .zip(s)
+            .map(|(k, &v)| match k {
+                Key::Domain => problem.domains[usize::from(v)]
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect(),
+                Key::Named(st) => format!(
+                    "{}_{}",
+                    st.letter().to_ascii_lowercase(),
+                    ["none", "all", "some"][usize::from(v.min(2))]
+                ),
+            })
+            .collect();
+        let name = parts.join("_");
+        if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            name
+        } else {
+            format!("s_{name}")
+        }
+    }
+
+    /// Each rule's stratum and the default, with their support over `idx`.
+    pub fn strata_report(&self, problem: &Problem, idx: &[usize]) -> Vec<StratumReport> {
+        let spec = self.spec(problem, "report");
+        let mut support = vec![0usize; self.strata.len() + 1];
+        let positions: BTreeMap<&Stratum, usize> = self
+            .strata
+            .keys()
+            .enumerate()
+            .map(|(n, s)| (s, n))
+            .collect();
+        for &i in idx {
+            let n = stratum(problem, i, &self.keys)
+                .and_then(|s| positions.get(&s).copied())
+                .unwrap_or(self.strata.len());
+            support[n] += 1;
+        }
+        let mut out: Vec<StratumReport> = spec
+            .rules
+            .iter()
+            .zip(&support)
+            .map(|(r, &n)| StratumReport {
+                rule: r.name.clone(),
+                when: r.cond.as_ref().map(Cond::describe).unwrap_or_default(),
+                support: n,
+                select: r.mask.to_string(),
+            })
+            .collect();
+        out.push(StratumReport {
+            rule: "default".to_string(),
+            when: "no rule matches".to_string(),
+            support: support[self.strata.len()],
+            select: spec.default.to_string(),
+        });
+        out
+    }
+}
+
+/// Each position of `idx` its fold: train and val's episodes shuffled by
+/// the seed and dealt round-robin, so a fold holds whole episodes.
+fn folds(problem: &Problem, idx: &[usize], k: usize, seed: u64) -> Result<Vec<usize>, StrataError> {
+    let mut episodes: Vec<u32> = idx
+        .iter()
+        .map(|&i| problem.questions[i].episode_no)
+        .collect();
+    episodes.sort_unstable();
+    episodes.dedup();
+    if episodes.len() < k {
+        return Err(StrataError::TooFewEpisodes {
+            seed,
+            episodes: episodes.len(),
+            folds: k,
+        });
+    }
+    let mut rng = Rng::derive(&[seed, 0x5354_5241_5441]);
+    for n in (1..episodes.len()).rev() {
+        episodes.swap(n, rng.below(n + 1));
+    }
+    let fold: BTreeMap<u32, usize> = episodes
+        .iter()
+        .enumerate()
+        .map(|(n, &e)| (e, n % k))
+        .collect();
+    Ok(idx
+        .iter()
+        .map(|&i| fold[&problem.questions[i].episode_no])
+        .collect())
+}
+
+/// Every key set at every price, scored out of fold over `idx`.
+pub fn cross_validate(
+    problem: &Problem,
+    idx: &[usize],
+    opts: &StrataOptions,
+) -> Result<Vec<Candidate>, StrataError> {
+    let fold = folds(problem, idx, opts.folds, opts.seed)?;
+    let all = Mask::SUBSETS - 1;
+    let total = |pick: &dyn Fn(usize) -> usize| {
+        idx.iter().enumerate().fold((0.0, 0.0), |(u, t), (p, &i)| {
+            let q = &problem.questions[i];
+            (u + q.utility[pick(p)], t + q.tokens[pick(p)])
+        })
+    };
+    let (u5, t5) = total(&|_| all);
+    let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 1.0 };
+    let mut out = Vec::with_capacity(KEY_SETS.len() * opts.lambdas.len());
+    for keys in KEY_SETS {
+        for &lambda in &opts.lambdas {
+            let mut picks = vec![all; idx.len()];
+            let mut rules = 0;
+            for f in 0..opts.folds {
+                let train: Vec<usize> = idx
+                    .iter()
+                    .zip(&fold)
+                    .filter(|&(_, &g)| g != f)
+                    .map(|(&i, _)| i)
+                    .collect();
+                let fit = Fitted::fit(problem, &train, keys, lambda);
+                rules += fit.rules();
+                for (p, &i) in idx.iter().enumerate() {
+                    if fold[p] == f {
+                        picks[p] = fit.choose(problem, i);
+                    }
+                }
+            }
+            let (u, t) = total(&|p| picks[p]);
+            out.push(Candidate {
+                keys: keys_name(keys),
+                lambda,
+                j_share: share(u, u5),
+                token_share: share(t, t5),
+                rules: rules as f64 / opts.folds as f64,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The candidate that best meets `target`, or `None` when none does.
+/// `keep`: the fewest tokens among those keeping `share + margin` of J
+/// (ties: fewer rules, then the earlier); `within`: the highest J among
+/// those spending at most `tokens - margin` (ties: fewer tokens, rules).
+pub fn choose_candidate(candidates: &[Candidate], target: Target) -> Option<usize> {
+    let order = |a: &Candidate, b: &Candidate, first: [f64; 2], second: [f64; 2]| {
+        first[0]
+            .total_cmp(&first[1])
+            .then(second[0].total_cmp(&second[1]))
+            .then(a.rules.total_cmp(&b.rules))
+    };
+    let ok = |c: &Candidate| match target {
+        Target::Keep { share, margin } => c.j_share >= share + margin,
+        Target::Within { tokens, margin } => c.token_share <= tokens - margin,
+    };
+    let mut best: Option<usize> = None;
+    for (n, c) in candidates.iter().enumerate() {
+        if !ok(c) {
+            continue;
+        }
+        let better = best.is_none_or(|b| {
+            let b = &candidates[b];
+            let o = match target {
+                Target::Keep { .. } => {
+                    order(c, b, [c.token_share, b.token_share], [b.j_share, c.j_share])
+                }
+                Target::Within { .. } => {
+                    order(c, b, [b.j_share, c.j_share], [c.token_share, b.token_share])
+                }
+            };
+            o.is_lt()
+        });
+        if better {
+            best = Some(n);
+        }
+    }
+    best
+}

@@ -1,0 +1,351 @@
+//! Stratified policies: `mesa stratify`.
+//!
+//! A stratified policy splits the questions into a few strata by what a
+//! policy can read before selecting (the domain, and for a structure K
+//! whether the question names no step, K shows every step it names, or
+//! only some: `preview.K.named`), and reads one fixed subset per stratum.
+//! Each rule is one stratum (`rule text2sql_t_some when domain is TEXT2SQL
+//! and preview.T.named > -0.5 and preview.T.named < 1 -> select all`), so a
+//! person can read, check and edit it.
+//!
+//! The fit never reads test. Which strata to use (a family of six key
+//! sets, from none to the domain and two structures' `named`) and the token
+//! price each stratum's subset is chosen at are picked together by k-fold
+//! cross-validation over the episodes of train and val: each fold's
+//! questions are selected by the strata fitted on the other folds, and the
+//! candidate whose out-of-fold selections best meet the target wins (for
+//! `keep`: the fewest tokens keeping the share of all five's J; for
+//! `within`: the highest J spending at most the share of its tokens, less a
+//! margin). The chosen candidate is then fitted once on all of train and
+//! val and written as `.mesa` through the syntax tree and the formatter.
+//!
+//! ```text
+//! sweep ─► Problem ─► train + val ─► folds ─► (key set × price) out of fold ─► the target picks one
+//!                                                               └─► fit on train + val ─► best.mesa, report.json
+//! ```
+
+mod fit;
+#[cfg(test)]
+mod tests;
+
+use crate::eval::{EvalError, Problem};
+use crate::propose::spec::PolicySpec;
+use crate::split::Split;
+use crate::sweep::Sweep;
+use fit::{choose_candidate, cross_validate, Fitted};
+pub use fit::{Key, KEY_SETS};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What the chosen stratified policy should achieve, as shares of all
+/// five's J and tokens over the out-of-fold selections.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Target {
+    /// The fewest tokens keeping `share` of all five's J (plus `margin`).
+    Keep {
+        /// The share of J to keep, in `(0, 1]`.
+        share: f64,
+        /// Added to `share` for the out-of-fold check (the fit's optimism).
+        margin: f64,
+    },
+    /// The highest J spending at most `tokens` of all five's tokens (less `margin`).
+    Within {
+        /// The share of tokens, in `(0, 1]`.
+        tokens: f64,
+        /// Taken from `tokens` for the out-of-fold check.
+        margin: f64,
+    },
+}
+
+impl Target {
+    /// Keep 99% of all five's J, no margin.
+    pub const KEEP_99: Target = Target::Keep {
+        share: 0.99,
+        margin: 0.0,
+    };
+    /// At most half of all five's tokens, checked out of fold at 45%.
+    pub const WITHIN_HALF: Target = Target::Within {
+        tokens: 0.5,
+        margin: 0.05,
+    };
+
+    /// A short name for reports: `keep` or `within`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Keep { .. } => "keep",
+            Target::Within { .. } => "within",
+        }
+    }
+}
+
+/// The token prices tried by default.
+pub const DEFAULT_LAMBDAS: [f64; 14] = [
+    1e-7, 2e-7, 3e-7, 5e-7, 7e-7, 1e-6, 1.5e-6, 2e-6, 3e-6, 5e-6, 7e-6, 1e-5, 2e-5, 5e-5,
+];
+
+/// Options of [`stratify`]. Each default is documented on its field.
+#[derive(Debug, Clone)]
+pub struct StrataOptions {
+    /// The sweep file.
+    pub sweep: PathBuf,
+    /// The output directory (`best.mesa`, `report.json`).
+    pub out: PathBuf,
+    /// The split seed (default 0).
+    pub seed: u64,
+    /// The target (default [`Target::KEEP_99`]).
+    pub target: Target,
+    /// Folds over train and val's episodes (default 5; at least 2).
+    pub folds: usize,
+    /// Token prices to try (default [`DEFAULT_LAMBDAS`]).
+    pub lambdas: Vec<f64>,
+}
+
+impl StrataOptions {
+    /// The defaults for `sweep`, writing to `out`.
+    pub fn new(sweep: impl Into<PathBuf>, out: impl Into<PathBuf>) -> StrataOptions {
+        StrataOptions {
+            sweep: sweep.into(),
+            out: out.into(),
+            seed: 0,
+            target: Target::KEEP_99,
+            folds: 5,
+            lambdas: DEFAULT_LAMBDAS.to_vec(),
+        }
+    }
+}
+
+/// Why [`stratify`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StrataError {
+    /// The sweep could not be read or split.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// Fewer episodes in train and val than folds.
+    #[error("train and val of seed {seed} have {episodes} episode(s), fewer than the {folds} folds; use --folds {episodes} or fewer, or a larger sweep")]
+    TooFewEpisodes {
+        /// The seed.
+        seed: u64,
+        /// Episodes in train and val.
+        episodes: usize,
+        /// Folds asked for.
+        folds: usize,
+    },
+    /// Fewer than two folds.
+    #[error("--folds must be at least 2, got {0}")]
+    Folds(usize),
+    /// A share outside `(0, 1]` or a margin outside `[0, 1)`.
+    #[error("{what} must be in {range}, got {value}")]
+    Share {
+        /// Which option.
+        what: &'static str,
+        /// The allowed range.
+        range: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// No token price, or one negative or not finite.
+    #[error("token prices must be finite numbers >= 0, and at least one is needed; got {0:?}")]
+    Lambdas(Vec<f64>),
+    /// The output could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// One candidate (key set and price) and its out-of-fold figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The key set, e.g. `domain+T.named`.
+    pub keys: String,
+    /// The token price each stratum's subset was chosen at.
+    pub lambda: f64,
+    /// Out-of-fold J as a share of all five's over the same questions.
+    pub j_share: f64,
+    /// Out-of-fold tokens as a share of all five's.
+    pub token_share: f64,
+    /// Strata with a rule of their own, mean over folds.
+    pub rules: f64,
+}
+
+/// One stratum of the policy fitted on train and val.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StratumReport {
+    /// Its rule's name (`default` for the questions no rule catches).
+    pub rule: String,
+    /// Its condition, as the policy writes it.
+    pub when: String,
+    /// Train and val questions in it.
+    pub support: usize,
+    /// The subset it reads.
+    pub select: String,
+}
+
+/// What [`stratify`] did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrataReport {
+    /// The sweep.
+    pub sweep: String,
+    /// The seed.
+    pub seed: u64,
+    /// The target.
+    pub target: Target,
+    /// Folds.
+    pub folds: usize,
+    /// Train and val questions fitted on.
+    pub questions: usize,
+    /// Every candidate, in the order tried.
+    pub candidates: Vec<Candidate>,
+    /// The index of the chosen one; `None` when none meets the target and
+    /// the policy reads all five (keep) or the cheapest candidate (within).
+    pub chosen: Option<usize>,
+    /// The candidate the policy was fitted with.
+    pub fitted: Candidate,
+    /// The policy's strata, as fitted on train and val.
+    pub strata: Vec<StratumReport>,
+    /// The policy's source.
+    pub policy: String,
+}
+
+/// Fits a stratified policy on a sweep's train and val (never test),
+/// writes `best.mesa` and `report.json` into `opts.out`, and returns the
+/// report.
+pub fn stratify(opts: &StrataOptions) -> Result<StrataReport, StrataError> {
+    check(opts)?;
+    let sweep = Sweep::read(&opts.sweep).map_err(EvalError::from)?;
+    let problem = Problem::new(&sweep, 0.0, true)?;
+    let splits = problem.splits(opts.seed)?;
+    let mut idx = problem.indices(&splits, Split::Train);
+    idx.extend(problem.indices(&splits, Split::Val));
+    idx.sort_unstable();
+    let report = stratify_problem(&problem, &idx, opts)?;
+    write(&opts.out, &report)?;
+    Ok(report)
+}
+
+fn check(opts: &StrataOptions) -> Result<(), StrataError> {
+    if opts.folds < 2 {
+        return Err(StrataError::Folds(opts.folds));
+    }
+    if opts.lambdas.is_empty() || opts.lambdas.iter().any(|l| !l.is_finite() || *l < 0.0) {
+        return Err(StrataError::Lambdas(opts.lambdas.clone()));
+    }
+    let (share, what, margin) = match opts.target {
+        Target::Keep { share, margin } => (share, "the share of J to keep", margin),
+        Target::Within { tokens, margin } => (tokens, "the share of tokens", margin),
+    };
+    if !(share > 0.0 && share <= 1.0) {
+        return Err(StrataError::Share {
+            what,
+            range: "(0, 1]",
+            value: share,
+        });
+    }
+    if !(0.0..1.0).contains(&margin) {
+        return Err(StrataError::Share {
+            what: "the margin",
+            range: "[0, 1)",
+            value: margin,
+        });
+    }
+    Ok(())
+}
+
+/// [`stratify`] over the questions `idx` of `problem` (the library's core,
+/// without files).
+pub fn stratify_problem(
+    problem: &Problem,
+    idx: &[usize],
+    opts: &StrataOptions,
+) -> Result<StrataReport, StrataError> {
+    fit_policy(problem, idx, opts).map(|(report, _)| report)
+}
+
+/// The report and the fit it wrote.
+fn fit_policy(
+    problem: &Problem,
+    idx: &[usize],
+    opts: &StrataOptions,
+) -> Result<(StrataReport, Fitted), StrataError> {
+    let candidates = cross_validate(problem, idx, opts)?;
+    let chosen = choose_candidate(&candidates, opts.target);
+    let (fit, fitted) = match chosen {
+        Some(c) => {
+            let keys = KEY_SETS[c / opts.lambdas.len()];
+            let lambda = opts.lambdas[c % opts.lambdas.len()];
+            let fit = Fitted::fit(problem, idx, keys, lambda);
+            (fit, candidates[c].clone())
+        }
+        None => fallback(problem, idx, &candidates, opts),
+    };
+    let name = format!("strata-{}-seed{}", opts.target.name(), opts.seed);
+    let spec: PolicySpec = fit.spec(problem, &name);
+    let report = StrataReport {
+        sweep: problem.source.clone(),
+        seed: opts.seed,
+        target: opts.target,
+        folds: opts.folds,
+        questions: idx.len(),
+        candidates,
+        chosen,
+        fitted,
+        strata: fit.strata_report(problem, idx),
+        policy: spec.to_source(),
+    };
+    Ok((report, fit))
+}
+
+/// When no candidate meets the target: all five for `keep`, the cheapest
+/// candidate for `within`.
+fn fallback(
+    problem: &Problem,
+    idx: &[usize],
+    candidates: &[Candidate],
+    opts: &StrataOptions,
+) -> (Fitted, Candidate) {
+    let cheapest = (0..candidates.len()).min_by(|&a, &b| {
+        candidates[a]
+            .token_share
+            .total_cmp(&candidates[b].token_share)
+    });
+    match (opts.target, cheapest) {
+        (Target::Within { .. }, Some(c)) => {
+            let keys = KEY_SETS[c / opts.lambdas.len()];
+            let lambda = opts.lambdas[c % opts.lambdas.len()];
+            (
+                Fitted::fit(problem, idx, keys, lambda),
+                candidates[c].clone(),
+            )
+        }
+        _ => (
+            Fitted::all_five(),
+            Candidate {
+                keys: "all five".to_string(),
+                lambda: 0.0,
+                j_share: 1.0,
+                token_share: 1.0,
+                rules: 0.0,
+            },
+        ),
+    }
+}
+
+fn write(out: &Path, report: &StrataReport) -> Result<(), StrataError> {
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| StrataError::Io { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let policy = out.join("best.mesa");
+    std::fs::write(&policy, &report.policy).map_err(io(&policy))?;
+    let json = out.join("report.json");
+    let text = serde_json::to_string_pretty(report).unwrap_or_default();
+    std::fs::write(&json, text + "\n").map_err(io(&json))?;
+    Ok(())
+}

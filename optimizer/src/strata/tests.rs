@@ -1,0 +1,230 @@
+use super::fit::choose_candidate;
+use super::*;
+use crate::eval::run::selections;
+use crate::eval::PolicyFile;
+use crate::sweep::synthetic::{generate, SyntheticConfig};
+use crate::sweep::{SweepHeader, UtilityKind};
+use mesa_core::{Feature, Mask, Structure};
+use mesa_runtime::EngineKind;
+
+const COST: [f64; 5] = [100.0, 150.0, 70.0, 200.0, 600.0];
+
+/// A sweep whose best subset is planted by stratum: TEXT2SQL needs R; in
+/// the other domains a question whose named steps T shows needs T, one
+/// that names none needs G, one whose named steps T shows only in part
+/// needs V. Utility is the best relevance among the structures read
+/// (monotone, like the recalls), tokens add up.
+fn planted() -> Problem {
+    let config = SyntheticConfig {
+        episodes: 120,
+        questions_per_episode: 6,
+        ..SyntheticConfig::default()
+    };
+    let mut records = generate(&config);
+    for (n, r) in records.iter_mut().enumerate() {
+        r.labelled = true;
+        let named = [1.0, -1.0, 0.5][n % 3];
+        r.previews.set(Structure::Temporal, Feature::Named, named);
+        let needs = if r.domain == "TEXT2SQL" {
+            Structure::Raw
+        } else if named == 1.0 {
+            Structure::Temporal
+        } else if named < 0.0 {
+            Structure::Graph
+        } else {
+            Structure::Vector
+        };
+        for k in 0..Mask::SUBSETS {
+            let m = Mask::subset(k);
+            r.utility[k] = if m.contains(needs) { 1.0 } else { 0.3 };
+            r.tokens[k] = m.iter().map(|s| COST[s.index()]).sum();
+        }
+    }
+    let header = SweepHeader::new(
+        UtilityKind::EvidenceRecall,
+        "planted",
+        "planted",
+        records.len(),
+        records.len(),
+    );
+    let sweep = Sweep {
+        path: "planted.jsonl".into(),
+        header,
+        records,
+    };
+    Problem::new(&sweep, 0.0, true).unwrap()
+}
+
+fn train_val(problem: &Problem, seed: u64) -> Vec<usize> {
+    let splits = problem.splits(seed).unwrap();
+    let mut idx = problem.indices(&splits, Split::Train);
+    idx.extend(problem.indices(&splits, Split::Val));
+    idx.sort_unstable();
+    idx
+}
+
+fn opts() -> StrataOptions {
+    StrataOptions::new("planted.jsonl", "unused")
+}
+
+#[test]
+fn planted_strata_are_found_and_the_policy_reads_what_was_fitted() {
+    let problem = planted();
+    let idx = train_val(&problem, 0);
+    let (report, fit) = fit_policy(&problem, &idx, &opts()).unwrap();
+    assert_eq!(report.fitted.keys, "domain+T.named", "{report:#?}");
+    assert!(report.fitted.j_share >= 0.99);
+    assert!(report.fitted.token_share < 0.3, "{report:#?}");
+    // The written policy, run by the reference interpreter, reads exactly
+    // what the fit chooses, on every question (test included).
+    let policy = PolicyFile::Source {
+        path: "strata".into(),
+        text: report.policy.clone(),
+    };
+    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
+    for (i, s) in selected.iter().enumerate() {
+        assert_eq!(
+            s.mask,
+            Mask::subset(fit.choose(&problem, i)),
+            "question {i}"
+        );
+    }
+    // And it meets the planted need on test, which it never saw.
+    let splits = problem.splits(0).unwrap();
+    for i in problem.indices(&splits, Split::Test) {
+        assert_eq!(problem.questions[i].utility[fit.choose(&problem, i)], 1.0);
+    }
+    assert!(report
+        .policy
+        .contains("rule text2sql_t_some when domain is TEXT2SQL"));
+    let support: usize = report.strata.iter().map(|s| s.support).sum();
+    assert_eq!(support, idx.len());
+}
+
+#[test]
+fn the_test_split_is_never_read() {
+    let problem = planted();
+    let idx = train_val(&problem, 1);
+    let o = StrataOptions { seed: 1, ..opts() };
+    let before = stratify_problem(&problem, &idx, &o).unwrap();
+    let mut changed = problem.clone();
+    let splits = problem.splits(1).unwrap();
+    for i in problem.indices(&splits, Split::Test) {
+        let q = &mut changed.questions[i];
+        q.utility = [0.5; Mask::SUBSETS];
+        q.tokens[0] = 1e9;
+        q.input
+            .previews
+            .set(Structure::Temporal, Feature::Named, 0.25);
+    }
+    assert_eq!(stratify_problem(&changed, &idx, &o).unwrap(), before);
+}
+
+#[test]
+fn keep_falls_back_to_all_five_when_no_candidate_keeps_the_share() {
+    let problem = planted();
+    let idx = train_val(&problem, 0);
+    let o = StrataOptions {
+        target: Target::Keep {
+            share: 1.0,
+            margin: 0.5,
+        },
+        ..opts()
+    };
+    let report = stratify_problem(&problem, &idx, &o).unwrap();
+    assert_eq!(report.chosen, None);
+    assert_eq!(report.fitted.keys, "all five");
+    assert!(report.policy.contains("default all"), "{}", report.policy);
+    assert!(!report.policy.contains("rule "));
+}
+
+#[test]
+fn within_spends_at_most_its_share_less_the_margin_out_of_fold() {
+    let problem = planted();
+    let idx = train_val(&problem, 2);
+    let o = StrataOptions {
+        seed: 2,
+        target: Target::Within {
+            tokens: 0.3,
+            margin: 0.05,
+        },
+        ..opts()
+    };
+    let report = stratify_problem(&problem, &idx, &o).unwrap();
+    let c = &report.candidates[report.chosen.unwrap()];
+    assert!(c.token_share <= 0.25);
+    for other in &report.candidates {
+        if other.token_share <= 0.25 {
+            assert!(other.j_share <= c.j_share);
+        }
+    }
+}
+
+#[test]
+fn choosing_prefers_fewer_tokens_then_fewer_rules() {
+    let c = |j: f64, t: f64, rules: f64| Candidate {
+        keys: "k".into(),
+        lambda: 0.0,
+        j_share: j,
+        token_share: t,
+        rules,
+    };
+    let cands = [
+        c(0.995, 0.5, 3.0),
+        c(0.98, 0.2, 1.0),
+        c(0.991, 0.4, 9.0),
+        c(0.992, 0.4, 2.0),
+    ];
+    assert_eq!(choose_candidate(&cands, Target::KEEP_99), Some(3));
+    let within = Target::Within {
+        tokens: 0.45,
+        margin: 0.0,
+    };
+    assert_eq!(choose_candidate(&cands, within), Some(3));
+    let none = Target::Within {
+        tokens: 0.1,
+        margin: 0.0,
+    };
+    assert_eq!(choose_candidate(&cands, none), None);
+}
+
+#[test]
+fn bad_options_are_refused_with_what_to_do() {
+    let problem = planted();
+    let idx = train_val(&problem, 0);
+    let bad = [
+        StrataOptions { folds: 1, ..opts() },
+        StrataOptions {
+            lambdas: vec![],
+            ..opts()
+        },
+        StrataOptions {
+            lambdas: vec![1e-6, f64::NAN],
+            ..opts()
+        },
+        StrataOptions {
+            target: Target::Keep {
+                share: 1.5,
+                margin: 0.0,
+            },
+            ..opts()
+        },
+        StrataOptions {
+            target: Target::Within {
+                tokens: 0.5,
+                margin: 1.0,
+            },
+            ..opts()
+        },
+    ];
+    for o in &bad {
+        let e = check(o).unwrap_err();
+        assert!(!e.to_string().is_empty());
+    }
+    let few = StrataOptions {
+        folds: 10_000,
+        ..opts()
+    };
+    let e = stratify_problem(&problem, &idx, &few).unwrap_err();
+    assert!(e.to_string().contains("--folds"), "{e}");
+}
