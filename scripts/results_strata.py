@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Prints, for docs/RESULTS.md, issue 16's aims for the stratified policies
+(`mesa stratify`), from the JSON `mesa frontier` wrote for each target alone
+(WORK/frontier-strata-keep-UTILITY.json, WORK/frontier-strata-within-UTILITY.json):
+each seed's one policy per target, fitted on train and val and scored once on
+test, against the best fixed subset (in hindsight on test) and the oracle,
+with the paired bootstrap interval over test's episodes.
+
+Usage: scripts/results_strata.py WORK UTILITY...
+"""
+import json
+import statistics
+import sys
+
+
+def ms(xs, scale=100.0):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    m = statistics.mean(xs) * scale
+    s = statistics.stdev(xs) * scale if len(xs) > 1 else 0.0
+    return f"{m:.1f}% ± {s:.1f}"
+
+
+def header(*cols):
+    print("| " + " | ".join(cols) + " |")
+    print("| " + " | ".join("---" for _ in cols) + " |")
+
+
+def iv(i):
+    return "-" if not i else f"{100 * i['mean']:+.1f} [{100 * i['lo']:+.1f}, {100 * i['hi']:+.1f}]"
+
+
+def main():
+    work, utilities = sys.argv[1], sys.argv[2:]
+    print("Keep 99% of all five's J (`--target keep`): per seed, the policy's J and tokens on test as")
+    print("shares of all five's; \"keeps\" counts the seeds where it keeps 99% of J; \"beats fixed\" those")
+    print("where it also spends fewer tokens than the best fixed subset keeping 99% (in hindsight on test);")
+    print("\"outside\" those whose 95% paired bootstrap interval of that difference excludes 0. The gap")
+    print("closed is (fixed - policy) / (fixed - oracle) over the seeds where the policy keeps 99%.")
+    print()
+    header("utility", "policy: J, tokens", "fixed / oracle: tokens for 99%", "keeps", "beats fixed", "outside",
+           "policy - fixed, per seed [interval]", "aim: <= 40% of tokens", "gap to the oracle closed")
+    for u in utilities:
+        seeds = json.load(open(f"{work}/frontier-strata-keep-{u}.json"))["seeds"]
+        n = len(seeds)
+        j = [s["policies"][0]["j"] / s["all_five"]["j"] for s in seeds]
+        c = [s["policies"][0]["c"] / s["all_five"]["c"] for s in seeds]
+        fixed = [s["fixed_headline"]["tokens_for_keep"] for s in seeds]
+        oracle = [s["oracle_headline"]["tokens_for_keep"] for s in seeds]
+        keeps = [x >= 0.99 for x in j]
+        beats = [k and f is not None and t < f for k, t, f in zip(keeps, c, fixed)]
+        diffs = [(s["against_fixed"] or {}).get("tokens_for_keep") for s in seeds]
+        outside = sum(1 for d in diffs if d and d["hi"] < 0)
+        gaps = [(f - t) / (f - o) for k, t, f, o in zip(keeps, c, fixed, oracle) if k and f > o]
+        forty = "met" if all(keeps) and statistics.mean(c) <= 0.40 else "**not met**"
+        third = "met" if len(gaps) == n and statistics.mean(gaps) >= 1 / 3 else "**not met**"
+        print(f"| {u} | {ms(j)}, {ms(c)} | {ms(fixed)} / {ms(oracle)} | {sum(keeps)} of {n} | {sum(beats)} of {n} | "
+              f"{outside} of {n} | {'; '.join(iv(d) for d in diffs)} | {forty} | {ms(gaps)} ({len(gaps)} of {n}) {third} |")
+    print()
+    print("The best J within 50% of all five's tokens (`--target within`): \"within\" counts the seeds where")
+    print("the policy spends at most 50% on test; \"beats fixed\" those where its J is also higher than the")
+    print("best fixed subset's within 50% (in hindsight on test); \"outside\" those whose interval of that")
+    print("difference excludes 0.")
+    print()
+    header("utility", "policy: J, tokens", "fixed: J within 50%", "within", "beats fixed", "outside",
+           "policy - fixed, per seed [interval]")
+    for u in utilities:
+        seeds = json.load(open(f"{work}/frontier-strata-within-{u}.json"))["seeds"]
+        n = len(seeds)
+        j = [s["policies"][0]["j"] / s["all_five"]["j"] for s in seeds]
+        c = [s["policies"][0]["c"] / s["all_five"]["c"] for s in seeds]
+        fixed = [s["fixed_headline"]["j_at_half"] for s in seeds]
+        within = [t <= 0.5 for t in c]
+        beats = [w and f is not None and x > f for w, x, f in zip(within, j, fixed)]
+        diffs = [(s["against_fixed"] or {}).get("j_at_half") for s in seeds]
+        outside = sum(1 for d in diffs if d and d["lo"] > 0)
+        print(f"| {u} | {ms(j)}, {ms(c)} | {ms(fixed)} | {sum(within)} of {n} | {sum(beats)} of {n} | "
+              f"{outside} of {n} | {'; '.join(iv(d) for d in diffs)} |")
+
+
+if __name__ == "__main__":
+    main()
