@@ -611,11 +611,9 @@ fn a_sweep_and_a_query_read_the_same_previews() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The README's main job (`mesa pipeline`) end to end on a generated
-/// dataset of 20 episodes: build, sweep, optimize, and the frontier
-/// summary printed after the report, with the frozen policy on disk.
-#[test]
-fn the_main_job_runs_end_to_end() {
+/// A generated dataset of 20 episodes of 8 steps, two questions each,
+/// in two domains.
+fn twenty_episodes() -> String {
     let mut lines = String::new();
     for e in 0..20 {
         let steps: Vec<String> = (0..8)
@@ -637,7 +635,15 @@ fn the_main_job_runs_end_to_end() {
         ));
         lines.push('\n');
     }
-    let data = tmp("pipeline.jsonl", lines.as_bytes());
+    lines
+}
+
+/// The README's main job (`mesa pipeline`) end to end on a generated
+/// dataset of 20 episodes: build, sweep, optimize, and the frontier
+/// summary printed after the report, with the frozen policy on disk.
+#[test]
+fn the_main_job_runs_end_to_end() {
+    let data = tmp("pipeline.jsonl", twenty_episodes().as_bytes());
     let work = std::env::temp_dir()
         .join(format!("mesa-cli-{}", std::process::id()))
         .join("pipeline");
@@ -662,4 +668,68 @@ fn the_main_job_runs_end_to_end() {
     let best = Path::new(&work).join("run-seed0").join("best.mesa");
     let policy = std::fs::read_to_string(&best).expect("best.mesa");
     assert!(policy.starts_with("policy "), "{policy}");
+    // The stratified policies are fitted and placed on the same frontier.
+    for target in ["keep", "within"] {
+        let dir = Path::new(&work).join(format!("strata-{target}-seed0"));
+        let policy = std::fs::read_to_string(dir.join("best.mesa")).expect("strata best.mesa");
+        assert!(
+            policy.starts_with(&format!("policy \"strata-{target}-seed0\"")),
+            "{policy}"
+        );
+        assert!(
+            out[frontier..].contains(&format!("strata-{target}-seed0")),
+            "{out}"
+        );
+    }
+}
+
+/// `mesa stratify` on a sweep: writes a policy that `mesa check` accepts
+/// and a report whose strata cover train and val; bad options exit 1 or 2
+/// with what to do.
+#[test]
+fn stratify_writes_a_checked_policy_and_its_report() {
+    let data = tmp("stratify-data.jsonl", twenty_episodes().as_bytes());
+    let dir = std::env::temp_dir().join(format!("mesa-cli-stratify-{}", std::process::id()));
+    let store = dir.join("store").to_string_lossy().into_owned();
+    let sweep = dir.join("sweep.jsonl").to_string_lossy().into_owned();
+    let out = dir.join("strata").to_string_lossy().into_owned();
+    let o = mesa(&["build", &data, "-o", &store, "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = mesa(&["sweep", &store, &data, "-o", &sweep, "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = mesa(&["stratify", "--sweep", &sweep, "--out", &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("out of fold J"), "{}", stdout(&o));
+    let policy = Path::new(&out).join("best.mesa");
+    let o = mesa(&["check", &policy.to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(&out).join("report.json")).unwrap(),
+    )
+    .unwrap();
+    let support: u64 = report["strata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["support"].as_u64().unwrap())
+        .sum();
+    assert_eq!(support, report["questions"].as_u64().unwrap());
+    assert_eq!(report["candidates"].as_array().unwrap().len(), 6 * 14);
+    let o = mesa(&[
+        "stratify", "--sweep", &sweep, "--out", &out, "--folds", "100",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("use --folds"), "{}", stderr(&o));
+    let o = mesa(&["stratify", "--sweep", &sweep, "--out", &out, "--folds", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--folds must be at least 2"),
+        "{}",
+        stderr(&o)
+    );
+    let o = mesa(&[
+        "stratify", "--sweep", &sweep, "--out", &out, "--target", "most",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,12 +1,14 @@
 //! `mesa pipeline`: the end-to-end job on built-in defaults. Build the
 //! memory store over AMA-Bench, sweep every question's 31 subsets, search
-//! for a policy offline, and print the report.
+//! for a policy offline, fit the stratified policies (`mesa stratify`), and
+//! print the report and where the policies sit on the frontier.
 
 use crate::cmd::build;
 use crate::cmd::sweep::{self, UtilityArg};
 use crate::error::CliError;
 use mesa_memory::EmbedderKind;
 use mesa_optimizer::frontier::FrontierOptions;
+use mesa_optimizer::strata::{stratify, StrataError, StrataOptions, Target};
 use mesa_optimizer::{optimize, OptimizeOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,11 +53,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let reuse = !args.rebuild && mesa_memory::Store::open(&store).is_ok();
     if reuse {
         eprintln!(
-            "1/3 store: reusing `{}` (--rebuild to build it again)",
+            "1/4 store: reusing `{}` (--rebuild to build it again)",
             store.display()
         );
     } else {
-        eprintln!("1/3 store: building `{}`", store.display());
+        eprintln!("1/4 store: building `{}`", store.display());
         build::run(build::Args::new(
             args.data.clone(),
             store.clone(),
@@ -65,7 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let sweep_file = args
         .work
         .join(format!("sweep-{:?}.jsonl", args.utility).to_lowercase());
-    eprintln!("2/3 sweep: `{}`", sweep_file.display());
+    eprintln!("2/4 sweep: `{}`", sweep_file.display());
     let report = sweep::sweep(&sweep::Args {
         store: store.clone(),
         data: args.data.clone(),
@@ -82,7 +84,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         report.questions, report.labelled
     );
     let run_dir = args.work.join(format!("run-seed{}", args.seed));
-    eprintln!("3/3 optimize (offline): `{}`", run_dir.display());
+    eprintln!("3/4 optimize (offline): `{}`", run_dir.display());
     // A new run each time: the archive of an earlier one is kept aside.
     if run_dir.exists() {
         let old = args.work.join(format!("run-seed{}.previous", args.seed));
@@ -96,14 +98,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         ..OptimizeOptions::new(&sweep_file, &run_dir)
     })?;
     print!("{}", summary.report.to_markdown());
-    // Where the frozen policy sits against the 31 fixed subsets and the
+    let mut policies = vec![run_dir.join("best.mesa").display().to_string()];
+    policies.extend(stratified(&args, &sweep_file)?);
+    // Where the frozen policies sit against the 31 fixed subsets and the
     // oracle, on the same test split.
-    let best = run_dir.join("best.mesa").display().to_string();
     let frontier = mesa_optimizer::frontier::frontier(&FrontierOptions {
         seeds: args.seed..args.seed.saturating_add(1),
         lambda: summary.report.settings.lambda,
         hide_qtype: args.no_qtype,
-        ..FrontierOptions::new(&sweep_file, vec![best])
+        ..FrontierOptions::new(&sweep_file, policies)
     })?;
     print!("\n## The frontier\n\n{}", frontier.to_markdown());
     eprintln!(
@@ -112,4 +115,35 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         run_dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Step 4: the stratified policies for both targets (keep 99% of all five's
+/// J; the best J within half its tokens), fitted on train and val; none
+/// when train and val have too few episodes to fold.
+fn stratified(args: &Args, sweep_file: &std::path::Path) -> Result<Vec<String>, CliError> {
+    let mut out = Vec::new();
+    for target in [Target::KEEP_99, Target::WITHIN_HALF] {
+        let dir = args
+            .work
+            .join(format!("strata-{}-seed{}", target.name(), args.seed));
+        eprintln!("4/4 stratify ({}): `{}`", target.name(), dir.display());
+        let mut opts = StrataOptions::new(sweep_file, &dir);
+        opts.seed = args.seed;
+        opts.target = target;
+        match stratify(&opts) {
+            Ok(r) => {
+                eprintln!(
+                    "    strata {} at lambda {:e}: out of fold J {:.1}%, tokens {:.1}% of all five's",
+                    r.fitted.keys,
+                    r.fitted.lambda,
+                    100.0 * r.fitted.j_share,
+                    100.0 * r.fitted.token_share
+                );
+                out.push(dir.join("best.mesa").display().to_string());
+            }
+            Err(e @ StrataError::TooFewEpisodes { .. }) => eprintln!("    skipped: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
 }
