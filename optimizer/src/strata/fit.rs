@@ -114,12 +114,46 @@ fn best_subset(problem: &Problem, idx: &[usize], lambda: f64) -> usize {
     })
 }
 
+/// The best subset of each of `keys`' strata over `idx`, kept where it
+/// differs from `default`.
+fn fit_strata(
+    problem: &Problem,
+    idx: &[usize],
+    keys: &[Key],
+    lambda: f64,
+    default: usize,
+) -> BTreeMap<Stratum, usize> {
+    let mut groups: BTreeMap<Stratum, Vec<usize>> = BTreeMap::new();
+    for &i in idx {
+        if let Some(s) = stratum(problem, i, keys) {
+            groups.entry(s).or_default().push(i);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(s, g)| (s, best_subset(problem, &g, lambda)))
+        .filter(|&(_, k)| k != default)
+        .collect()
+}
+
 /// One subset per stratum, fitted on some questions.
+///
+/// With the domain among the keys, a question of a domain the fit never
+/// saw (another benchmark's, or one left out) reads the strata of the
+/// other keys, fitted on every domain together (the backoff), rather than
+/// the default: the policy's last rules say `not domain in [...]`.
 #[derive(Debug, Clone)]
 pub struct Fitted {
     keys: Vec<Key>,
     /// The strata whose subset differs from the default (each a rule).
     strata: BTreeMap<Stratum, usize>,
+    /// The domains the fit saw (indices into `Problem::domains`); empty
+    /// when the domain is not a key.
+    known: Vec<u16>,
+    /// The keys without the domain, and their strata that differ from the
+    /// default, for questions of other domains.
+    backoff_keys: Vec<Key>,
+    backoff: BTreeMap<Stratum, usize>,
     /// The subset of every other question.
     default: usize,
 }
@@ -130,6 +164,9 @@ impl Fitted {
         Fitted {
             keys: Vec::new(),
             strata: BTreeMap::new(),
+            known: Vec::new(),
+            backoff_keys: Vec::new(),
+            backoff: BTreeMap::new(),
             default: Mask::SUBSETS - 1,
         }
     }
@@ -137,49 +174,99 @@ impl Fitted {
     /// Fits `keys`' strata on `idx` at the token price `lambda`.
     pub fn fit(problem: &Problem, idx: &[usize], keys: &[Key], lambda: f64) -> Fitted {
         let default = best_subset(problem, idx, lambda);
-        let mut groups: BTreeMap<Stratum, Vec<usize>> = BTreeMap::new();
-        for &i in idx {
-            if let Some(s) = stratum(problem, i, keys) {
-                groups.entry(s).or_default().push(i);
-            }
-        }
-        let strata = groups
-            .into_iter()
-            .map(|(s, g)| (s, best_subset(problem, &g, lambda)))
-            .filter(|&(_, k)| k != default)
-            .collect();
+        let by_domain = keys.contains(&Key::Domain);
+        let backoff_keys: Vec<Key> = if by_domain {
+            keys.iter().copied().filter(|k| *k != Key::Domain).collect()
+        } else {
+            Vec::new()
+        };
+        let mut known: Vec<u16> = if by_domain {
+            idx.iter()
+                .filter_map(|&i| stratum(problem, i, &[Key::Domain]).map(|s| s[0]))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        known.sort_unstable();
+        known.dedup();
         Fitted {
+            strata: fit_strata(problem, idx, keys, lambda, default),
+            backoff: if by_domain {
+                fit_strata(problem, idx, &backoff_keys, lambda, default)
+            } else {
+                BTreeMap::new()
+            },
             keys: keys.to_vec(),
-            strata,
+            known,
+            backoff_keys,
             default,
         }
     }
 
+    /// Whether question `i`'s domain is one the fit never saw (only when
+    /// the domain is a key).
+    fn unseen(&self, problem: &Problem, i: usize) -> bool {
+        self.keys.contains(&Key::Domain)
+            && stratum(problem, i, &[Key::Domain])
+                .is_none_or(|d| self.known.binary_search(&d[0]).is_err())
+    }
+
+    /// The rule that decides question `i`, numbered as the policy writes
+    /// them (the strata, then the backoff's); `None` for the default.
+    fn rule_of(&self, problem: &Problem, i: usize) -> Option<usize> {
+        let (keys, strata, first) = if self.unseen(problem, i) {
+            (&self.backoff_keys, &self.backoff, self.strata.len())
+        } else {
+            (&self.keys, &self.strata, 0)
+        };
+        let s = stratum(problem, i, keys)?;
+        strata.keys().position(|x| *x == s).map(|p| first + p)
+    }
+
     /// The mask index the fit reads for question `i`.
     pub fn choose(&self, problem: &Problem, i: usize) -> usize {
-        stratum(problem, i, &self.keys)
-            .and_then(|s| self.strata.get(&s).copied())
+        self.rule_of(problem, i)
+            .and_then(|r| self.strata.values().chain(self.backoff.values()).nth(r))
+            .copied()
             .unwrap_or(self.default)
     }
 
     /// The strata with a rule of their own.
     pub fn rules(&self) -> usize {
-        self.strata.len()
+        self.strata.len() + self.backoff.len()
     }
 
     /// The fit as a policy: one `select` rule per stratum that differs
     /// from the default (strata are disjoint, so their order is free).
     pub fn spec(&self, problem: &Problem, name: &str) -> PolicySpec {
-        let rules = self
+        let mut rules: Vec<RuleSpec> = self
             .strata
             .iter()
             .map(|(s, &k)| RuleSpec {
-                name: self.rule_name(problem, s),
-                cond: Some(self.cond(problem, s)),
+                name: rule_name(problem, &self.keys, s),
+                cond: Some(cond(problem, &self.keys, s)),
                 action: Act::Select,
                 mask: Mask::subset(k),
             })
             .collect();
+        let seen = Cond::Domain {
+            values: self
+                .known
+                .iter()
+                .map(|&d| problem.domains[usize::from(d)].clone())
+                .collect(),
+        };
+        rules.extend(self.backoff.iter().map(|(s, &k)| RuleSpec {
+            name: format!("other_{}", rule_name(problem, &self.backoff_keys, s)),
+            cond: Some(Cond::and(
+                Cond::Not {
+                    cond: Box::new(seen.clone()),
+                },
+                cond(problem, &self.backoff_keys, s),
+            )),
+            action: Act::Select,
+            mask: Mask::subset(k),
+        }));
         PolicySpec {
             name: name.to_string(),
             rules,
@@ -187,76 +274,70 @@ impl Fitted {
             budget: None,
         }
     }
+}
 
-    fn cond(&self, problem: &Problem, s: &Stratum) -> Cond {
-        let preview = |structure, op, threshold| Cond::Preview {
-            structure,
-            feature: Feature::Named,
-            op,
-            threshold,
-        };
-        let conds = self.keys.iter().zip(s).map(|(k, &v)| match *k {
-            Key::Domain => Cond::Domain {
-                values: vec![problem.domains[usize::from(v)].clone()],
-            },
-            Key::Named(st) => match v {
-                NAMES_NONE => preview(st, Cmp::Lt, -0.5),
-                SHOWS_ALL => preview(st, Cmp::Eq, 1.0),
-                _ => Cond::and(preview(st, Cmp::Gt, -0.5), preview(st, Cmp::Lt, 1.0)),
-            },
-        });
-        conds
-            .reduce(Cond::and)
-            .unwrap_or(Cond::And { all: Vec::new() })
+/// The condition a stratum's rule tests.
+fn cond(problem: &Problem, keys: &[Key], s: &Stratum) -> Cond {
+    let preview = |structure, op, threshold| Cond::Preview {
+        structure,
+        feature: Feature::Named,
+        op,
+        threshold,
+    };
+    let conds = keys.iter().zip(s).map(|(k, &v)| match *k {
+        Key::Domain => Cond::Domain {
+            values: vec![problem.domains[usize::from(v)].clone()],
+        },
+        Key::Named(st) => match v {
+            NAMES_NONE => preview(st, Cmp::Lt, -0.5),
+            SHOWS_ALL => preview(st, Cmp::Eq, 1.0),
+            _ => Cond::and(preview(st, Cmp::Gt, -0.5), preview(st, Cmp::Lt, 1.0)),
+        },
+    });
+    conds
+        .reduce(Cond::and)
+        .unwrap_or(Cond::And { all: Vec::new() })
+}
+
+/// `text2sql_t_some`: the stratum's values, as an identifier.
+fn rule_name(problem: &Problem, keys: &[Key], s: &Stratum) -> String {
+    let parts: Vec<String> = keys
+        .iter()
+        .zip(s)
+        .map(|(k, &v)| match k {
+            Key::Domain => problem.domains[usize::from(v)]
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect(),
+            Key::Named(st) => format!(
+                "{}_{}",
+                st.letter().to_ascii_lowercase(),
+                ["none", "all", "some"][usize::from(v.min(2))]
+            ),
+        })
+        .collect();
+    let name = parts.join("_");
+    if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        name
+    } else {
+        format!("s_{name}")
     }
+}
 
-    /// `text2sql_t_some`: the stratum's values, as an identifier.
-    fn rule_name(&self, problem: &Problem, s: &Stratum) -> String {
-        let parts: Vec<String> = self
-            .keys
-            .iter()
-            .zip(s)
-            .map(|(k, &v)| match k {
-                Key::Domain => problem.domains[usize::from(v)]
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() {
-                            c.to_ascii_lowercase()
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect(),
-                Key::Named(st) => format!(
-                    "{}_{}",
-                    st.letter().to_ascii_lowercase(),
-                    ["none", "all", "some"][usize::from(v.min(2))]
-                ),
-            })
-            .collect();
-        let name = parts.join("_");
-        if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            name
-        } else {
-            format!("s_{name}")
-        }
-    }
-
+impl Fitted {
     /// Each rule's stratum and the default, with their support over `idx`.
     pub fn strata_report(&self, problem: &Problem, idx: &[usize]) -> Vec<StratumReport> {
         let spec = self.spec(problem, "report");
-        let mut support = vec![0usize; self.strata.len() + 1];
-        let positions: BTreeMap<&Stratum, usize> = self
-            .strata
-            .keys()
-            .enumerate()
-            .map(|(n, s)| (s, n))
-            .collect();
+        let rules = spec.rules.len();
+        let mut support = vec![0usize; rules + 1];
         for &i in idx {
-            let n = stratum(problem, i, &self.keys)
-                .and_then(|s| positions.get(&s).copied())
-                .unwrap_or(self.strata.len());
-            support[n] += 1;
+            support[self.rule_of(problem, i).unwrap_or(rules)] += 1;
         }
         let mut out: Vec<StratumReport> = spec
             .rules
@@ -272,7 +353,7 @@ impl Fitted {
         out.push(StratumReport {
             rule: "default".to_string(),
             when: "no rule matches".to_string(),
-            support: support[self.strata.len()],
+            support: support[rules],
             select: spec.default.to_string(),
         });
         out

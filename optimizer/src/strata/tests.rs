@@ -228,3 +228,45 @@ fn bad_options_are_refused_with_what_to_do() {
     let e = stratify_problem(&problem, &idx, &few).unwrap_err();
     assert!(e.to_string().contains("--folds"), "{e}");
 }
+
+#[test]
+fn a_domain_the_fit_never_saw_reads_the_other_keys_strata() {
+    let problem = planted();
+    let idx: Vec<usize> = train_val(&problem, 0)
+        .into_iter()
+        .filter(|&i| problem.questions[i].domain != "WEB")
+        .collect();
+    let (report, fit) = fit_policy(&problem, &idx, &opts()).unwrap();
+    assert!(report.fitted.keys.starts_with("domain+"), "{report:#?}");
+    assert!(
+        report
+            .policy
+            .contains("rule other_t_all when not domain in ["),
+        "{}",
+        report.policy
+    );
+    let policy = PolicyFile::Source {
+        path: "strata".into(),
+        text: report.policy.clone(),
+    };
+    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
+    let mut web = 0;
+    for (i, s) in selected.iter().enumerate() {
+        let k = fit.choose(&problem, i);
+        assert_eq!(s.mask, Mask::subset(k), "question {i}");
+        if problem.questions[i].domain == "WEB" {
+            // WEB's need follows T.named as in the other domains but TEXT2SQL.
+            assert_eq!(problem.questions[i].utility[k], 1.0, "question {i}");
+            web += 1;
+        }
+    }
+    assert!(web > 50);
+    // The backoff's rules catch no question the fit saw.
+    for st in report
+        .strata
+        .iter()
+        .filter(|s| s.rule.starts_with("other_"))
+    {
+        assert_eq!(st.support, 0, "{st:?}");
+    }
+}
