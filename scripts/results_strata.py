@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Prints, for docs/RESULTS.md, issue 16's aims for the stratified policies
 (`mesa stratify`), from the JSON `mesa frontier` wrote for each target alone
-(WORK/frontier-strata-keep-UTILITY.json, WORK/frontier-strata-within-UTILITY.json):
-each seed's one policy per target, fitted on train and val and scored once on
-test, against the best fixed subset (in hindsight on test) and the oracle,
-with the paired bootstrap interval over test's episodes.
+(WORK/PREFIX-keep-UTILITY.json, WORK/PREFIX-within-UTILITY.json): each seed's
+one policy per target, scored once on SPLIT, against the best fixed subset
+(in hindsight on SPLIT) and the oracle, with the paired bootstrap interval
+over SPLIT's episodes. RESULTS.md reads it twice: the policies fitted on
+train and val, scored on test; and the design study's, fitted on train,
+scored on val.
 
-Usage: scripts/results_strata.py WORK UTILITY...
+Usage: scripts/results_strata.py WORK PREFIX SPLIT UTILITY...
 """
 import json
 import statistics
@@ -32,17 +34,17 @@ def iv(i):
 
 
 def main():
-    work, utilities = sys.argv[1], sys.argv[2:]
-    print("Keep 99% of all five's J (`--target keep`): per seed, the policy's J and tokens on test as")
+    work, prefix, split, utilities = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    print(f"Keep 99% of all five's J (`--target keep`): per seed, the policy's J and tokens on {split} as")
     print("shares of all five's; \"keeps\" counts the seeds where it keeps 99% of J; \"beats fixed\" those")
-    print("where it also spends fewer tokens than the best fixed subset keeping 99% (in hindsight on test);")
+    print(f"where it also spends fewer tokens than the best fixed subset keeping 99% (in hindsight on {split});")
     print("\"outside\" those whose 95% paired bootstrap interval of that difference excludes 0. The gap")
     print("closed is (fixed - policy) / (fixed - oracle) over the seeds where the policy keeps 99%.")
     print()
     header("utility", "policy: J, tokens", "fixed / oracle: tokens for 99%", "keeps", "beats fixed", "outside",
            "policy - fixed, per seed [interval]", "aim: <= 40% of tokens", "gap to the oracle closed")
     for u in utilities:
-        seeds = json.load(open(f"{work}/frontier-strata-keep-{u}.json"))["seeds"]
+        seeds = json.load(open(f"{work}/{prefix}-keep-{u}.json"))["seeds"]
         n = len(seeds)
         j = [s["policies"][0]["j"] / s["all_five"]["j"] for s in seeds]
         c = [s["policies"][0]["c"] / s["all_five"]["c"] for s in seeds]
@@ -59,14 +61,14 @@ def main():
               f"{outside} of {n} | {'; '.join(iv(d) for d in diffs)} | {forty} | {ms(gaps)} ({len(gaps)} of {n}) {third} |")
     print()
     print("The best J within 50% of all five's tokens (`--target within`): \"within\" counts the seeds where")
-    print("the policy spends at most 50% on test; \"beats fixed\" those where its J is also higher than the")
-    print("best fixed subset's within 50% (in hindsight on test); \"outside\" those whose interval of that")
+    print(f"the policy spends at most 50% on {split}; \"beats fixed\" those where its J is also higher than the")
+    print(f"best fixed subset's within 50% (in hindsight on {split}); \"outside\" those whose interval of that")
     print("difference excludes 0.")
     print()
     header("utility", "policy: J, tokens", "fixed: J within 50%", "within", "beats fixed", "outside",
            "policy - fixed, per seed [interval]")
     for u in utilities:
-        seeds = json.load(open(f"{work}/frontier-strata-within-{u}.json"))["seeds"]
+        seeds = json.load(open(f"{work}/{prefix}-within-{u}.json"))["seeds"]
         n = len(seeds)
         j = [s["policies"][0]["j"] / s["all_five"]["j"] for s in seeds]
         c = [s["policies"][0]["c"] / s["all_five"]["c"] for s in seeds]

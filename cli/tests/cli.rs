@@ -715,6 +715,19 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         .sum();
     assert_eq!(support, report["questions"].as_u64().unwrap());
     assert_eq!(report["candidates"].as_array().unwrap().len(), 6 * 14);
+    assert_eq!(report["fit"], "train+val");
+    // Fitted on train alone, it reads fewer questions and leaves val out.
+    let train = dir.join("strata-train").to_string_lossy().into_owned();
+    let o = mesa(&[
+        "stratify", "--sweep", &sweep, "--out", &train, "--fit", "train", "--folds", "4",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let on_train: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(&train).join("report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(on_train["fit"], "train");
+    assert!(on_train["questions"].as_u64() < report["questions"].as_u64());
     let o = mesa(&[
         "stratify", "--sweep", &sweep, "--out", &out, "--folds", "100",
     ]);

@@ -1,6 +1,7 @@
 //! `mesa stratify`: a stratified policy (one fixed subset per stratum),
 //! its strata and token price chosen by cross-validation over train and val.
 
+use super::optimize::FitArg;
 use super::Format;
 use crate::error::CliError;
 use mesa_optimizer::strata::{stratify, StrataOptions, StrataReport, Target};
@@ -33,9 +34,12 @@ pub struct Args {
     /// [default: 0 for keep, 0.05 for within].
     #[arg(long)]
     pub margin: Option<f64>,
-    /// Cross-validation folds over train and val's episodes.
+    /// Cross-validation folds over the fitted episodes.
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
+    /// Fit on train and val (the default), or on train alone, leaving val to judge the policy.
+    #[arg(long, value_enum, default_value_t = FitArg::TrainVal)]
+    pub fit: FitArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -56,6 +60,7 @@ pub fn run(a: Args) -> Result<ExitCode, CliError> {
     let mut opts = StrataOptions::new(&a.sweep, &a.out);
     opts.seed = a.seed;
     opts.folds = a.folds;
+    opts.fit = a.fit.into();
     opts.target = match a.target {
         TargetArg::Keep => Target::Keep {
             share: a.share,
@@ -84,10 +89,11 @@ fn human(r: &StrataReport, out: &std::path::Path) -> String {
         ),
     };
     let mut s = format!(
-        "seed {}: {} train and val questions, {} folds; target {}; {how}\n\
+        "seed {}: {} questions of {}, {} folds; target {}; {how}\n\
          strata {} at lambda {:e}: out of fold J {:.1}% and tokens {:.1}% of all five's\n",
         r.seed,
         r.questions,
+        r.fit.name(),
         r.folds,
         r.target.name(),
         f.keys,

@@ -30,7 +30,7 @@ mod tests;
 
 use crate::eval::{EvalError, Problem};
 use crate::propose::spec::PolicySpec;
-use crate::split::Split;
+use crate::split::{FitOn, Split};
 use crate::sweep::Sweep;
 use fit::{choose_candidate, cross_validate, Fitted};
 pub use fit::{Key, KEY_SETS};
@@ -100,6 +100,10 @@ pub struct StrataOptions {
     pub folds: usize,
     /// Token prices to try (default [`DEFAULT_LAMBDAS`]).
     pub lambdas: Vec<f64>,
+    /// What the strata are fitted and cross-validated on (default
+    /// [`FitOn::TrainVal`]; [`FitOn::Train`] leaves val to judge the policy,
+    /// as the design study does).
+    pub fit: FitOn,
 }
 
 impl StrataOptions {
@@ -112,6 +116,7 @@ impl StrataOptions {
             target: Target::KEEP_99,
             folds: 5,
             lambdas: DEFAULT_LAMBDAS.to_vec(),
+            fit: FitOn::TrainVal,
         }
     }
 }
@@ -123,8 +128,8 @@ pub enum StrataError {
     /// The sweep could not be read or split.
     #[error(transparent)]
     Eval(#[from] EvalError),
-    /// Fewer episodes in train and val than folds.
-    #[error("train and val of seed {seed} have {episodes} episode(s), fewer than the {folds} folds; use --folds {episodes} or fewer, or a larger sweep")]
+    /// Fewer episodes to fit on than folds.
+    #[error("the split(s) fitted on for seed {seed} have {episodes} episode(s), fewer than the {folds} folds; use --folds {episodes} or fewer, or a larger sweep")]
     TooFewEpisodes {
         /// The seed.
         seed: u64,
@@ -198,7 +203,9 @@ pub struct StrataReport {
     pub target: Target,
     /// Folds.
     pub folds: usize,
-    /// Train and val questions fitted on.
+    /// What it was fitted on (`train+val` or `train`).
+    pub fit: FitOn,
+    /// Questions fitted on.
     pub questions: usize,
     /// Every candidate, in the order tried.
     pub candidates: Vec<Candidate>,
@@ -213,7 +220,8 @@ pub struct StrataReport {
     pub policy: String,
 }
 
-/// Fits a stratified policy on a sweep's train and val (never test),
+/// Fits a stratified policy on a sweep's train and val (or train alone,
+/// per `opts.fit`; never test),
 /// writes `best.mesa` and `report.json` into `opts.out`, and returns the
 /// report.
 pub fn stratify(opts: &StrataOptions) -> Result<StrataReport, StrataError> {
@@ -222,8 +230,10 @@ pub fn stratify(opts: &StrataOptions) -> Result<StrataReport, StrataError> {
     let problem = Problem::new(&sweep, 0.0, true)?;
     let splits = problem.splits(opts.seed)?;
     let mut idx = problem.indices(&splits, Split::Train);
-    idx.extend(problem.indices(&splits, Split::Val));
-    idx.sort_unstable();
+    if opts.fit == FitOn::TrainVal {
+        idx.extend(problem.indices(&splits, Split::Val));
+        idx.sort_unstable();
+    }
     let report = stratify_problem(&problem, &idx, opts)?;
     write(&opts.out, &report)?;
     Ok(report)
@@ -291,6 +301,7 @@ fn fit_policy(
         seed: opts.seed,
         target: opts.target,
         folds: opts.folds,
+        fit: opts.fit,
         questions: idx.len(),
         candidates,
         chosen,
