@@ -14,19 +14,7 @@ import json
 import statistics
 import sys
 
-
-def ms(xs, scale=100.0):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return "-"
-    m = statistics.mean(xs) * scale
-    s = statistics.stdev(xs) * scale if len(xs) > 1 else 0.0
-    return f"{m:.1f}% ± {s:.1f}"
-
-
-def header(*cols):
-    print("| " + " | ".join(cols) + " |")
-    print("| " + " | ".join("---" for _ in cols) + " |")
+from results_aims import header, ms
 
 
 def iv(i):

@@ -532,16 +532,23 @@ fn build_refuses_bad_data_unless_told_to_skip_and_query_refuses_a_non_store() {
 /// Every preview, the evidence-aware ones included, reads the same in a
 /// sweep as at query time: `mesa sweep` records all of them, and a policy
 /// that reads them all gets the same numbers from `mesa query`.
+/// Builds a store of `data` in `dir` and sweeps it: the store's and the
+/// sweep's paths.
+fn build_and_sweep(data: &str, dir: &Path) -> (String, String) {
+    let store = dir.join("store").to_string_lossy().into_owned();
+    let sweep = dir.join("sweep.jsonl").to_string_lossy().into_owned();
+    let o = mesa(&["build", data, "-o", &store, "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = mesa(&["sweep", &store, data, "-o", &sweep, "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (store, sweep)
+}
+
 #[test]
 fn a_sweep_and_a_query_read_the_same_previews() {
     let data = tmp("previews-data.jsonl", DATA.as_bytes());
     let dir = std::env::temp_dir().join(format!("mesa-cli-previews-{}", std::process::id()));
-    let store = dir.join("store").to_string_lossy().into_owned();
-    let sweep = dir.join("sweep.jsonl").to_string_lossy().into_owned();
-    let o = mesa(&["build", &data, "-o", &store, "--quiet"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = mesa(&["sweep", &store, &data, "-o", &sweep, "--quiet"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (store, sweep) = build_and_sweep(&data, &dir);
     let text = std::fs::read_to_string(&sweep).unwrap();
     let record: serde_json::Value =
         serde_json::from_str(text.lines().nth(1).expect("one record")).unwrap();
@@ -690,13 +697,8 @@ fn the_main_job_runs_end_to_end() {
 fn stratify_writes_a_checked_policy_and_its_report() {
     let data = tmp("stratify-data.jsonl", twenty_episodes().as_bytes());
     let dir = std::env::temp_dir().join(format!("mesa-cli-stratify-{}", std::process::id()));
-    let store = dir.join("store").to_string_lossy().into_owned();
-    let sweep = dir.join("sweep.jsonl").to_string_lossy().into_owned();
+    let (_, sweep) = build_and_sweep(&data, &dir);
     let out = dir.join("strata").to_string_lossy().into_owned();
-    let o = mesa(&["build", &data, "-o", &store, "--quiet"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = mesa(&["sweep", &store, &data, "-o", &sweep, "--quiet"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = mesa(&["stratify", "--sweep", &sweep, "--out", &out]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("out of fold J"), "{}", stdout(&o));

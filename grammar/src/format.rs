@@ -31,6 +31,28 @@ pub fn is_identifier(s: &str) -> bool {
         && !RESERVED.contains(&s)
 }
 
+/// `text` as a bare name: ASCII letters and digits kept (lower-cased),
+/// anything else `_`, and `{prefix}_` in front when that does not start
+/// with a letter or is reserved (`"Rule 1"` → `rule_1`, `"1st"` →
+/// `r_1st` with prefix `r`).
+pub fn identifier_from(text: &str, prefix: &str) -> String {
+    let name: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_alphabetic()) && is_identifier(&name) {
+        name
+    } else {
+        format!("{prefix}_{name}")
+    }
+}
+
 /// Parses and formats `source`.
 pub fn format_source(source: &str) -> Result<String, Vec<Diagnostic>> {
     let file = parse(source)?;
@@ -323,6 +345,18 @@ fn expr(e: &Expr) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn identifier_from_text_is_a_bare_name() {
+        assert_eq!(super::identifier_from("Rule 1", "r"), "rule_1");
+        assert_eq!(super::identifier_from("TEXT2SQL", "s"), "text2sql");
+        assert_eq!(super::identifier_from("1st-try", "r"), "r_1st_try");
+        assert_eq!(super::identifier_from("select", "r"), "r_select");
+        assert_eq!(super::identifier_from("", "r"), "r_");
+        for t in ["Rule 1", "1st-try", "select", "", "é"] {
+            assert!(super::is_identifier(&super::identifier_from(t, "r")), "{t}");
+        }
+    }
     use super::*;
 
     fn fmt(src: &str) -> String {

@@ -24,7 +24,7 @@ pub mod span;
 
 pub use ast::File;
 pub use diagnostic::{did_you_mean, Code, Diagnostic, Severity, Suggestion};
-pub use format::{format_file, format_source, is_identifier, RESERVED};
+pub use format::{format_file, format_source, identifier_from, is_identifier, RESERVED};
 pub use parser::{
     parse, parse_bytes, MAX_EXPR_DEPTH, MAX_NESTING, MAX_SOURCE_BYTES, MAX_SYNTAX_ERRORS,
 };

@@ -320,22 +320,7 @@ fn rule_name_quoted(cx: &Cx<'_, '_>, i: usize) -> Option<Hit> {
     if i != 1 || !cx.is_rule() || !t.is_str() {
         return None;
     }
-    let name: String = t
-        .inner()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let name = if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        name
-    } else {
-        format!("r_{name}")
-    };
+    let name = crate::format::identifier_from(t.inner(), "r");
     Some(rewrite(
         STATEMENT,
         t.span,

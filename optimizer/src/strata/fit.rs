@@ -267,6 +267,16 @@ impl Fitted {
             action: Act::Select,
             mask: Mask::subset(k),
         }));
+        // Two domains may spell the same name (`web-1`, `web_1`): number the repeats.
+        let mut seen = std::collections::HashSet::new();
+        for r in &mut rules {
+            let base = r.name.clone();
+            let mut n = 1;
+            while !seen.insert(r.name.clone()) {
+                n += 1;
+                r.name = format!("{base}_{n}");
+            }
+        }
         PolicySpec {
             name: name.to_string(),
             rules,
@@ -305,16 +315,7 @@ fn rule_name(problem: &Problem, keys: &[Key], s: &Stratum) -> String {
         .iter()
         .zip(s)
         .map(|(k, &v)| match k {
-            Key::Domain => problem.domains[usize::from(v)]
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        '_'
-                    }
-                })
-                .collect(),
+            Key::Domain => problem.domains[usize::from(v)].clone(),
             Key::Named(st) => format!(
                 "{}_{}",
                 st.letter().to_ascii_lowercase(),
@@ -322,12 +323,7 @@ fn rule_name(problem: &Problem, keys: &[Key], s: &Stratum) -> String {
             ),
         })
         .collect();
-    let name = parts.join("_");
-    if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        name
-    } else {
-        format!("s_{name}")
-    }
+    mesa_grammar::identifier_from(&parts.join("_"), "s")
 }
 
 impl Fitted {
