@@ -328,8 +328,13 @@ fn rule_name(problem: &Problem, keys: &[Key], s: &Stratum) -> String {
 
 impl Fitted {
     /// Each rule's stratum and the default, with their support over `idx`.
-    pub fn strata_report(&self, problem: &Problem, idx: &[usize]) -> Vec<StratumReport> {
-        let spec = self.spec(problem, "report");
+    /// `spec` is this fit's [`Fitted::spec`].
+    pub fn strata_report(
+        &self,
+        problem: &Problem,
+        idx: &[usize],
+        spec: &PolicySpec,
+    ) -> Vec<StratumReport> {
         let rules = spec.rules.len();
         let mut support = vec![0usize; rules + 1];
         for &i in idx {

@@ -285,14 +285,34 @@ fn fit_policy(
 ) -> Result<(StrataReport, Fitted), StrataError> {
     let candidates = cross_validate(problem, idx, opts)?;
     let chosen = choose_candidate(&candidates, opts.target);
-    let (fit, fitted) = match chosen {
+    // When no candidate meets the target: the cheapest for `within`, all
+    // five for `keep`.
+    let fitted_on = match (chosen, opts.target) {
+        (None, Target::Within { .. }) => (0..candidates.len()).min_by(|&a, &b| {
+            candidates[a]
+                .token_share
+                .total_cmp(&candidates[b].token_share)
+        }),
+        _ => chosen,
+    };
+    let (fit, fitted) = match fitted_on {
         Some(c) => {
+            // Candidates run over the key sets, each at every price.
             let keys = KEY_SETS[c / opts.lambdas.len()];
             let lambda = opts.lambdas[c % opts.lambdas.len()];
             let fit = Fitted::fit(problem, idx, keys, lambda);
             (fit, candidates[c].clone())
         }
-        None => fallback(problem, idx, &candidates, opts),
+        None => (
+            Fitted::all_five(),
+            Candidate {
+                keys: "all five".to_string(),
+                lambda: 0.0,
+                j_share: 1.0,
+                token_share: 1.0,
+                rules: 0.0,
+            },
+        ),
     };
     let name = format!("strata-{}-seed{}", opts.target.name(), opts.seed);
     let spec: PolicySpec = fit.spec(problem, &name);
@@ -306,45 +326,10 @@ fn fit_policy(
         candidates,
         chosen,
         fitted,
-        strata: fit.strata_report(problem, idx),
+        strata: fit.strata_report(problem, idx, &spec),
         policy: spec.to_source(),
     };
     Ok((report, fit))
-}
-
-/// When no candidate meets the target: all five for `keep`, the cheapest
-/// candidate for `within`.
-fn fallback(
-    problem: &Problem,
-    idx: &[usize],
-    candidates: &[Candidate],
-    opts: &StrataOptions,
-) -> (Fitted, Candidate) {
-    let cheapest = (0..candidates.len()).min_by(|&a, &b| {
-        candidates[a]
-            .token_share
-            .total_cmp(&candidates[b].token_share)
-    });
-    match (opts.target, cheapest) {
-        (Target::Within { .. }, Some(c)) => {
-            let keys = KEY_SETS[c / opts.lambdas.len()];
-            let lambda = opts.lambdas[c % opts.lambdas.len()];
-            (
-                Fitted::fit(problem, idx, keys, lambda),
-                candidates[c].clone(),
-            )
-        }
-        _ => (
-            Fitted::all_five(),
-            Candidate {
-                keys: "all five".to_string(),
-                lambda: 0.0,
-                j_share: 1.0,
-                token_share: 1.0,
-                rules: 0.0,
-            },
-        ),
-    }
 }
 
 fn write(out: &Path, report: &StrataReport) -> Result<(), StrataError> {
