@@ -746,5 +746,42 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         "stratify", "--sweep", &sweep, "--out", &out, "--target", "most",
     ]);
     assert_eq!(o.status.code(), Some(2));
+    // Trees and bagged fits: other families, the same checked output.
+    let trees = dir.join("strata-trees").to_string_lossy().into_owned();
+    let o = mesa(&[
+        "stratify",
+        "--sweep",
+        &sweep,
+        "--out",
+        &trees,
+        "--families",
+        "both",
+        "--bag",
+        "3",
+        "--min-leaf",
+        "5",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let both: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(both["candidates"].as_array().unwrap().len(), 9 * 14);
+    assert_eq!(
+        (both["families"].as_str(), both["bag"].as_u64()),
+        (Some("both"), Some(3))
+    );
+    let o = mesa(&[
+        "check",
+        &Path::new(&trees).join("best.mesa").to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for (flag, says) in [
+        ("--bag", "--bag must be at least 1"),
+        ("--min-leaf", "--min-leaf must be"),
+    ] {
+        let o = mesa(&["stratify", "--sweep", &sweep, "--out", &trees, flag, "0"]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

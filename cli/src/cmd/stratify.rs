@@ -4,7 +4,7 @@
 use super::optimize::FitArg;
 use super::Format;
 use crate::error::CliError;
-use mesa_optimizer::strata::{stratify, StrataOptions, StrataReport, Target};
+use mesa_optimizer::strata::{stratify, Families, StrataOptions, StrataReport, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,6 +40,18 @@ pub struct Args {
     /// Fit on train and val (the default), or on train alone, leaving val to judge the policy.
     #[arg(long, value_enum, default_value_t = FitArg::TrainVal)]
     pub fit: FitArg,
+    /// The families of strata to choose among: `keys` (the domain and `preview.K.named`),
+    /// `trees` (splits on any preview or one domain, depth 1 to 3), or `both`. Trees did
+    /// not help on AMA-Bench's val (docs/RESULTS.md, "The design study").
+    #[arg(long, value_enum, default_value_t)]
+    pub families: FamiliesArg,
+    /// Questions each side of a tree's split keeps at least.
+    #[arg(long, default_value_t = 30)]
+    pub min_leaf: usize,
+    /// Fit each key set this many times, each leaving a part of the episodes out, and read
+    /// the union of their subsets in each stratum (1: one fit on everything).
+    #[arg(long, default_value_t = 1)]
+    pub bag: usize,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -55,12 +67,37 @@ pub enum TargetArg {
     Within,
 }
 
+/// `--families` of `mesa stratify`.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum FamiliesArg {
+    /// The key sets: the domain and `preview.K.named`.
+    #[default]
+    Keys,
+    /// Trees over every preview and the domain.
+    Trees,
+    /// Both.
+    Both,
+}
+
+impl From<FamiliesArg> for Families {
+    fn from(f: FamiliesArg) -> Families {
+        match f {
+            FamiliesArg::Keys => Families::Keys,
+            FamiliesArg::Trees => Families::Trees,
+            FamiliesArg::Both => Families::Both,
+        }
+    }
+}
+
 /// Runs `mesa stratify`.
 pub fn run(a: Args) -> Result<ExitCode, CliError> {
     let mut opts = StrataOptions::new(&a.sweep, &a.out);
     opts.seed = a.seed;
     opts.folds = a.folds;
     opts.fit = a.fit.into();
+    opts.families = a.families.into();
+    opts.min_leaf = a.min_leaf;
+    opts.bag = a.bag;
     opts.target = match a.target {
         TargetArg::Keep => Target::Keep {
             share: a.share,

@@ -1,12 +1,10 @@
 //! Strata: the keys, fitting one subset per stratum, the cross-validation
 //! over train and val's episodes, and writing the fit as a policy.
 
-use super::{Candidate, StrataError, StrataOptions, StratumReport, Target};
 use crate::eval::Problem;
 use crate::propose::spec::{Act, Cmp, Cond, PolicySpec, RuleSpec};
-use crate::rng::Rng;
 use mesa_core::{Feature, Mask, Structure};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a stratum is keyed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,9 +89,11 @@ fn stratum(problem: &Problem, i: usize, keys: &[Key]) -> Option<Stratum> {
         .collect()
 }
 
-/// The mask index with the highest `utility - lambda * tokens` summed over
-/// `idx`; ties go to fewer tokens, then to the lower index.
-fn best_subset(problem: &Problem, idx: &[usize], lambda: f64) -> usize {
+/// Utility and tokens of each subset summed over `idx`.
+pub(super) fn sums(
+    problem: &Problem,
+    idx: &[usize],
+) -> ([f64; Mask::SUBSETS], [f64; Mask::SUBSETS]) {
     let mut util = [0.0; Mask::SUBSETS];
     let mut tok = [0.0; Mask::SUBSETS];
     for &i in idx {
@@ -103,15 +103,29 @@ fn best_subset(problem: &Problem, idx: &[usize], lambda: f64) -> usize {
             tok[k] += q.tokens[k];
         }
     }
+    (util, tok)
+}
+
+/// The mask index with the highest `util - lambda * tok`, and that value;
+/// ties go to fewer tokens, then to the lower index.
+pub(super) fn best_of(util: &[f64], tok: &[f64], lambda: f64) -> (usize, f64) {
     let value = |k: usize| util[k] - lambda * tok[k];
-    (0..Mask::SUBSETS).fold(Mask::SUBSETS - 1, |best, k| {
+    let best = (0..Mask::SUBSETS).fold(Mask::SUBSETS - 1, |best, k| {
         let (v, b) = (value(k), value(best));
         if v > b || (v == b && (tok[k], k) < (tok[best], best)) {
             k
         } else {
             best
         }
-    })
+    });
+    (best, value(best))
+}
+
+/// The mask index with the highest `utility - lambda * tokens` summed over
+/// `idx` ([`best_of`] of [`sums`]).
+fn best_subset(problem: &Problem, idx: &[usize], lambda: f64) -> usize {
+    let (util, tok) = sums(problem, idx);
+    best_of(&util, &tok, lambda).0
 }
 
 /// The best subset of each of `keys`' strata over `idx`, kept where it
@@ -213,7 +227,7 @@ impl Fitted {
 
     /// The rule that decides question `i`, numbered as the policy writes
     /// them (the strata, then the backoff's); `None` for the default.
-    fn rule_of(&self, problem: &Problem, i: usize) -> Option<usize> {
+    pub fn rule_of(&self, problem: &Problem, i: usize) -> Option<usize> {
         let (keys, strata, first) = if self.unseen(problem, i) {
             (&self.backoff_keys, &self.backoff, self.strata.len())
         } else {
@@ -267,16 +281,6 @@ impl Fitted {
             action: Act::Select,
             mask: Mask::subset(k),
         }));
-        // Two domains may spell the same name (`web-1`, `web_1`): number the repeats.
-        let mut seen = std::collections::HashSet::new();
-        for r in &mut rules {
-            let base = r.name.clone();
-            let mut n = 1;
-            while !seen.insert(r.name.clone()) {
-                n += 1;
-                r.name = format!("{base}_{n}");
-            }
-        }
         PolicySpec {
             name: name.to_string(),
             rules,
@@ -326,156 +330,74 @@ fn rule_name(problem: &Problem, keys: &[Key], s: &Stratum) -> String {
     mesa_grammar::identifier_from(&parts.join("_"), "s")
 }
 
+/// The union of two mask indices.
+fn union(a: usize, b: usize) -> usize {
+    ((a + 1) | (b + 1)) - 1
+}
+
 impl Fitted {
-    /// Each rule's stratum and the default, with their support over `idx`.
-    /// `spec` is this fit's [`Fitted::spec`].
-    pub fn strata_report(
-        &self,
-        problem: &Problem,
-        idx: &[usize],
-        spec: &PolicySpec,
-    ) -> Vec<StratumReport> {
-        let rules = spec.rules.len();
-        let mut support = vec![0usize; rules + 1];
-        for &i in idx {
-            support[self.rule_of(problem, i).unwrap_or(rules)] += 1;
-        }
-        let mut out: Vec<StratumReport> = spec
-            .rules
-            .iter()
-            .zip(&support)
-            .map(|(r, &n)| StratumReport {
-                rule: r.name.clone(),
-                when: r.cond.as_ref().map(Cond::describe).unwrap_or_default(),
-                support: n,
-                select: r.mask.to_string(),
-            })
-            .collect();
-        out.push(StratumReport {
-            rule: "default".to_string(),
-            when: "no rule matches".to_string(),
-            support: support[rules],
-            select: spec.default.to_string(),
-        });
-        out
-    }
-}
-
-/// Each position of `idx` its fold: train and val's episodes shuffled by
-/// the seed and dealt round-robin, so a fold holds whole episodes.
-fn folds(problem: &Problem, idx: &[usize], k: usize, seed: u64) -> Result<Vec<usize>, StrataError> {
-    let mut episodes: Vec<u32> = idx
-        .iter()
-        .map(|&i| problem.questions[i].episode_no)
-        .collect();
-    episodes.sort_unstable();
-    episodes.dedup();
-    if episodes.len() < k {
-        return Err(StrataError::TooFewEpisodes {
-            seed,
-            episodes: episodes.len(),
-            folds: k,
-        });
-    }
-    let mut rng = Rng::derive(&[seed, 0x5354_5241_5441]);
-    for n in (1..episodes.len()).rev() {
-        episodes.swap(n, rng.below(n + 1));
-    }
-    let fold: BTreeMap<u32, usize> = episodes
-        .iter()
-        .enumerate()
-        .map(|(n, &e)| (e, n % k))
-        .collect();
-    Ok(idx
-        .iter()
-        .map(|&i| fold[&problem.questions[i].episode_no])
-        .collect())
-}
-
-/// Every key set at every price, scored out of fold over `idx`.
-pub fn cross_validate(
-    problem: &Problem,
-    idx: &[usize],
-    opts: &StrataOptions,
-) -> Result<Vec<Candidate>, StrataError> {
-    let fold = folds(problem, idx, opts.folds, opts.seed)?;
-    let all = Mask::SUBSETS - 1;
-    let total = |pick: &dyn Fn(usize) -> usize| {
-        idx.iter().enumerate().fold((0.0, 0.0), |(u, t), (p, &i)| {
-            let q = &problem.questions[i];
-            (u + q.utility[pick(p)], t + q.tokens[pick(p)])
-        })
-    };
-    let (u5, t5) = total(&|_| all);
-    let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 1.0 };
-    let mut out = Vec::with_capacity(KEY_SETS.len() * opts.lambdas.len());
-    for keys in KEY_SETS {
-        for &lambda in &opts.lambdas {
-            let mut picks = vec![all; idx.len()];
-            let mut rules = 0;
-            for f in 0..opts.folds {
-                let train: Vec<usize> = idx
-                    .iter()
-                    .zip(&fold)
-                    .filter(|&(_, &g)| g != f)
-                    .map(|(&i, _)| i)
-                    .collect();
-                let fit = Fitted::fit(problem, &train, keys, lambda);
-                rules += fit.rules();
-                for (p, &i) in idx.iter().enumerate() {
-                    if fold[p] == f {
-                        picks[p] = fit.choose(problem, i);
+    /// Fits of the same keys joined: each stratum reads every structure
+    /// any of them reads there (a stratum one fit leaves to its default
+    /// reads that default).
+    pub fn union(fits: &[Fitted]) -> Fitted {
+        let Some(first) = fits.first() else {
+            return Fitted::all_five();
+        };
+        let default = fits.iter().fold(first.default, |d, f| union(d, f.default));
+        // What fit `f` reads for stratum `s` of its keys: a domain it never
+        // saw reads its backoff, as `choose` does.
+        let read = |f: &Fitted, s: &Stratum| -> usize {
+            let d = f.keys.iter().position(|k| *k == Key::Domain);
+            match d {
+                Some(d) if f.known.binary_search(&s[d]).is_err() => {
+                    let mut b = s.clone();
+                    b.remove(d);
+                    f.backoff.get(&b).copied().unwrap_or(f.default)
+                }
+                _ => f.strata.get(s).copied().unwrap_or(f.default),
+            }
+        };
+        let mut known: Vec<u16> = fits.iter().flat_map(|f| f.known.clone()).collect();
+        known.sort_unstable();
+        known.dedup();
+        // Every stratum some fit reads apart from its default: its own, and
+        // its backoff's in each domain another fit saw.
+        let mut keys: BTreeSet<Stratum> = BTreeSet::new();
+        for f in fits {
+            keys.extend(f.strata.keys().cloned());
+            if let Some(d) = f.keys.iter().position(|k| *k == Key::Domain) {
+                for b in f.backoff.keys() {
+                    for &domain in &known {
+                        let mut s = b.clone();
+                        s.insert(d, domain);
+                        keys.insert(s);
                     }
                 }
             }
-            let (u, t) = total(&|p| picks[p]);
-            out.push(Candidate {
-                keys: keys_name(keys),
-                lambda,
-                j_share: share(u, u5),
-                token_share: share(t, t5),
-                rules: rules as f64 / opts.folds as f64,
-            });
+        }
+        // Each reads the union of what every fit reads there.
+        let joined = |keys: BTreeSet<Stratum>, read: &dyn Fn(&Fitted, &Stratum) -> usize| {
+            keys.into_iter()
+                .filter_map(|s| {
+                    let k = fits.iter().map(|f| read(f, &s)).reduce(union)?;
+                    (k != default).then_some((s, k))
+                })
+                .collect::<BTreeMap<Stratum, usize>>()
+        };
+        let strata = joined(keys, &read);
+        let backoff = joined(
+            fits.iter()
+                .flat_map(|f| f.backoff.keys().cloned())
+                .collect(),
+            &|f, s| f.backoff.get(s).copied().unwrap_or(f.default),
+        );
+        Fitted {
+            keys: first.keys.clone(),
+            strata,
+            known,
+            backoff_keys: first.backoff_keys.clone(),
+            backoff,
+            default,
         }
     }
-    Ok(out)
-}
-
-/// The candidate that best meets `target`, or `None` when none does.
-/// `keep`: the fewest tokens among those keeping `share + margin` of J
-/// (ties: fewer rules, then the earlier); `within`: the highest J among
-/// those spending at most `tokens - margin` (ties: fewer tokens, rules).
-pub fn choose_candidate(candidates: &[Candidate], target: Target) -> Option<usize> {
-    let order = |a: &Candidate, b: &Candidate, first: [f64; 2], second: [f64; 2]| {
-        first[0]
-            .total_cmp(&first[1])
-            .then(second[0].total_cmp(&second[1]))
-            .then(a.rules.total_cmp(&b.rules))
-    };
-    let ok = |c: &Candidate| match target {
-        Target::Keep { share, margin } => c.j_share >= share + margin,
-        Target::Within { tokens, margin } => c.token_share <= tokens - margin,
-    };
-    let mut best: Option<usize> = None;
-    for (n, c) in candidates.iter().enumerate() {
-        if !ok(c) {
-            continue;
-        }
-        let better = best.is_none_or(|b| {
-            let b = &candidates[b];
-            let o = match target {
-                Target::Keep { .. } => {
-                    order(c, b, [c.token_share, b.token_share], [b.j_share, c.j_share])
-                }
-                Target::Within { .. } => {
-                    order(c, b, [b.j_share, c.j_share], [c.token_share, b.token_share])
-                }
-            };
-            o.is_lt()
-        });
-        if better {
-            best = Some(n);
-        }
-    }
-    best
 }

@@ -1,38 +1,51 @@
 //! Stratified policies: `mesa stratify`.
 //!
 //! A stratified policy splits the questions into a few strata by what a
-//! policy can read before selecting (the domain, and for a structure K
-//! whether the question names no step, K shows every step it names, or
-//! only some: `preview.K.named`), and reads one fixed subset per stratum.
-//! Each rule is one stratum (`rule text2sql_t_some when domain is TEXT2SQL
-//! and preview.T.named > -0.5 and preview.T.named < 1 -> select all`), so a
-//! person can read, check and edit it.
+//! policy can read before selecting, and reads one fixed subset per
+//! stratum. Two families of strata:
 //!
-//! The fit never reads test. Which strata to use (a family of six key
-//! sets, from none to the domain and two structures' `named`) and the token
-//! price each stratum's subset is chosen at are picked together by k-fold
-//! cross-validation over the episodes of train and val: each fold's
-//! questions are selected by the strata fitted on the other folds, and the
-//! candidate whose out-of-fold selections best meet the target wins (for
-//! `keep`: the fewest tokens keeping the share of all five's J; for
-//! `within`: the highest J spending at most the share of its tokens, less a
-//! margin). The chosen candidate is then fitted once on all of train and
-//! val and written as `.mesa` through the syntax tree and the formatter.
+//! - **key sets** (`fit.rs`): the domain and, for a structure K, whether
+//!   the question names no step, K shows every step it names, or only some
+//!   (`preview.K.named`); one rule per combination
+//!   (`rule text2sql_t_some when domain is TEXT2SQL and preview.T.named >
+//!   -0.5 and preview.T.named < 1 -> select all`);
+//! - **trees** (`tree.rs`): greedy splits on any preview at a learned,
+//!   rounded threshold, or on one domain against the rest, one to three
+//!   levels deep; one rule per leaf, its path as the condition
+//!   (`rule r_tokens_hi when preview.R.tokens > 2400 -> select {S, T, G}`).
+//!
+//! Either way each rule is one stratum that a person can read, check and
+//! edit, and the rules are disjoint.
+//!
+//! The fit never reads test. Which family (six key sets, trees of depth 1
+//! to 3) and the token price each stratum's subset is chosen at are picked
+//! together by k-fold cross-validation over the episodes of train and val
+//! (`cv.rs`): each fold's questions are selected by the strata fitted on
+//! the other folds, and the candidate whose out-of-fold selections best
+//! meet the target wins (for `keep`: the fewest tokens keeping the share of
+//! all five's J; for `within`: the highest J spending at most the share of
+//! its tokens, less a margin). The chosen candidate is then fitted once on
+//! all of train and val and written as `.mesa` through the syntax tree and
+//! the formatter.
 //!
 //! ```text
-//! sweep ─► Problem ─► train + val ─► folds ─► (key set × price) out of fold ─► the target picks one
-//!                                                               └─► fit on train + val ─► best.mesa, report.json
+//! sweep ─► Problem ─► train + val ─► folds ─► (family × price) out of fold ─► the target picks one
+//!                                                            └─► fit on train + val ─► best.mesa, report.json
 //! ```
 
+mod cv;
 mod fit;
 #[cfg(test)]
 mod tests;
+mod tree;
 
 use crate::eval::{EvalError, Problem};
 use crate::propose::spec::PolicySpec;
+use crate::propose::spec::RuleSpec;
 use crate::split::{FitOn, Split};
 use crate::sweep::Sweep;
-use fit::{choose_candidate, cross_validate, Fitted};
+use cv::{choose_candidate, cross_validate, Model};
+pub use cv::{Families, Family, TREE_DEPTHS};
 pub use fit::{Key, KEY_SETS};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -104,6 +117,16 @@ pub struct StrataOptions {
     /// [`FitOn::TrainVal`]; [`FitOn::Train`] leaves val to judge the policy,
     /// as the design study does).
     pub fit: FitOn,
+    /// The families cross-validation chooses among (default
+    /// [`Families::Keys`]; trees were studied on val and did not help:
+    /// docs/RESULTS.md, "The design study").
+    pub families: Families,
+    /// Questions each side of a tree's split keeps at least (default 30).
+    pub min_leaf: usize,
+    /// Fits of a key set to join (default 1: one fit on everything; with
+    /// `n` > 1, `n` fits each leaving a part of the episodes out, and each
+    /// stratum reads the union of their subsets).
+    pub bag: usize,
 }
 
 impl StrataOptions {
@@ -117,6 +140,9 @@ impl StrataOptions {
             folds: 5,
             lambdas: DEFAULT_LAMBDAS.to_vec(),
             fit: FitOn::TrainVal,
+            families: Families::Keys,
+            min_leaf: 30,
+            bag: 1,
         }
     }
 }
@@ -128,19 +154,27 @@ pub enum StrataError {
     /// The sweep could not be read or split.
     #[error(transparent)]
     Eval(#[from] EvalError),
-    /// Fewer episodes to fit on than folds.
-    #[error("the split(s) fitted on for seed {seed} have {episodes} episode(s), fewer than the {folds} folds; use --folds {episodes} or fewer, or a larger sweep")]
+    /// Fewer episodes to fit on than folds (or bags).
+    #[error("the questions fitted on for seed {seed} have {episodes} episode(s), fewer than the {parts} parts --{flag} asks for; use --{flag} {episodes} or fewer, or a larger sweep")]
     TooFewEpisodes {
         /// The seed.
         seed: u64,
-        /// Episodes in train and val.
+        /// Episodes in the questions dealt.
         episodes: usize,
-        /// Folds asked for.
-        folds: usize,
+        /// Parts asked for.
+        parts: usize,
+        /// The option that asked (`folds` or `bag`).
+        flag: &'static str,
     },
+    /// No bag.
+    #[error("--bag must be at least 1 (1 fits once, on everything), got 0")]
+    Bag,
     /// Fewer than two folds.
     #[error("--folds must be at least 2, got {0}")]
     Folds(usize),
+    /// A tree's sides may not be empty.
+    #[error("--min-leaf must be at least 1, got 0")]
+    MinLeaf,
     /// A share outside `(0, 1]` or a margin outside `[0, 1)`.
     #[error("{what} must be in {range}, got {value}")]
     Share {
@@ -167,7 +201,7 @@ pub enum StrataError {
 /// One candidate (key set and price) and its out-of-fold figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
-    /// The key set, e.g. `domain+T.named`.
+    /// The family: a key set (`domain+T.named`) or a tree (`tree depth 2`).
     pub keys: String,
     /// The token price each stratum's subset was chosen at.
     pub lambda: f64,
@@ -205,6 +239,12 @@ pub struct StrataReport {
     pub folds: usize,
     /// What it was fitted on (`train+val` or `train`).
     pub fit: FitOn,
+    /// The families chosen among.
+    pub families: Families,
+    /// A tree split's smallest side.
+    pub min_leaf: usize,
+    /// Fits of a key set joined.
+    pub bag: usize,
     /// Questions fitted on.
     pub questions: usize,
     /// Every candidate, in the order tried.
@@ -243,6 +283,12 @@ fn check(opts: &StrataOptions) -> Result<(), StrataError> {
     if opts.folds < 2 {
         return Err(StrataError::Folds(opts.folds));
     }
+    if opts.min_leaf == 0 {
+        return Err(StrataError::MinLeaf);
+    }
+    if opts.bag == 0 {
+        return Err(StrataError::Bag);
+    }
     if opts.lambdas.is_empty() || opts.lambdas.iter().any(|l| !l.is_finite() || *l < 0.0) {
         return Err(StrataError::Lambdas(opts.lambdas.clone()));
     }
@@ -277,13 +323,14 @@ pub fn stratify_problem(
     fit_policy(problem, idx, opts).map(|(report, _)| report)
 }
 
-/// The report and the fit it wrote.
+/// The report and the model it wrote.
 fn fit_policy(
     problem: &Problem,
     idx: &[usize],
     opts: &StrataOptions,
-) -> Result<(StrataReport, Fitted), StrataError> {
-    let candidates = cross_validate(problem, idx, opts)?;
+) -> Result<(StrataReport, Model), StrataError> {
+    let families = opts.families.list();
+    let candidates = cross_validate(problem, idx, &families, opts)?;
     let chosen = choose_candidate(&candidates, opts.target);
     // When no candidate meets the target: the cheapest for `within`, all
     // five for `keep`.
@@ -295,16 +342,16 @@ fn fit_policy(
         }),
         _ => chosen,
     };
-    let (fit, fitted) = match fitted_on {
+    let (model, fitted) = match fitted_on {
         Some(c) => {
-            // Candidates run over the key sets, each at every price.
-            let keys = KEY_SETS[c / opts.lambdas.len()];
+            // Candidates run over the families, each at every price.
+            let family = families[c / opts.lambdas.len()];
             let lambda = opts.lambdas[c % opts.lambdas.len()];
-            let fit = Fitted::fit(problem, idx, keys, lambda);
-            (fit, candidates[c].clone())
+            let model = Model::fit(problem, idx, family, lambda, opts)?;
+            (model, candidates[c].clone())
         }
         None => (
-            Fitted::all_five(),
+            Model::Strata(fit::Fitted::all_five()),
             Candidate {
                 keys: "all five".to_string(),
                 lambda: 0.0,
@@ -315,21 +362,38 @@ fn fit_policy(
         ),
     };
     let name = format!("strata-{}-seed{}", opts.target.name(), opts.seed);
-    let spec: PolicySpec = fit.spec(problem, &name);
+    let spec: PolicySpec = model.spec(problem, &name);
     let report = StrataReport {
         sweep: problem.source.clone(),
         seed: opts.seed,
         target: opts.target,
         folds: opts.folds,
         fit: opts.fit,
+        families: opts.families,
+        min_leaf: opts.min_leaf,
+        bag: opts.bag,
         questions: idx.len(),
         candidates,
         chosen,
         fitted,
-        strata: fit.strata_report(problem, idx, &spec),
+        strata: model.strata_report(problem, idx, &spec),
         policy: spec.to_source(),
     };
-    Ok((report, fit))
+    Ok((report, model))
+}
+
+/// Numbers repeated rule names (`web_1` and `web-1` both spell `web_1`):
+/// the second becomes `web_1_2`.
+fn number_repeats(rules: &mut [RuleSpec]) {
+    let mut seen = std::collections::HashSet::new();
+    for r in rules {
+        let base = r.name.clone();
+        let mut n = 1;
+        while !seen.insert(r.name.clone()) {
+            n += 1;
+            r.name = format!("{base}_{n}");
+        }
+    }
 }
 
 fn write(out: &Path, report: &StrataReport) -> Result<(), StrataError> {

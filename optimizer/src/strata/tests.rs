@@ -1,4 +1,4 @@
-use super::fit::choose_candidate;
+use super::cv::choose_candidate;
 use super::*;
 use crate::eval::run::selections;
 use crate::eval::PolicyFile;
@@ -194,6 +194,11 @@ fn bad_options_are_refused_with_what_to_do() {
     let idx = train_val(&problem, 0);
     let bad = [
         StrataOptions { folds: 1, ..opts() },
+        StrataOptions { bag: 0, ..opts() },
+        StrataOptions {
+            min_leaf: 0,
+            ..opts()
+        },
         StrataOptions {
             lambdas: vec![],
             ..opts()
@@ -268,5 +273,246 @@ fn a_domain_the_fit_never_saw_reads_the_other_keys_strata() {
         .filter(|s| s.rule.starts_with("other_"))
     {
         assert_eq!(st.support, 0, "{st:?}");
+    }
+}
+
+/// A sweep whose need follows a number no key set reads: a question
+/// whose `preview.V.share` is above 0.6 needs V, every other G.
+fn planted_numeric() -> Problem {
+    let mut problem = planted();
+    for (n, q) in problem.questions.iter_mut().enumerate() {
+        let share = ((n * 37) % 100) as f64 / 100.0;
+        q.input
+            .previews
+            .set(Structure::Vector, Feature::Share, share);
+        let needs = if share > 0.6 {
+            Structure::Vector
+        } else {
+            Structure::Graph
+        };
+        for k in 0..Mask::SUBSETS {
+            q.utility[k] = if Mask::subset(k).contains(needs) {
+                1.0
+            } else {
+                0.3
+            };
+        }
+    }
+    problem
+}
+
+#[test]
+fn a_tree_finds_a_threshold_the_key_sets_cannot_read() {
+    let problem = planted_numeric();
+    let idx = train_val(&problem, 3);
+    let o = StrataOptions {
+        seed: 3,
+        families: Families::Both,
+        ..opts()
+    };
+    let (report, model) = fit_policy(&problem, &idx, &o).unwrap();
+    assert!(report.fitted.keys.starts_with("tree depth"), "{report:#?}");
+    assert!(report.fitted.token_share < 0.3, "{report:#?}");
+    assert!(
+        report.policy.contains("preview.V.share > 0.6"),
+        "{}",
+        report.policy
+    );
+    let policy = PolicyFile::Source {
+        path: "tree".into(),
+        text: report.policy.clone(),
+    };
+    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
+    for (i, s) in selected.iter().enumerate() {
+        assert_eq!(
+            s.mask,
+            Mask::subset(model.choose(&problem, i)),
+            "question {i}"
+        );
+    }
+    let splits = problem.splits(3).unwrap();
+    for i in problem.indices(&splits, Split::Test) {
+        assert_eq!(problem.questions[i].utility[model.choose(&problem, i)], 1.0);
+    }
+    let support: usize = report.strata.iter().map(|s| s.support).sum();
+    assert_eq!(support, idx.len());
+    // With the key sets alone, the same questions cannot be told apart.
+    let keys = StrataOptions {
+        families: Families::Keys,
+        ..o
+    };
+    let (alone, _) = fit_policy(&problem, &idx, &keys).unwrap();
+    assert!(alone.fitted.token_share > report.fitted.token_share + 0.1);
+}
+
+#[test]
+fn a_cut_tree_is_the_tree_grown_to_that_depth() {
+    for problem in [planted(), planted_numeric()] {
+        let idx = train_val(&problem, 0);
+        for lambda in [0.0, 1e-4, 1e-3] {
+            let grow = |depth| tree::Grow {
+                depth,
+                lambda,
+                min_leaf: 20,
+            };
+            let deep = tree::Tree::fit(&problem, &idx, grow(3));
+            for depth in 0..3 {
+                assert_eq!(
+                    deep.truncated(depth),
+                    tree::Tree::fit(&problem, &idx, grow(depth))
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tree_on_the_planted_strata_reads_what_the_interpreter_reads() {
+    let problem = planted();
+    let idx: Vec<usize> = train_val(&problem, 0)
+        .into_iter()
+        .filter(|&i| problem.questions[i].domain != "WEB")
+        .collect();
+    let o = StrataOptions {
+        families: Families::Trees,
+        ..opts()
+    };
+    let (report, model) = fit_policy(&problem, &idx, &o).unwrap();
+    assert!(report.fitted.j_share >= 0.99, "{report:#?}");
+    let policy = PolicyFile::Source {
+        path: "tree".into(),
+        text: report.policy.clone(),
+    };
+    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
+    for (i, s) in selected.iter().enumerate() {
+        assert_eq!(
+            s.mask,
+            Mask::subset(model.choose(&problem, i)),
+            "question {i}: {}",
+            report.policy
+        );
+    }
+}
+
+#[test]
+fn thresholds_are_the_roundest_number_between_two_values() {
+    use tree::roundest_between as r;
+    assert_eq!(r(2347.2, 2361.0), Some(2350.0));
+    assert_eq!(r(0.18, 0.2), Some(0.19));
+    assert_eq!(r(0.5, 1.0), Some(0.6));
+    assert_eq!(r(-1.0, 0.0), Some(-0.9));
+    assert_eq!(r(1.0, 1e6), Some(1e5));
+    assert_eq!(r(1.0, f64::from_bits(1.0f64.to_bits() + 1)), None);
+    for (a, b) in [(0.1234, 0.1235), (1e-9, 2e-9), (-3.5, -3.25), (99.0, 100.5)] {
+        let t = r(a, b).unwrap();
+        assert!(t > a && t < b, "{a} {b} {t}");
+    }
+}
+
+#[test]
+fn a_bagged_fit_reads_the_union_of_its_bags_and_the_policy_agrees() {
+    let problem = planted();
+    let idx = train_val(&problem, 4);
+    let o = StrataOptions {
+        seed: 4,
+        bag: 5,
+        ..opts()
+    };
+    let (report, model) = fit_policy(&problem, &idx, &o).unwrap();
+    assert_eq!(report.bag, 5);
+    let Model::Strata(_) = &model else {
+        panic!("a key set was expected: {report:#?}")
+    };
+    // Each bag leaves one part of the episodes out; the union reads
+    // everything any bag reads, on every question.
+    assert_reads_the_union(&problem, &idx, &report, &model, 4);
+    let policy = PolicyFile::Source {
+        path: "bagged".into(),
+        text: report.policy.clone(),
+    };
+    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
+    for (i, s) in selected.iter().enumerate() {
+        assert_eq!(
+            s.mask,
+            Mask::subset(model.choose(&problem, i)),
+            "question {i}"
+        );
+    }
+    let too_many = StrataOptions { bag: 10_000, ..o };
+    let e = stratify_problem(&problem, &idx, &too_many).unwrap_err();
+    assert!(e.to_string().contains("--bag"), "{e}");
+}
+
+/// Every question reads the union of what the report's bags read.
+fn assert_reads_the_union(
+    problem: &Problem,
+    idx: &[usize],
+    report: &StrataReport,
+    model: &Model,
+    seed: u64,
+) {
+    let keys = KEY_SETS
+        .iter()
+        .find(|k| fit::keys_name(k) == report.fitted.keys)
+        .unwrap();
+    let part = cv::folds(problem, idx, report.bag, seed, cv::BAGS).unwrap();
+    let bags: Vec<fit::Fitted> = (0..report.bag)
+        .map(|b| {
+            fit::Fitted::fit(
+                problem,
+                &cv::without(idx, &part, b),
+                keys,
+                report.fitted.lambda,
+            )
+        })
+        .collect();
+    for i in 0..problem.questions.len() {
+        let union = bags.iter().fold(Mask::EMPTY, |m, f| {
+            m.union(Mask::subset(f.choose(problem, i)))
+        });
+        assert_eq!(
+            Mask::subset(model.choose(problem, i)),
+            union,
+            "question {i}"
+        );
+    }
+}
+
+#[test]
+fn a_domain_some_bags_never_saw_reads_their_backoff_in_the_union() {
+    let problem = planted();
+    // WEB keeps two episodes: of five bags, some never see it.
+    let mut web = Vec::new();
+    let idx: Vec<usize> = train_val(&problem, 0)
+        .into_iter()
+        .filter(|&i| {
+            let q = &problem.questions[i];
+            if q.domain != "WEB" {
+                return true;
+            }
+            if !web.contains(&q.episode_no) && web.len() < 2 {
+                web.push(q.episode_no);
+            }
+            web.contains(&q.episode_no)
+        })
+        .collect();
+    for keys in [0, 1, 3, 4] {
+        let o = StrataOptions {
+            bag: 5,
+            lambdas: vec![1e-4],
+            ..opts()
+        };
+        let model = cv::Model::fit(&problem, &idx, Family::Keys(KEY_SETS[keys]), 1e-4, &o).unwrap();
+        let report = StrataReport {
+            fitted: Candidate {
+                keys: fit::keys_name(KEY_SETS[keys]),
+                lambda: 1e-4,
+                j_share: 0.0,
+                token_share: 0.0,
+                rules: 0.0,
+            },
+            ..stratify_problem(&problem, &idx, &o).unwrap()
+        };
+        assert_reads_the_union(&problem, &idx, &report, &model, 0);
     }
 }

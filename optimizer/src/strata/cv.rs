@@ -1,0 +1,349 @@
+//! The families of stratified policies (key sets and trees), one fitted
+//! model of either kind, and the cross-validation that chooses among them.
+
+use super::fit::{keys_name, Fitted, Key, KEY_SETS};
+use super::tree::{Grow, Tree};
+use super::{number_repeats, Candidate, StrataError, StrataOptions, StratumReport, Target};
+use crate::eval::Problem;
+use crate::propose::spec::{Cond, PolicySpec};
+use crate::rng::Rng;
+use mesa_core::Mask;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The depths of the trees cross-validation chooses among.
+pub const TREE_DEPTHS: [usize; 3] = [1, 2, 3];
+
+/// Which families of strata cross-validation chooses among.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Families {
+    /// The six key sets ([`KEY_SETS`]): the domain and `preview.K.named`.
+    Keys,
+    /// Trees of depth 1 to 3 ([`TREE_DEPTHS`]) over every preview and the domain.
+    Trees,
+    /// Both.
+    Both,
+}
+
+impl Families {
+    /// The families, key sets first, in the order candidates are tried.
+    pub fn list(self) -> Vec<Family> {
+        let keys = KEY_SETS.iter().map(|k| Family::Keys(k));
+        let trees = TREE_DEPTHS.iter().map(|&depth| Family::Tree { depth });
+        match self {
+            Families::Keys => keys.collect(),
+            Families::Trees => trees.collect(),
+            Families::Both => keys.chain(trees).collect(),
+        }
+    }
+}
+
+/// One family: a key set, or trees of one depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// One stratum per combination of the keys' values.
+    Keys(&'static [Key]),
+    /// A greedy tree of at most `depth` levels of splits.
+    Tree {
+        /// Levels of splits at most.
+        depth: usize,
+    },
+}
+
+impl Family {
+    /// Its name in reports: `none`, `domain+T.named`, `tree depth 2`.
+    pub fn name(self) -> String {
+        match self {
+            Family::Keys(keys) => keys_name(keys),
+            Family::Tree { depth } => format!("tree depth {depth}"),
+        }
+    }
+}
+
+/// A fitted stratified policy of either family.
+#[derive(Debug, Clone)]
+pub enum Model {
+    /// Strata of a key set.
+    Strata(Fitted),
+    /// A tree's leaves.
+    Tree(Tree),
+}
+
+impl Model {
+    /// Fits `family` on `idx` at the price `lambda`. With `opts.bag` > 1
+    /// a key set is fitted once per bag (each leaving one of `bag` parts of
+    /// the episodes out) and each stratum reads the union of their subsets.
+    pub fn fit(
+        problem: &Problem,
+        idx: &[usize],
+        family: Family,
+        lambda: f64,
+        opts: &StrataOptions,
+    ) -> Result<Model, StrataError> {
+        Ok(match family {
+            Family::Keys(keys) if opts.bag > 1 => {
+                let part = folds(problem, idx, opts.bag, opts.seed, BAGS)?;
+                let fits: Vec<Fitted> = (0..opts.bag)
+                    .map(|b| Fitted::fit(problem, &without(idx, &part, b), keys, lambda))
+                    .collect();
+                Model::Strata(Fitted::union(&fits))
+            }
+            Family::Keys(keys) => Model::Strata(Fitted::fit(problem, idx, keys, lambda)),
+            Family::Tree { depth } => Model::Tree(Tree::fit(
+                problem,
+                idx,
+                Grow {
+                    depth,
+                    lambda,
+                    min_leaf: opts.min_leaf,
+                },
+            )),
+        })
+    }
+
+    /// The mask index the model reads for question `i`.
+    pub fn choose(&self, problem: &Problem, i: usize) -> usize {
+        match self {
+            Model::Strata(f) => f.choose(problem, i),
+            Model::Tree(t) => t.choose(problem, i),
+        }
+    }
+
+    /// Rules of its own (strata or leaves whose subset is not the default).
+    pub fn rules(&self) -> usize {
+        match self {
+            Model::Strata(f) => f.rules(),
+            Model::Tree(t) => t.rules(),
+        }
+    }
+
+    /// The rule that decides question `i`, numbered as [`Model::spec`]
+    /// writes them; `None` for the default.
+    pub fn rule_of(&self, problem: &Problem, i: usize) -> Option<usize> {
+        match self {
+            Model::Strata(f) => f.rule_of(problem, i),
+            Model::Tree(t) => t.rule_of(problem, i),
+        }
+    }
+
+    /// The model as a policy named `name`.
+    pub fn spec(&self, problem: &Problem, name: &str) -> PolicySpec {
+        let mut spec = match self {
+            Model::Strata(f) => f.spec(problem, name),
+            Model::Tree(t) => t.spec(problem, name),
+        };
+        number_repeats(&mut spec.rules);
+        spec
+    }
+
+    /// Each rule's stratum and the default, with their support over `idx`.
+    /// `spec` is this model's [`Model::spec`].
+    pub fn strata_report(
+        &self,
+        problem: &Problem,
+        idx: &[usize],
+        spec: &PolicySpec,
+    ) -> Vec<StratumReport> {
+        let rules = spec.rules.len();
+        let mut support = vec![0usize; rules + 1];
+        for &i in idx {
+            support[self.rule_of(problem, i).unwrap_or(rules)] += 1;
+        }
+        let mut out: Vec<StratumReport> = spec
+            .rules
+            .iter()
+            .zip(&support)
+            .map(|(r, &n)| StratumReport {
+                rule: r.name.clone(),
+                when: r.cond.as_ref().map(Cond::describe).unwrap_or_default(),
+                support: n,
+                select: r.mask.to_string(),
+            })
+            .collect();
+        out.push(StratumReport {
+            rule: "default".to_string(),
+            when: "no rule matches".to_string(),
+            support: support[rules],
+            select: spec.default.to_string(),
+        });
+        out
+    }
+}
+
+/// What [`folds`] deals: the cross-validation's folds, or a bagged fit's parts.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Deal {
+    /// The option that sets how many, for messages.
+    flag: &'static str,
+    /// Mixed into the seed, so the bags are not the folds.
+    salt: u64,
+}
+
+const FOLDS: Deal = Deal {
+    flag: "folds",
+    salt: 0x5354_5241_5441,
+};
+pub(super) const BAGS: Deal = Deal {
+    flag: "bag",
+    salt: 0x4241_4753,
+};
+
+/// Each position of `idx` its part: the episodes shuffled by the seed and
+/// dealt round-robin into `k` parts, so a part holds whole episodes.
+pub(super) fn folds(
+    problem: &Problem,
+    idx: &[usize],
+    k: usize,
+    seed: u64,
+    deal: Deal,
+) -> Result<Vec<usize>, StrataError> {
+    let mut episodes: Vec<u32> = idx
+        .iter()
+        .map(|&i| problem.questions[i].episode_no)
+        .collect();
+    episodes.sort_unstable();
+    episodes.dedup();
+    if episodes.len() < k {
+        return Err(StrataError::TooFewEpisodes {
+            seed,
+            episodes: episodes.len(),
+            parts: k,
+            flag: deal.flag,
+        });
+    }
+    let mut rng = Rng::derive(&[seed, deal.salt]);
+    for n in (1..episodes.len()).rev() {
+        episodes.swap(n, rng.below(n + 1));
+    }
+    let fold: BTreeMap<u32, usize> = episodes
+        .iter()
+        .enumerate()
+        .map(|(n, &e)| (e, n % k))
+        .collect();
+    Ok(idx
+        .iter()
+        .map(|&i| fold[&problem.questions[i].episode_no])
+        .collect())
+}
+
+/// The questions of `idx` outside part `f` (`part` gives each one's).
+pub(super) fn without(idx: &[usize], part: &[usize], f: usize) -> Vec<usize> {
+    idx.iter()
+        .zip(part)
+        .filter(|&(_, &g)| g != f)
+        .map(|(&i, _)| i)
+        .collect()
+}
+
+/// Every family at every price, scored out of fold over `idx`, in the
+/// order of `families` then `opts.lambdas`.
+pub fn cross_validate(
+    problem: &Problem,
+    idx: &[usize],
+    families: &[Family],
+    opts: &StrataOptions,
+) -> Result<Vec<Candidate>, StrataError> {
+    let fold = folds(problem, idx, opts.folds, opts.seed, FOLDS)?;
+    let fits: Vec<Vec<usize>> = (0..opts.folds).map(|f| without(idx, &fold, f)).collect();
+    let all = Mask::SUBSETS - 1;
+    let total = |pick: &dyn Fn(usize) -> usize| {
+        idx.iter().enumerate().fold((0.0, 0.0), |(u, t), (p, &i)| {
+            let q = &problem.questions[i];
+            (u + q.utility[pick(p)], t + q.tokens[pick(p)])
+        })
+    };
+    let (u5, t5) = total(&|_| all);
+    let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 1.0 };
+    // A greedy tree's first levels are the shallower tree: grow the
+    // deepest once per price and fold, and cut it.
+    let deepest = families
+        .iter()
+        .filter_map(|f| match f {
+            Family::Tree { depth } => Some(*depth),
+            Family::Keys(_) => None,
+        })
+        .max();
+    let grown: BTreeMap<(usize, usize), Tree> = match deepest {
+        Some(depth) => (0..opts.lambdas.len())
+            .flat_map(|l| (0..opts.folds).map(move |f| (l, f)))
+            .map(|(l, f)| {
+                let grow = Grow {
+                    depth,
+                    lambda: opts.lambdas[l],
+                    min_leaf: opts.min_leaf,
+                };
+                ((l, f), Tree::fit(problem, &fits[f], grow))
+            })
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    let mut out = Vec::with_capacity(families.len() * opts.lambdas.len());
+    for &family in families {
+        for (l, &lambda) in opts.lambdas.iter().enumerate() {
+            let mut picks = vec![all; idx.len()];
+            let mut rules = 0;
+            for (f, train) in fits.iter().enumerate() {
+                let model = match (family, grown.get(&(l, f))) {
+                    (Family::Tree { depth }, Some(tree)) => Model::Tree(tree.truncated(depth)),
+                    _ => Model::fit(problem, train, family, lambda, opts)?,
+                };
+                rules += model.rules();
+                for (p, &i) in idx.iter().enumerate() {
+                    if fold[p] == f {
+                        picks[p] = model.choose(problem, i);
+                    }
+                }
+            }
+            let (u, t) = total(&|p| picks[p]);
+            out.push(Candidate {
+                keys: family.name(),
+                lambda,
+                j_share: share(u, u5),
+                token_share: share(t, t5),
+                rules: rules as f64 / opts.folds as f64,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The candidate that best meets `target`, or `None` when none does.
+/// `keep`: the fewest tokens among those keeping `share + margin` of J
+/// (ties: fewer rules, then the earlier); `within`: the highest J among
+/// those spending at most `tokens - margin` (ties: fewer tokens, rules).
+pub fn choose_candidate(candidates: &[Candidate], target: Target) -> Option<usize> {
+    let order = |a: &Candidate, b: &Candidate, first: [f64; 2], second: [f64; 2]| {
+        first[0]
+            .total_cmp(&first[1])
+            .then(second[0].total_cmp(&second[1]))
+            .then(a.rules.total_cmp(&b.rules))
+    };
+    let ok = |c: &Candidate| match target {
+        Target::Keep { share, margin } => c.j_share >= share + margin,
+        Target::Within { tokens, margin } => c.token_share <= tokens - margin,
+    };
+    let mut best: Option<usize> = None;
+    for (n, c) in candidates.iter().enumerate() {
+        if !ok(c) {
+            continue;
+        }
+        let better = best.is_none_or(|b| {
+            let b = &candidates[b];
+            let o = match target {
+                Target::Keep { .. } => {
+                    order(c, b, [c.token_share, b.token_share], [b.j_share, c.j_share])
+                }
+                Target::Within { .. } => {
+                    order(c, b, [b.j_share, c.j_share], [c.token_share, b.token_share])
+                }
+            };
+            o.is_lt()
+        });
+        if better {
+            best = Some(n);
+        }
+    }
+    best
+}
