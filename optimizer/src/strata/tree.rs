@@ -253,7 +253,7 @@ fn grow_node(problem: &Problem, idx: &[usize], grow: Grow, depth: usize) -> Node
     let split = if depth == 0 || idx.len() < 2 * grow.min_leaf.max(1) {
         None
     } else {
-        best_split(problem, idx, grow, value)
+        best_split(problem, idx, grow, (&util, &tok), value)
     };
     Node {
         best,
@@ -269,9 +269,19 @@ fn grow_node(problem: &Problem, idx: &[usize], grow: Grow, depth: usize) -> Node
     }
 }
 
+/// Utility and tokens of each subset over a node's questions ([`sums`]).
+type Sums<'a> = (&'a [f64; Mask::SUBSETS], &'a [f64; Mask::SUBSETS]);
+
 /// The test whose two sides, each reading its best subset, have the
-/// highest objective, if it beats `value` (the node's own best).
-fn best_split(problem: &Problem, idx: &[usize], grow: Grow, value: f64) -> Option<Test> {
+/// highest objective, if it beats `value` (the node's own best); `total`
+/// is the node's [`sums`].
+fn best_split(
+    problem: &Problem,
+    idx: &[usize],
+    grow: Grow,
+    total: Sums,
+    value: f64,
+) -> Option<Test> {
     let min = grow.min_leaf.max(1);
     let mut best: Option<(f64, Test)> = None;
     let mut offer = |v: f64, t: Test| {
@@ -279,7 +289,7 @@ fn best_split(problem: &Problem, idx: &[usize], grow: Grow, value: f64) -> Optio
             best = Some((v, t));
         }
     };
-    let (util, tok) = sums(problem, idx);
+    let (util, tok) = total;
     for d in 0..problem.domains.len() {
         let Ok(d) = u16::try_from(d) else { break };
         let test = Test::Domain(d);
@@ -302,7 +312,9 @@ fn best_split(problem: &Problem, idx: &[usize], grow: Grow, value: f64) -> Optio
             continue;
         }
         for feature in Feature::ALL {
-            if let Some((v, threshold)) = best_threshold(problem, idx, structure, feature, grow) {
+            if let Some((v, threshold)) =
+                best_threshold(problem, idx, (structure, feature), grow, total)
+            {
                 offer(
                     v,
                     Test::Above {
@@ -323,9 +335,9 @@ fn best_split(problem: &Problem, idx: &[usize], grow: Grow, value: f64) -> Optio
 fn best_threshold(
     problem: &Problem,
     idx: &[usize],
-    structure: Structure,
-    feature: Feature,
+    (structure, feature): (Structure, Feature),
     grow: Grow,
+    (util, tok): Sums,
 ) -> Option<(f64, f64)> {
     let min = grow.min_leaf.max(1);
     let mut vals: Vec<(f64, usize)> = idx
@@ -341,7 +353,6 @@ fn best_threshold(
         return None;
     }
     vals.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (util, tok) = sums(problem, idx);
     let mut lo_u = [0.0; Mask::SUBSETS];
     let mut lo_t = [0.0; Mask::SUBSETS];
     let mut hi_u = [0.0; Mask::SUBSETS];
