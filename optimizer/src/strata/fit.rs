@@ -1,5 +1,6 @@
-//! Strata: the keys, fitting one subset per stratum, the cross-validation
-//! over train and val's episodes, and writing the fit as a policy.
+//! Key-set strata: the keys, fitting one subset per stratum (and joining
+//! bagged fits), and writing the fit as a policy. The cross-validation that
+//! chooses among them is in `cv.rs`.
 
 use crate::eval::Problem;
 use crate::propose::spec::{Act, Cmp, Cond, PolicySpec, RuleSpec};
@@ -330,9 +331,12 @@ fn rule_name(problem: &Problem, keys: &[Key], s: &Stratum) -> String {
     mesa_grammar::identifier_from(&parts.join("_"), "s")
 }
 
-/// The union of two mask indices.
+/// The union of two mask indices, as [`Mask::union`] joins them.
 fn union(a: usize, b: usize) -> usize {
-    ((a + 1) | (b + 1)) - 1
+    Mask::subset(a)
+        .union(Mask::subset(b))
+        .subset_index()
+        .unwrap_or(Mask::SUBSETS - 1)
 }
 
 impl Fitted {
@@ -344,11 +348,12 @@ impl Fitted {
             return Fitted::all_five();
         };
         let default = fits.iter().fold(first.default, |d, f| union(d, f.default));
+        // Where the domain sits among the keys (every fit has the same keys).
+        let domain_at = first.keys.iter().position(|k| *k == Key::Domain);
         // What fit `f` reads for stratum `s` of its keys: a domain it never
         // saw reads its backoff, as `choose` does.
         let read = |f: &Fitted, s: &Stratum| -> usize {
-            let d = f.keys.iter().position(|k| *k == Key::Domain);
-            match d {
+            match domain_at {
                 Some(d) if f.known.binary_search(&s[d]).is_err() => {
                     let mut b = s.clone();
                     b.remove(d);
@@ -365,7 +370,7 @@ impl Fitted {
         let mut keys: BTreeSet<Stratum> = BTreeSet::new();
         for f in fits {
             keys.extend(f.strata.keys().cloned());
-            if let Some(d) = f.keys.iter().position(|k| *k == Key::Domain) {
+            if let Some(d) = domain_at {
                 for b in f.backoff.keys() {
                     for &domain in &known {
                         let mut s = b.clone();

@@ -67,6 +67,24 @@ fn opts() -> StrataOptions {
     StrataOptions::new("planted.jsonl", "unused")
 }
 
+/// The written policy, run by the reference interpreter, reads exactly
+/// what `model` chooses, on every question (test included).
+fn assert_policy_reads_the_model(problem: &Problem, report: &StrataReport, model: &Model) {
+    let policy = PolicyFile::Source {
+        path: "strata".into(),
+        text: report.policy.clone(),
+    };
+    let selected = selections(&policy, problem, EngineKind::Interp).unwrap();
+    for (i, s) in selected.iter().enumerate() {
+        assert_eq!(
+            s.mask,
+            Mask::subset(model.choose(problem, i)),
+            "question {i}: {}",
+            report.policy
+        );
+    }
+}
+
 #[test]
 fn planted_strata_are_found_and_the_policy_reads_what_was_fitted() {
     let problem = planted();
@@ -75,20 +93,7 @@ fn planted_strata_are_found_and_the_policy_reads_what_was_fitted() {
     assert_eq!(report.fitted.keys, "domain+T.named", "{report:#?}");
     assert!(report.fitted.j_share >= 0.99);
     assert!(report.fitted.token_share < 0.3, "{report:#?}");
-    // The written policy, run by the reference interpreter, reads exactly
-    // what the fit chooses, on every question (test included).
-    let policy = PolicyFile::Source {
-        path: "strata".into(),
-        text: report.policy.clone(),
-    };
-    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
-    for (i, s) in selected.iter().enumerate() {
-        assert_eq!(
-            s.mask,
-            Mask::subset(fit.choose(&problem, i)),
-            "question {i}"
-        );
-    }
+    assert_policy_reads_the_model(&problem, &report, &fit);
     // And it meets the planted need on test, which it never saw.
     let splits = problem.splits(0).unwrap();
     for i in problem.indices(&splits, Split::Test) {
@@ -250,15 +255,10 @@ fn a_domain_the_fit_never_saw_reads_the_other_keys_strata() {
         "{}",
         report.policy
     );
-    let policy = PolicyFile::Source {
-        path: "strata".into(),
-        text: report.policy.clone(),
-    };
-    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
+    assert_policy_reads_the_model(&problem, &report, &fit);
     let mut web = 0;
-    for (i, s) in selected.iter().enumerate() {
+    for i in 0..problem.questions.len() {
         let k = fit.choose(&problem, i);
-        assert_eq!(s.mask, Mask::subset(k), "question {i}");
         if problem.questions[i].domain == "WEB" {
             // WEB's need follows T.named as in the other domains but TEXT2SQL.
             assert_eq!(problem.questions[i].utility[k], 1.0, "question {i}");
@@ -318,18 +318,7 @@ fn a_tree_finds_a_threshold_the_key_sets_cannot_read() {
         "{}",
         report.policy
     );
-    let policy = PolicyFile::Source {
-        path: "tree".into(),
-        text: report.policy.clone(),
-    };
-    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
-    for (i, s) in selected.iter().enumerate() {
-        assert_eq!(
-            s.mask,
-            Mask::subset(model.choose(&problem, i)),
-            "question {i}"
-        );
-    }
+    assert_policy_reads_the_model(&problem, &report, &model);
     let splits = problem.splits(3).unwrap();
     for i in problem.indices(&splits, Split::Test) {
         assert_eq!(problem.questions[i].utility[model.choose(&problem, i)], 1.0);
@@ -379,19 +368,7 @@ fn a_tree_on_the_planted_strata_reads_what_the_interpreter_reads() {
     };
     let (report, model) = fit_policy(&problem, &idx, &o).unwrap();
     assert!(report.fitted.j_share >= 0.99, "{report:#?}");
-    let policy = PolicyFile::Source {
-        path: "tree".into(),
-        text: report.policy.clone(),
-    };
-    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
-    for (i, s) in selected.iter().enumerate() {
-        assert_eq!(
-            s.mask,
-            Mask::subset(model.choose(&problem, i)),
-            "question {i}: {}",
-            report.policy
-        );
-    }
+    assert_policy_reads_the_model(&problem, &report, &model);
 }
 
 #[test]
@@ -426,18 +403,7 @@ fn a_bagged_fit_reads_the_union_of_its_bags_and_the_policy_agrees() {
     // Each bag leaves one part of the episodes out; the union reads
     // everything any bag reads, on every question.
     assert_reads_the_union(&problem, &idx, &report, &model, 4);
-    let policy = PolicyFile::Source {
-        path: "bagged".into(),
-        text: report.policy.clone(),
-    };
-    let selected = selections(&policy, &problem, EngineKind::Interp).unwrap();
-    for (i, s) in selected.iter().enumerate() {
-        assert_eq!(
-            s.mask,
-            Mask::subset(model.choose(&problem, i)),
-            "question {i}"
-        );
-    }
+    assert_policy_reads_the_model(&problem, &report, &model);
     let too_many = StrataOptions { bag: 10_000, ..o };
     let e = stratify_problem(&problem, &idx, &too_many).unwrap_err();
     assert!(e.to_string().contains("--bag"), "{e}");

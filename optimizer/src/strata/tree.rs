@@ -188,9 +188,9 @@ impl Tree {
         out
     }
 
-    /// The leaf question `i` reaches and its subset; `None` when a test
-    /// sends it nowhere.
-    fn leaf(&self, problem: &Problem, i: usize) -> Option<(Vec<(&Test, bool)>, usize)> {
+    /// The path to the leaf question `i` reaches; `None` when a test sends
+    /// it nowhere.
+    fn path(&self, problem: &Problem, i: usize) -> Option<Vec<(&Test, bool)>> {
         let mut n = &self.root;
         let mut path = Vec::new();
         while let Some((t, no, yes)) = &n.split {
@@ -198,20 +198,28 @@ impl Tree {
             path.push((t, side));
             n = if side { yes } else { no };
         }
-        Some((path, n.best))
+        Some(path)
     }
 
     /// The rule that decides question `i`, numbered as the policy writes
     /// them; `None` for the default.
     pub fn rule_of(&self, problem: &Problem, i: usize) -> Option<usize> {
-        let (path, _) = self.leaf(problem, i)?;
+        let path = self.path(problem, i)?;
         self.rule_leaves().iter().position(|(p, _)| *p == path)
     }
 
-    /// The mask index the tree reads for question `i`.
+    /// The mask index the tree reads for question `i` (its leaf's, or the
+    /// default when a test sends it nowhere); no path is kept.
     pub fn choose(&self, problem: &Problem, i: usize) -> usize {
-        self.leaf(problem, i)
-            .map_or(self.root.best, |(_, best)| best)
+        let mut n = &self.root;
+        while let Some((t, no, yes)) = &n.split {
+            match t.side(problem, i) {
+                Some(true) => n = yes,
+                Some(false) => n = no,
+                None => return self.root.best,
+            }
+        }
+        n.best
     }
 
     /// Leaves with a rule of their own.
