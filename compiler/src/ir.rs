@@ -96,6 +96,42 @@ pub enum BoolExpr {
     If(Box<BoolExpr>, Box<BoolExpr>, Box<BoolExpr>),
 }
 
+impl BoolExpr {
+    /// Whether the value can depend on the current mask (through `size`):
+    /// the same condition may then differ between two rules.
+    pub fn reads_size(&self) -> bool {
+        match self {
+            BoolExpr::Const(_)
+            | BoolExpr::Has(..)
+            | BoolExpr::Matches(..)
+            | BoolExpr::MetaIn(..) => false,
+            BoolExpr::Cmp(_, a, b) => a.reads_size() || b.reads_size(),
+            BoolExpr::And(v) | BoolExpr::Or(v) => v.iter().any(BoolExpr::reads_size),
+            BoolExpr::Not(a) => a.reads_size(),
+            BoolExpr::If(c, a, b) => c.reads_size() || a.reads_size() || b.reads_size(),
+        }
+    }
+}
+
+impl NumExpr {
+    /// Whether the value can depend on the current mask (through `size`).
+    pub fn reads_size(&self) -> bool {
+        match self {
+            NumExpr::Size => true,
+            NumExpr::Const(_)
+            | NumExpr::Preview(..)
+            | NumExpr::WordCount(_)
+            | NumExpr::Hits(..) => false,
+            NumExpr::Neg(a) => a.reads_size(),
+            NumExpr::Add(a, b) | NumExpr::Sub(a, b) | NumExpr::Mul(a, b) | NumExpr::Div(a, b) => {
+                a.reads_size() || b.reads_size()
+            }
+            NumExpr::Min(v) | NumExpr::Max(v) => v.iter().any(NumExpr::reads_size),
+            NumExpr::If(c, a, b) => c.reads_size() || a.reads_size() || b.reads_size(),
+        }
+    }
+}
+
 /// A mask-valued expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MaskExpr {

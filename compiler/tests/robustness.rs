@@ -272,3 +272,32 @@ proptest! {
         }
     }
 }
+
+/// Found by `checker_claims_hold_when_running`: a condition on `size` is not
+/// shadowed by an earlier `select` with the same text, because a rule in
+/// between may change the mask; a condition free of `size` still is.
+#[test]
+fn only_mask_free_conditions_are_shadowed() {
+    let codes = |src: &str| -> Vec<String> {
+        check(src)
+            .diagnostics
+            .iter()
+            .map(|d| d.code.as_str().to_string())
+            .collect()
+    };
+    let on_size = "policy \"p\"\nrule r0 when not size >= 2 -> select {}\nrule r1 -> remove all\n\
+                   rule r2 when not size >= 2 -> select {}\ndefault {S, T, V}\nfallback {S}\n";
+    assert!(
+        !codes(on_size).contains(&"W0102".to_string()),
+        "{:?}",
+        codes(on_size)
+    );
+    let on_words =
+        "policy \"p\"\nrule r0 when query.words > 3 -> select {S}\nrule r1 -> remove all\n\
+                    rule r2 when query.words > 3 -> select {T}\ndefault {S, T, V}\nfallback {S}\n";
+    assert!(
+        codes(on_words).contains(&"W0102".to_string()),
+        "{:?}",
+        codes(on_words)
+    );
+}

@@ -121,10 +121,16 @@ pub(super) fn check_rules(
             );
             continue;
         }
-        if let Some(&j) = selects
-            .iter()
-            .find(|&&j| program.rules[j].cond == rule.cond)
-        {
+        // A condition that reads `size` may differ once a rule in between
+        // has changed the mask, so only mask-free conditions shadow.
+        let shadow = (!rule.cond.reads_size())
+            .then(|| {
+                selects
+                    .iter()
+                    .find(|&&j| program.rules[j].cond == rule.cond)
+            })
+            .flatten();
+        if let Some(&j) = shadow {
             checker.diags.push(
                 Diagnostic::new(
                     Code::W0102,
