@@ -783,5 +783,21 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         assert_eq!(o.status.code(), Some(1));
         assert!(stderr(&o).contains(says), "{}", stderr(&o));
     }
+    let o = mesa(&["stratify", "--sweep", &sweep, "--out", &trees, "--bound=-1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--bound"), "{}", stderr(&o));
+    let o = mesa(&[
+        "stratify", "--sweep", &sweep, "--out", &trees, "--prior", "ten",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // Two priors: every key set at both, the report says which it chose.
+    let o = mesa(&[
+        "stratify", "--sweep", &sweep, "--out", &trees, "--prior", "0,10", "--bound", "0",
+        "--format", "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let two: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(two["candidates"].as_array().unwrap().len(), 6 * 2 * 14);
+    assert_eq!(two["priors"], serde_json::json!([0, 10]));
     let _ = std::fs::remove_dir_all(&dir);
 }

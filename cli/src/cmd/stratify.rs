@@ -34,6 +34,16 @@ pub struct Args {
     /// [default: 0 for keep, 0.05 for within].
     #[arg(long)]
     pub margin: Option<f64>,
+    /// Standard errors (bootstrap over the episodes) the out-of-fold check keeps clear of
+    /// the target: keep asks J less this many to keep --share, within asks tokens plus this
+    /// many to stay within --tokens less the margin.
+    #[arg(long, default_value_t = mesa_optimizer::strata::DEFAULT_BOUND)]
+    pub bound: f64,
+    /// Shrink each key-set stratum toward the pooled questions by this many pseudo-questions
+    /// of their mean (0: none); several, comma-separated, are chosen among by the
+    /// cross-validation.
+    #[arg(long, value_delimiter = ',', default_values_t = [mesa_optimizer::strata::DEFAULT_PRIOR])]
+    pub prior: Vec<u32>,
     /// Cross-validation folds over the fitted episodes.
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
@@ -98,6 +108,8 @@ pub fn run(a: Args) -> Result<ExitCode, CliError> {
     opts.families = a.families.into();
     opts.min_leaf = a.min_leaf;
     opts.bag = a.bag;
+    opts.bound = a.bound;
+    opts.priors = a.prior;
     opts.target = match a.target {
         TargetArg::Keep => Target::Keep {
             share: a.share,
@@ -127,7 +139,7 @@ fn human(r: &StrataReport, out: &std::path::Path) -> String {
     };
     let mut s = format!(
         "seed {}: {} questions of {}, {} folds; target {}; {how}\n\
-         strata {} at lambda {:e}: out of fold J {:.1}% and tokens {:.1}% of all five's\n",
+         strata {} at lambda {:e}: out of fold J {:.1}% (se {:.1}) and tokens {:.1}% (se {:.1}) of all five's{}\n",
         r.seed,
         r.questions,
         r.fit.name(),
@@ -136,7 +148,14 @@ fn human(r: &StrataReport, out: &std::path::Path) -> String {
         f.keys,
         f.lambda,
         100.0 * f.j_share,
+        100.0 * f.j_se,
         100.0 * f.token_share,
+        100.0 * f.token_se,
+        if r.bound > 0.0 {
+            format!("; checked {} standard error(s) clear of the target", r.bound)
+        } else {
+            String::new()
+        },
     );
     for st in &r.strata {
         s += &format!(

@@ -28,7 +28,7 @@ pub use val::{
 };
 
 mod markdown;
-mod val;
+pub(crate) mod val;
 
 /// The share of all five's J a method must keep.
 pub const KEEP: f64 = 0.99;

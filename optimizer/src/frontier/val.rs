@@ -223,13 +223,13 @@ type ShareList = Vec<(f64, f64)>;
 
 /// Per episode of val, the utility and token sums of each policy, then of
 /// all five, then of the 31 fixed subsets.
-struct Sums {
+pub(crate) struct Sums {
     policies: usize,
     episodes: Vec<Vec<(f64, f64)>>,
 }
 
 impl Sums {
-    fn new(problem: &Problem, val: &[usize], masks: &[&Vec<Mask>]) -> Sums {
+    pub(crate) fn new(problem: &Problem, val: &[usize], masks: &[&Vec<Mask>]) -> Sums {
         let sum = |g: &[usize], mask_of: &dyn Fn(usize) -> Mask| {
             g.iter().fold((0.0, 0.0), |(u, c), &i| {
                 let q = &problem.questions[i];
@@ -252,6 +252,11 @@ impl Sums {
             policies: masks.len(),
             episodes,
         }
+    }
+
+    /// How many episodes the sums are over.
+    pub(crate) fn episodes(&self) -> usize {
+        self.episodes.len()
     }
 
     /// Shares of all five's J and tokens over the episodes `sample`
@@ -313,7 +318,7 @@ fn margin(sums: &Sums, sample: &[usize], rng: &mut Rng) -> Option<f64> {
 
 /// Each policy's standard errors of its J and token shares over
 /// [`BOUND_DRAWS`] bootstrap resamples of the episodes `sample`.
-fn standard_errors(sums: &Sums, sample: &[usize], rng: &mut Rng) -> Vec<(f64, f64)> {
+pub(crate) fn standard_errors(sums: &Sums, sample: &[usize], rng: &mut Rng) -> Vec<(f64, f64)> {
     let mut draws: Vec<Vec<(f64, f64)>> = Vec::with_capacity(BOUND_DRAWS);
     let mut resample = vec![0; sample.len()];
     for _ in 0..BOUND_DRAWS {

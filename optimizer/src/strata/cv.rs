@@ -5,6 +5,7 @@ use super::fit::{keys_name, Fitted, Key, KEY_SETS};
 use super::tree::{Grow, Tree};
 use super::{number_repeats, Candidate, StrataError, StrataOptions, StratumReport, Target};
 use crate::eval::Problem;
+use crate::frontier::val::{self, Sums};
 use crate::propose::spec::{Cond, PolicySpec};
 use crate::rng::Rng;
 use mesa_core::Mask;
@@ -28,9 +29,14 @@ pub enum Families {
 }
 
 impl Families {
-    /// The families, key sets first, in the order candidates are tried.
-    pub fn list(self) -> Vec<Family> {
-        let keys = KEY_SETS.iter().map(|k| Family::Keys(k));
+    /// The families, key sets first (each at every prior of `priors`), in
+    /// the order candidates are tried.
+    pub fn list(self, priors: &[u32]) -> Vec<Family> {
+        let keys = KEY_SETS.iter().flat_map(|k| {
+            priors
+                .iter()
+                .map(move |&prior| Family::Keys { keys: k, prior })
+        });
         let trees = TREE_DEPTHS.iter().map(|&depth| Family::Tree { depth });
         match self {
             Families::Keys => keys.collect(),
@@ -43,8 +49,14 @@ impl Families {
 /// One family: a key set, or trees of one depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
-    /// One stratum per combination of the keys' values.
-    Keys(&'static [Key]),
+    /// One stratum per combination of the keys' values, each stratum's
+    /// sums shrunk toward the pooled questions' by `prior` pseudo-questions.
+    Keys {
+        /// The keys.
+        keys: &'static [Key],
+        /// Pseudo-questions of the pooled mean added to each stratum.
+        prior: u32,
+    },
     /// A greedy tree of at most `depth` levels of splits.
     Tree {
         /// Levels of splits at most.
@@ -53,10 +65,12 @@ pub enum Family {
 }
 
 impl Family {
-    /// Its name in reports: `none`, `domain+T.named`, `tree depth 2`.
+    /// Its name in reports: `none`, `domain+T.named`, `domain prior 10`,
+    /// `tree depth 2`.
     pub fn name(self) -> String {
         match self {
-            Family::Keys(keys) => keys_name(keys),
+            Family::Keys { keys, prior: 0 } => keys_name(keys),
+            Family::Keys { keys, prior } => format!("{} prior {prior}", keys_name(keys)),
             Family::Tree { depth } => format!("tree depth {depth}"),
         }
     }
@@ -83,14 +97,16 @@ impl Model {
         opts: &StrataOptions,
     ) -> Result<Model, StrataError> {
         Ok(match family {
-            Family::Keys(keys) if opts.bag > 1 => {
+            Family::Keys { keys, prior } if opts.bag > 1 => {
                 let part = folds(problem, idx, opts.bag, opts.seed, BAGS)?;
                 let fits: Vec<Fitted> = (0..opts.bag)
-                    .map(|b| Fitted::fit(problem, &without(idx, &part, b), keys, lambda))
+                    .map(|b| Fitted::fit(problem, &without(idx, &part, b), keys, lambda, prior))
                     .collect();
                 Model::Strata(Fitted::union(&fits))
             }
-            Family::Keys(keys) => Model::Strata(Fitted::fit(problem, idx, keys, lambda)),
+            Family::Keys { keys, prior } => {
+                Model::Strata(Fitted::fit(problem, idx, keys, lambda, prior))
+            }
             Family::Tree { depth } => Model::Tree(Tree::fit(
                 problem,
                 idx,
@@ -262,7 +278,7 @@ pub fn cross_validate(
         .iter()
         .filter_map(|f| match f {
             Family::Tree { depth } => Some(*depth),
-            Family::Keys(_) => None,
+            Family::Keys { .. } => None,
         })
         .max();
     let grown: BTreeMap<(usize, usize), Tree> = match deepest {
@@ -280,6 +296,7 @@ pub fn cross_validate(
         None => BTreeMap::new(),
     };
     let mut out = Vec::with_capacity(families.len() * opts.lambdas.len());
+    let mut all_picks = Vec::with_capacity(out.capacity());
     for &family in families {
         for (l, &lambda) in opts.lambdas.iter().enumerate() {
             let mut picks = vec![all; idx.len()];
@@ -299,21 +316,61 @@ pub fn cross_validate(
             let (u, t) = total(&|p| picks[p]);
             out.push(Candidate {
                 keys: family.name(),
+                prior: match family {
+                    Family::Keys { prior, .. } => prior,
+                    Family::Tree { .. } => 0,
+                },
                 lambda,
                 j_share: share(u, u5),
                 token_share: share(t, t5),
+                j_se: 0.0,
+                token_se: 0.0,
                 rules: rules as f64 / opts.folds as f64,
             });
+            all_picks.push(picks);
         }
+    }
+    let se = standard_errors(problem, idx, &all_picks, opts.seed);
+    for (c, (j, t)) in out.iter_mut().zip(se) {
+        (c.j_se, c.token_se) = (j, t);
     }
     Ok(out)
 }
 
+/// Each candidate's standard errors of its out-of-fold J and token shares,
+/// over bootstrap resamples of the episodes of `idx` (the frontier's bound
+/// rules use the same estimate). `picks[c][p]` is candidate `c`'s mask
+/// index for question `idx[p]`.
+fn standard_errors(
+    problem: &Problem,
+    idx: &[usize],
+    picks: &[Vec<usize>],
+    seed: u64,
+) -> Vec<(f64, f64)> {
+    let masks: Vec<Vec<Mask>> = picks
+        .iter()
+        .map(|pick| {
+            let mut m = vec![Mask::ALL; problem.questions.len()];
+            for (&i, &k) in idx.iter().zip(pick) {
+                m[i] = Mask::subset(k);
+            }
+            m
+        })
+        .collect();
+    let refs: Vec<&Vec<Mask>> = masks.iter().collect();
+    let sums = Sums::new(problem, idx, &refs);
+    let episodes: Vec<usize> = (0..sums.episodes()).collect();
+    let mut rng = Rng::derive(&[seed, 0x5345]);
+    val::standard_errors(&sums, &episodes, &mut rng)
+}
+
 /// The candidate that best meets `target`, or `None` when none does.
-/// `keep`: the fewest tokens among those keeping `share + margin` of J
-/// (ties: fewer rules, then the earlier); `within`: the highest J among
-/// those spending at most `tokens - margin` (ties: fewer tokens, rules).
-pub fn choose_candidate(candidates: &[Candidate], target: Target) -> Option<usize> {
+/// `keep`: the fewest tokens among those whose J share less `bound`
+/// standard errors keeps `share + margin` (ties: fewer rules, then the
+/// earlier); `within`: the highest J among those whose token share plus
+/// `bound` standard errors is at most `tokens - margin` (ties: fewer
+/// tokens, rules).
+pub fn choose_candidate(candidates: &[Candidate], target: Target, bound: f64) -> Option<usize> {
     let order = |a: &Candidate, b: &Candidate, first: [f64; 2], second: [f64; 2]| {
         first[0]
             .total_cmp(&first[1])
@@ -321,8 +378,8 @@ pub fn choose_candidate(candidates: &[Candidate], target: Target) -> Option<usiz
             .then(a.rules.total_cmp(&b.rules))
     };
     let ok = |c: &Candidate| match target {
-        Target::Keep { share, margin } => c.j_share >= share + margin,
-        Target::Within { tokens, margin } => c.token_share <= tokens - margin,
+        Target::Keep { share, margin } => c.j_share - bound * c.j_se >= share + margin,
+        Target::Within { tokens, margin } => c.token_share + bound * c.token_se <= tokens - margin,
     };
     let mut best: Option<usize> = None;
     for (n, c) in candidates.iter().enumerate() {

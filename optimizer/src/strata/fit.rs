@@ -130,13 +130,15 @@ fn best_subset(problem: &Problem, idx: &[usize], lambda: f64) -> usize {
 }
 
 /// The best subset of each of `keys`' strata over `idx`, kept where it
-/// differs from `default`.
+/// differs from `default`. Each stratum's sums gain `prior` questions'
+/// worth of the mean over all of `idx` (shrinkage toward the pooled fit).
 fn fit_strata(
     problem: &Problem,
     idx: &[usize],
     keys: &[Key],
     lambda: f64,
     default: usize,
+    prior: u32,
 ) -> BTreeMap<Stratum, usize> {
     let mut groups: BTreeMap<Stratum, Vec<usize>> = BTreeMap::new();
     for &i in idx {
@@ -144,9 +146,20 @@ fn fit_strata(
             groups.entry(s).or_default().push(i);
         }
     }
+    let (pooled_u, pooled_t) = sums(problem, idx);
+    let weight = f64::from(prior) / idx.len().max(1) as f64;
     groups
         .into_iter()
-        .map(|(s, g)| (s, best_subset(problem, &g, lambda)))
+        .map(|(s, g)| {
+            let (mut util, mut tok) = sums(problem, &g);
+            if prior > 0 {
+                for k in 0..Mask::SUBSETS {
+                    util[k] += weight * pooled_u[k];
+                    tok[k] += weight * pooled_t[k];
+                }
+            }
+            (s, best_of(&util, &tok, lambda).0)
+        })
         .filter(|&(_, k)| k != default)
         .collect()
 }
@@ -186,8 +199,10 @@ impl Fitted {
         }
     }
 
-    /// Fits `keys`' strata on `idx` at the token price `lambda`.
-    pub fn fit(problem: &Problem, idx: &[usize], keys: &[Key], lambda: f64) -> Fitted {
+    /// Fits `keys`' strata on `idx` at the token price `lambda`, each
+    /// stratum shrunk toward the pooled questions by `prior`
+    /// pseudo-questions.
+    pub fn fit(problem: &Problem, idx: &[usize], keys: &[Key], lambda: f64, prior: u32) -> Fitted {
         let default = best_subset(problem, idx, lambda);
         let by_domain = keys.contains(&Key::Domain);
         let backoff_keys: Vec<Key> = if by_domain {
@@ -205,9 +220,9 @@ impl Fitted {
         known.sort_unstable();
         known.dedup();
         Fitted {
-            strata: fit_strata(problem, idx, keys, lambda, default),
+            strata: fit_strata(problem, idx, keys, lambda, default, prior),
             backoff: if by_domain {
-                fit_strata(problem, idx, &backoff_keys, lambda, default)
+                fit_strata(problem, idx, &backoff_keys, lambda, default, prior)
             } else {
                 BTreeMap::new()
             },

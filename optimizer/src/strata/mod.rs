@@ -98,6 +98,16 @@ pub const DEFAULT_LAMBDAS: [f64; 14] = [
     1e-7, 2e-7, 3e-7, 5e-7, 7e-7, 1e-6, 1.5e-6, 2e-6, 3e-6, 5e-6, 7e-6, 1e-5, 2e-5, 5e-5,
 ];
 
+/// The default prior: each key-set stratum is shrunk toward the pooled
+/// questions by 10 pseudo-questions (chosen on val in the design study,
+/// docs/RESULTS.md, against 0, 3, 5, 20, 30 and 100).
+pub const DEFAULT_PRIOR: u32 = 10;
+
+/// The default bound: the out-of-fold check keeps one bootstrap standard
+/// error clear of the target (chosen on val with [`DEFAULT_PRIOR`], against
+/// 0, 0.5 and 2).
+pub const DEFAULT_BOUND: f64 = 1.0;
+
 /// Options of [`stratify`]. Each default is documented on its field.
 #[derive(Debug, Clone)]
 pub struct StrataOptions {
@@ -127,6 +137,18 @@ pub struct StrataOptions {
     /// `n` > 1, `n` fits each leaving a part of the episodes out, and each
     /// stratum reads the union of their subsets).
     pub bag: usize,
+    /// Standard errors the out-of-fold check keeps clear of the target
+    /// (default [`DEFAULT_BOUND`]). `keep` asks the J share less `bound`
+    /// standard errors to keep the share, `within` the token share plus
+    /// `bound` standard errors to stay within the tokens (less the margin).
+    pub bound: f64,
+    /// The priors cross-validation chooses among for the key sets, in
+    /// pseudo-questions (default `[DEFAULT_PRIOR]`; 0: each stratum's
+    /// subset from its own questions alone). With `m`, a stratum's sums
+    /// gain `m` questions' worth of the pooled questions' mean, so a small
+    /// stratum leaves the pooled subset only when its own questions say so
+    /// clearly.
+    pub priors: Vec<u32>,
 }
 
 impl StrataOptions {
@@ -143,6 +165,8 @@ impl StrataOptions {
             families: Families::Keys,
             min_leaf: 30,
             bag: 1,
+            bound: DEFAULT_BOUND,
+            priors: vec![DEFAULT_PRIOR],
         }
     }
 }
@@ -169,6 +193,9 @@ pub enum StrataError {
     /// No bag.
     #[error("--bag must be at least 1 (1 fits once, on everything), got 0")]
     Bag,
+    /// No prior to choose among.
+    #[error("--prior needs at least one value (0: no shrinkage)")]
+    Priors,
     /// Fewer than two folds.
     #[error("--folds must be at least 2, got {0}")]
     Folds(usize),
@@ -203,12 +230,23 @@ pub enum StrataError {
 pub struct Candidate {
     /// The family: a key set (`domain+T.named`) or a tree (`tree depth 2`).
     pub keys: String,
+    /// Pseudo-questions of the pooled mean each stratum was shrunk by (0
+    /// for trees).
+    #[serde(default)]
+    pub prior: u32,
     /// The token price each stratum's subset was chosen at.
     pub lambda: f64,
     /// Out-of-fold J as a share of all five's over the same questions.
     pub j_share: f64,
     /// Out-of-fold tokens as a share of all five's.
     pub token_share: f64,
+    /// The standard error of `j_share`, over bootstrap resamples of the
+    /// episodes (0 for the all-five fallback).
+    #[serde(default)]
+    pub j_se: f64,
+    /// The standard error of `token_share`, likewise.
+    #[serde(default)]
+    pub token_se: f64,
     /// Strata with a rule of their own, mean over folds.
     pub rules: f64,
 }
@@ -245,6 +283,12 @@ pub struct StrataReport {
     pub min_leaf: usize,
     /// Fits of a key set joined.
     pub bag: usize,
+    /// Standard errors the out-of-fold check kept clear of the target.
+    #[serde(default)]
+    pub bound: f64,
+    /// The priors chosen among.
+    #[serde(default)]
+    pub priors: Vec<u32>,
     /// Questions fitted on.
     pub questions: usize,
     /// Every candidate, in the order tried.
@@ -289,6 +333,9 @@ fn check(opts: &StrataOptions) -> Result<(), StrataError> {
     if opts.bag == 0 {
         return Err(StrataError::Bag);
     }
+    if opts.priors.is_empty() {
+        return Err(StrataError::Priors);
+    }
     if opts.lambdas.is_empty() || opts.lambdas.iter().any(|l| !l.is_finite() || *l < 0.0) {
         return Err(StrataError::Lambdas(opts.lambdas.clone()));
     }
@@ -310,6 +357,13 @@ fn check(opts: &StrataOptions) -> Result<(), StrataError> {
             value: margin,
         });
     }
+    if !(opts.bound.is_finite() && opts.bound >= 0.0) {
+        return Err(StrataError::Share {
+            what: "--bound (standard errors)",
+            range: "[0, inf)",
+            value: opts.bound,
+        });
+    }
     Ok(())
 }
 
@@ -329,9 +383,9 @@ fn fit_policy(
     idx: &[usize],
     opts: &StrataOptions,
 ) -> Result<(StrataReport, Model), StrataError> {
-    let families = opts.families.list();
+    let families = opts.families.list(&opts.priors);
     let candidates = cross_validate(problem, idx, &families, opts)?;
-    let chosen = choose_candidate(&candidates, opts.target);
+    let chosen = choose_candidate(&candidates, opts.target, opts.bound);
     // When no candidate meets the target: the cheapest for `within`, all
     // five for `keep`.
     let fitted_on = match (chosen, opts.target) {
@@ -354,9 +408,12 @@ fn fit_policy(
             Model::Strata(fit::Fitted::all_five()),
             Candidate {
                 keys: "all five".to_string(),
+                prior: 0,
                 lambda: 0.0,
                 j_share: 1.0,
                 token_share: 1.0,
+                j_se: 0.0,
+                token_se: 0.0,
                 rules: 0.0,
             },
         ),
@@ -372,6 +429,8 @@ fn fit_policy(
         families: opts.families,
         min_leaf: opts.min_leaf,
         bag: opts.bag,
+        bound: opts.bound,
+        priors: opts.priors.clone(),
         questions: idx.len(),
         candidates,
         chosen,

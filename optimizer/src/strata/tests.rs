@@ -63,8 +63,13 @@ fn train_val(problem: &Problem, seed: u64) -> Vec<usize> {
     idx
 }
 
+/// The plain fit (no prior, no bound), which most tests take apart.
 fn opts() -> StrataOptions {
-    StrataOptions::new("planted.jsonl", "unused")
+    StrataOptions {
+        priors: vec![0],
+        bound: 0.0,
+        ..StrataOptions::new("planted.jsonl", "unused")
+    }
 }
 
 /// The written policy, run by the reference interpreter, reads exactly
@@ -104,6 +109,26 @@ fn planted_strata_are_found_and_the_policy_reads_what_was_fitted() {
         .contains("rule text2sql_t_some when domain is TEXT2SQL"));
     let support: usize = report.strata.iter().map(|s| s.support).sum();
     assert_eq!(support, idx.len());
+}
+
+#[test]
+fn the_defaults_meet_the_planted_needs_too() {
+    let problem = planted();
+    let idx = train_val(&problem, 0);
+    // The pooled mean pulls each stratum toward reading more, so the
+    // planted needs are met at higher prices than without the prior.
+    let mut defaults = StrataOptions::new("planted.jsonl", "unused");
+    defaults.lambdas.extend([1e-4, 3e-4, 1e-3]);
+    let (report, fit) = fit_policy(&problem, &idx, &defaults).unwrap();
+    assert!(report.fitted.keys.ends_with(" prior 10"), "{report:#?}");
+    assert_eq!(report.fitted.j_share, 1.0);
+    assert!(report.fitted.token_share < 0.5, "{report:#?}");
+    assert_eq!((report.bound, report.priors.clone()), (1.0, vec![10]));
+    assert_policy_reads_the_model(&problem, &report, &fit);
+    let splits = problem.splits(0).unwrap();
+    for i in problem.indices(&splits, Split::Test) {
+        assert_eq!(problem.questions[i].utility[fit.choose(&problem, i)], 1.0);
+    }
 }
 
 #[test]
@@ -166,12 +191,100 @@ fn within_spends_at_most_its_share_less_the_margin_out_of_fold() {
 }
 
 #[test]
+fn the_bound_keeps_its_standard_errors_clear_of_the_target() {
+    let problem = planted();
+    let idx = train_val(&problem, 1);
+    // Prices high enough that some candidates lose J.
+    let lambdas = vec![1e-6, 1e-4, 1e-3, 1e-2];
+    let plain = StrataOptions {
+        seed: 1,
+        lambdas: lambdas.clone(),
+        ..opts()
+    };
+    let plain = stratify_problem(&problem, &idx, &plain).unwrap();
+    // The standard errors are measured: some candidate's J and tokens vary
+    // over the resamples, and none is negative or NaN.
+    assert!(plain
+        .candidates
+        .iter()
+        .any(|c| c.j_se > 0.0 && c.token_se > 0.0));
+    assert!(plain
+        .candidates
+        .iter()
+        .all(|c| c.j_se >= 0.0 && c.token_se >= 0.0));
+    let bounded = StrataOptions {
+        seed: 1,
+        bound: 2.0,
+        lambdas,
+        ..opts()
+    };
+    let report = stratify_problem(&problem, &idx, &bounded).unwrap();
+    assert_eq!(report.bound, 2.0);
+    // Same candidates and figures; only the choice reads the bound.
+    assert_eq!(report.candidates, plain.candidates);
+    if let Some(c) = report.chosen {
+        let c = &report.candidates[c];
+        assert!(c.j_share - 2.0 * c.j_se >= 0.99, "{c:?}");
+        for other in &report.candidates {
+            if other.j_share - 2.0 * other.j_se >= 0.99 {
+                assert!(other.token_share >= c.token_share);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_prior_pulls_the_strata_toward_the_pooled_subset() {
+    let problem = planted();
+    let idx = train_val(&problem, 0);
+    let keys = KEY_SETS[3];
+    let own = fit::Fitted::fit(&problem, &idx, keys, 1e-4, 0);
+    assert!(own.rules() > 0, "the planted strata need their own subsets");
+    // Ten pseudo-questions against strata of dozens: the planted needs
+    // are clear, so every stratum still meets its need (the pooled mean
+    // may add a structure).
+    let ten = fit::Fitted::fit(&problem, &idx, keys, 1e-4, 10);
+    for &i in &idx {
+        let q = &problem.questions[i];
+        assert_eq!(
+            q.utility[ten.choose(&problem, i)],
+            q.utility[own.choose(&problem, i)]
+        );
+    }
+    // A prior that outweighs every stratum: each reads the pooled subset,
+    // which is the default, so no rule is left.
+    let pooled = fit::Fitted::fit(&problem, &idx, keys, 1e-4, 1_000_000);
+    assert_eq!(pooled.rules(), 0);
+    let report = stratify_problem(
+        &problem,
+        &idx,
+        &StrataOptions {
+            priors: vec![0, 10],
+            ..opts()
+        },
+    )
+    .unwrap();
+    // Every key set at both priors, at every price, and the trees none.
+    assert_eq!(
+        report.candidates.len(),
+        KEY_SETS.len() * 2 * opts().lambdas.len()
+    );
+    assert!(report
+        .candidates
+        .iter()
+        .any(|c| c.prior == 10 && c.keys.ends_with("prior 10")));
+}
+
+#[test]
 fn choosing_prefers_fewer_tokens_then_fewer_rules() {
     let c = |j: f64, t: f64, rules: f64| Candidate {
         keys: "k".into(),
+        prior: 0,
         lambda: 0.0,
         j_share: j,
         token_share: t,
+        j_se: 0.002,
+        token_se: 0.03,
         rules,
     };
     let cands = [
@@ -180,17 +293,22 @@ fn choosing_prefers_fewer_tokens_then_fewer_rules() {
         c(0.991, 0.4, 9.0),
         c(0.992, 0.4, 2.0),
     ];
-    assert_eq!(choose_candidate(&cands, Target::KEEP_99), Some(3));
+    assert_eq!(choose_candidate(&cands, Target::KEEP_99, 0.0), Some(3));
     let within = Target::Within {
         tokens: 0.45,
         margin: 0.0,
     };
-    assert_eq!(choose_candidate(&cands, within), Some(3));
+    assert_eq!(choose_candidate(&cands, within, 0.0), Some(3));
     let none = Target::Within {
         tokens: 0.1,
         margin: 0.0,
     };
-    assert_eq!(choose_candidate(&cands, none), None);
+    assert_eq!(choose_candidate(&cands, none, 0.0), None);
+    // Two standard errors clear of the target: 0.992 - 0.004 < 0.99; only
+    // 0.995 - 0.004 keeps 99%. Within 45% with 6 points of tokens added:
+    // the 0.4 candidates no longer fit, the 0.2 one does.
+    assert_eq!(choose_candidate(&cands, Target::KEEP_99, 2.0), Some(0));
+    assert_eq!(choose_candidate(&cands, within, 2.0), Some(1));
 }
 
 #[test]
@@ -200,6 +318,18 @@ fn bad_options_are_refused_with_what_to_do() {
     let bad = [
         StrataOptions { folds: 1, ..opts() },
         StrataOptions { bag: 0, ..opts() },
+        StrataOptions {
+            priors: vec![],
+            ..opts()
+        },
+        StrataOptions {
+            bound: -1.0,
+            ..opts()
+        },
+        StrataOptions {
+            bound: f64::NAN,
+            ..opts()
+        },
         StrataOptions {
             min_leaf: 0,
             ..opts()
@@ -419,7 +549,13 @@ fn assert_reads_the_union(
 ) {
     let keys = KEY_SETS
         .iter()
-        .find(|k| fit::keys_name(k) == report.fitted.keys)
+        .find(|k| {
+            let family = Family::Keys {
+                keys: k,
+                prior: report.fitted.prior,
+            };
+            family.name() == report.fitted.keys
+        })
         .unwrap();
     let part = cv::folds(problem, idx, report.bag, seed, cv::BAGS).unwrap();
     let bags: Vec<fit::Fitted> = (0..report.bag)
@@ -429,6 +565,7 @@ fn assert_reads_the_union(
                 &cv::without(idx, &part, b),
                 keys,
                 report.fitted.lambda,
+                report.fitted.prior,
             )
         })
         .collect();
@@ -468,13 +605,26 @@ fn a_domain_some_bags_never_saw_reads_their_backoff_in_the_union() {
             lambdas: vec![1e-4],
             ..opts()
         };
-        let model = cv::Model::fit(&problem, &idx, Family::Keys(KEY_SETS[keys]), 1e-4, &o).unwrap();
+        let model = cv::Model::fit(
+            &problem,
+            &idx,
+            Family::Keys {
+                keys: KEY_SETS[keys],
+                prior: 0,
+            },
+            1e-4,
+            &o,
+        )
+        .unwrap();
         let report = StrataReport {
             fitted: Candidate {
                 keys: fit::keys_name(KEY_SETS[keys]),
+                prior: 0,
                 lambda: 1e-4,
                 j_share: 0.0,
                 token_share: 0.0,
+                j_se: 0.0,
+                token_se: 0.0,
                 rules: 0.0,
             },
             ..stratify_problem(&problem, &idx, &o).unwrap()
