@@ -151,7 +151,7 @@ pub(super) fn load_or_build(
     let n = data.len() / dim.max(1);
     match file.and_then(|f| load(f, data, dim)) {
         Some((graph, rows)) => {
-            insert_rows(&graph, data, dim, rows..n);
+            insert_rows_checked(&graph, data, dim, rows..n);
             (graph, AnnSource::Loaded, rows)
         }
         None => (build(data, dim), AnnSource::Built, 0),
@@ -163,6 +163,40 @@ pub(super) fn load_or_build(
 pub(super) fn insert_rows(graph: &Graph, data: &[f32], dim: usize, range: Range<usize>) {
     for p in range {
         insert(graph, &data[p * dim..(p + 1) * dim], p);
+    }
+}
+
+/// The smallest `ef` a search of the graph uses.
+pub(super) const SEARCH_EF: usize = 200;
+
+/// Times a row added to a finished graph is inserted again when a search
+/// for its own vector does not reach it.
+const RETRIES: usize = 3;
+
+/// [`insert_rows`] for rows added to a graph already built or loaded (a
+/// live append, the rows after a saved dump). hnsw_rs can leave a new
+/// point with no neighbour pointing back at it (the neighbours' lists are
+/// full and pruned), where no search reaches it: a just-appended step
+/// would then be invisible to V. Each row is searched for with its own
+/// vector, and inserted again (at most [`RETRIES`] times) until found;
+/// the copies share its position, which the search's callers dedup.
+pub(super) fn insert_rows_checked(graph: &Graph, data: &[f32], dim: usize, range: Range<usize>) {
+    for p in range {
+        let row = &data[p * dim..(p + 1) * dim];
+        insert(graph, row, p);
+        if !indexed(row) {
+            continue;
+        }
+        for _ in 0..RETRIES {
+            if graph
+                .search(row, 8, SEARCH_EF)
+                .iter()
+                .any(|nb| nb.d_id == p)
+            {
+                break;
+            }
+            graph.insert((row, p));
+        }
     }
 }
 
@@ -541,6 +575,26 @@ mod tests {
             // Rows may repeat (the fixture's texts do); the best is one
             // with the same vector.
             assert_eq!(row(best), row(p), "row {p}");
+        }
+    }
+
+    /// A checked insert leaves every added row reachable by a search for
+    /// its own vector, on a loaded graph and on a freshly built one.
+    #[test]
+    fn checked_inserts_are_found_by_their_own_vector() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        let v = vector(&game_episode(400));
+        let row = |p: usize| &v.data()[p * 16..(p + 1) * 16];
+        let graph = graph_over(&v, 100);
+        save(&f, &graph, &v.data()[..100 * 16], 16).unwrap();
+        let (back, _) = load(&f, v.data(), 16).unwrap();
+        for g in [&back, &graph] {
+            insert_rows_checked(g, v.data(), 16, 100..400);
+            for p in 100..400 {
+                let found = g.search(row(p), 8, SEARCH_EF);
+                assert!(found.iter().any(|nb| nb.d_id == p), "row {p}");
+            }
         }
     }
 

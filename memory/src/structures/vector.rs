@@ -390,7 +390,7 @@ impl Vector {
         let mut covered = self.hnsw.covered();
         if let Some(h) = self.hnsw.graph.get() {
             let n = self.steps.len();
-            ann::insert_rows(h, &self.data, self.dim, (*covered).min(n)..n);
+            ann::insert_rows_checked(h, &self.data, self.dim, (*covered).min(n)..n);
             *covered = (*covered).max(n);
         }
     }
@@ -483,7 +483,7 @@ impl Vector {
             let covered = *self.hnsw.covered();
             // 200: MiniLM's exact top 5 was found 96% of the time at 4,000
             // steps, against 89% at 64 (docs/BENCHMARKS.md).
-            let ef = (8 * self.top_k).max(200);
+            let ef = (8 * self.top_k).max(ann::SEARCH_EF);
             let mut c: Vec<usize> = h
                 .search(q, (4 * self.top_k).max(self.top_k), ef)
                 .into_iter()
