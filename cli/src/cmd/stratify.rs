@@ -55,7 +55,13 @@ pub struct Args {
     /// not help on AMA-Bench's val (docs/RESULTS.md, "The design study").
     #[arg(long, value_enum, default_value_t)]
     pub families: FamiliesArg,
-    /// Questions each side of a tree's split keeps at least.
+    /// Refinements at most: `remove` rules fitted after a key set's strata, each on one
+    /// preview at a rounded threshold (`when preview.T.overlap_R > 0.08 -> remove {R}`);
+    /// the cross-validation chooses how many, from 0 to this.
+    #[arg(long, default_value_t = 0)]
+    pub refine: usize,
+    /// Questions each side of a tree's split keeps at least, and questions a refinement
+    /// changes at least.
     #[arg(long, default_value_t = 30)]
     pub min_leaf: usize,
     /// Fit each key set this many times, each leaving a part of the episodes out, and read
@@ -110,6 +116,7 @@ pub fn run(a: Args) -> Result<ExitCode, CliError> {
     opts.bag = a.bag;
     opts.bound = a.bound;
     opts.priors = a.prior;
+    opts.refine = a.refine;
     opts.target = match a.target {
         TargetArg::Keep => Target::Keep {
             share: a.share,

@@ -2,6 +2,7 @@
 //! model of either kind, and the cross-validation that chooses among them.
 
 use super::fit::{keys_name, Fitted, Key, KEY_SETS};
+use super::refine::{self, Removal};
 use super::tree::{Grow, Tree};
 use super::{number_repeats, Candidate, StrataError, StrataOptions, StratumReport, Target};
 use crate::eval::Problem;
@@ -29,13 +30,17 @@ pub enum Families {
 }
 
 impl Families {
-    /// The families, key sets first (each at every prior of `priors`), in
-    /// the order candidates are tried.
-    pub fn list(self, priors: &[u32]) -> Vec<Family> {
+    /// The families, key sets first (each at every prior of `priors`, each
+    /// with 0 to `refine` refinements), in the order candidates are tried.
+    pub fn list(self, priors: &[u32], refine: usize) -> Vec<Family> {
         let keys = KEY_SETS.iter().flat_map(|k| {
-            priors
-                .iter()
-                .map(move |&prior| Family::Keys { keys: k, prior })
+            priors.iter().flat_map(move |&prior| {
+                (0..=refine).map(move |refine| Family::Keys {
+                    keys: k,
+                    prior,
+                    refine,
+                })
+            })
         });
         let trees = TREE_DEPTHS.iter().map(|&depth| Family::Tree { depth });
         match self {
@@ -56,6 +61,8 @@ pub enum Family {
         keys: &'static [Key],
         /// Pseudo-questions of the pooled mean added to each stratum.
         prior: u32,
+        /// Refinements (`remove` rules, `refine.rs`) after the strata.
+        refine: usize,
     },
     /// A greedy tree of at most `depth` levels of splits.
     Tree {
@@ -66,12 +73,49 @@ pub enum Family {
 
 impl Family {
     /// Its name in reports: `none`, `domain+T.named`, `domain prior 10`,
-    /// `tree depth 2`.
+    /// `domain prior 10 refine 2`, `tree depth 2`.
     pub fn name(self) -> String {
         match self {
-            Family::Keys { keys, prior: 0 } => keys_name(keys),
-            Family::Keys { keys, prior } => format!("{} prior {prior}", keys_name(keys)),
+            Family::Keys {
+                keys,
+                prior,
+                refine,
+            } => {
+                let mut name = keys_name(keys);
+                if prior > 0 {
+                    name += &format!(" prior {prior}");
+                }
+                if refine > 0 {
+                    name += &format!(" refine {refine}");
+                }
+                name
+            }
             Family::Tree { depth } => format!("tree depth {depth}"),
+        }
+    }
+
+    /// The family without refinements (what a refined model is fitted on).
+    fn unrefined(self) -> Family {
+        self.with_refinements(0)
+    }
+
+    /// The same key set with `refine` refinements (a tree is unchanged).
+    fn with_refinements(self, refine: usize) -> Family {
+        match self {
+            Family::Keys { keys, prior, .. } => Family::Keys {
+                keys,
+                prior,
+                refine,
+            },
+            tree => tree,
+        }
+    }
+
+    /// Its refinements.
+    fn refinements(self) -> usize {
+        match self {
+            Family::Keys { refine, .. } => refine,
+            Family::Tree { .. } => 0,
         }
     }
 }
@@ -83,6 +127,13 @@ pub enum Model {
     Strata(Fitted),
     /// A tree's leaves.
     Tree(Tree),
+    /// A model with `remove` rules after it.
+    Refined {
+        /// The model refined.
+        base: Box<Model>,
+        /// Its refinements, in order.
+        removals: Vec<Removal>,
+    },
 }
 
 impl Model {
@@ -96,15 +147,20 @@ impl Model {
         lambda: f64,
         opts: &StrataOptions,
     ) -> Result<Model, StrataError> {
+        let refine = family.refinements();
+        if refine > 0 {
+            let base = Model::fit(problem, idx, family.unrefined(), lambda, opts)?;
+            return Ok(base.refined(problem, idx, lambda, refine, opts.min_leaf));
+        }
         Ok(match family {
-            Family::Keys { keys, prior } if opts.bag > 1 => {
+            Family::Keys { keys, prior, .. } if opts.bag > 1 => {
                 let part = folds(problem, idx, opts.bag, opts.seed, BAGS)?;
                 let fits: Vec<Fitted> = (0..opts.bag)
                     .map(|b| Fitted::fit(problem, &without(idx, &part, b), keys, lambda, prior))
                     .collect();
                 Model::Strata(Fitted::union(&fits))
             }
-            Family::Keys { keys, prior } => {
+            Family::Keys { keys, prior, .. } => {
                 Model::Strata(Fitted::fit(problem, idx, keys, lambda, prior))
             }
             Family::Tree { depth } => Model::Tree(Tree::fit(
@@ -119,28 +175,77 @@ impl Model {
         })
     }
 
+    /// This model with at most `n` refinements fitted on `idx` at `lambda`.
+    pub fn refined(
+        self,
+        problem: &Problem,
+        idx: &[usize],
+        lambda: f64,
+        n: usize,
+        min_leaf: usize,
+    ) -> Model {
+        let start: Vec<usize> = idx.iter().map(|&i| self.choose(problem, i)).collect();
+        let default = self.default_subset();
+        let removals = refine::fit_removals(problem, idx, &start, default, (lambda, n, min_leaf));
+        Model::Refined {
+            base: Box::new(self),
+            removals,
+        }
+    }
+
+    /// The same model with its first `n` refinements (a greedy list's
+    /// first rules are the shorter list); unrefined models are unchanged.
+    pub fn truncated(&self, n: usize) -> Model {
+        match self {
+            Model::Refined { base, removals } => Model::Refined {
+                base: base.clone(),
+                removals: removals[..n.min(removals.len())].to_vec(),
+            },
+            other => other.clone(),
+        }
+    }
+
+    /// The mask index of questions no rule decides.
+    fn default_subset(&self) -> usize {
+        match self {
+            Model::Strata(f) => f.default_subset(),
+            Model::Tree(t) => t.default_subset(),
+            Model::Refined { base, .. } => base.default_subset(),
+        }
+    }
+
     /// The mask index the model reads for question `i`.
     pub fn choose(&self, problem: &Problem, i: usize) -> usize {
         match self {
             Model::Strata(f) => f.choose(problem, i),
             Model::Tree(t) => t.choose(problem, i),
+            Model::Refined { base, removals } => refine::apply(
+                problem,
+                i,
+                base.choose(problem, i),
+                removals,
+                base.default_subset(),
+            ),
         }
     }
 
-    /// Rules of its own (strata or leaves whose subset is not the default).
+    /// Rules of its own (strata or leaves whose subset is not the default,
+    /// and refinements).
     pub fn rules(&self) -> usize {
         match self {
             Model::Strata(f) => f.rules(),
             Model::Tree(t) => t.rules(),
+            Model::Refined { base, removals } => base.rules() + removals.len(),
         }
     }
 
-    /// The rule that decides question `i`, numbered as [`Model::spec`]
-    /// writes them; `None` for the default.
+    /// The rule that decides question `i`'s stratum, numbered as the
+    /// unrefined model's [`Model::spec`] writes them; `None` for the default.
     pub fn rule_of(&self, problem: &Problem, i: usize) -> Option<usize> {
         match self {
             Model::Strata(f) => f.rule_of(problem, i),
             Model::Tree(t) => t.rule_of(problem, i),
+            Model::Refined { base, .. } => base.rule_of(problem, i),
         }
     }
 
@@ -149,6 +254,9 @@ impl Model {
         let mut spec = match self {
             Model::Strata(f) => f.spec(problem, name),
             Model::Tree(t) => t.spec(problem, name),
+            Model::Refined { base, removals } => {
+                refine::refined_spec(base.spec(problem, name), removals)
+            }
         };
         number_repeats(&mut spec.rules);
         spec
@@ -162,6 +270,19 @@ impl Model {
         idx: &[usize],
         spec: &PolicySpec,
     ) -> Vec<StratumReport> {
+        if let Model::Refined { base, removals } = self {
+            let mut out = base.strata_report(problem, idx, &base.spec(problem, &spec.name));
+            let start: Vec<usize> = idx.iter().map(|&i| base.choose(problem, i)).collect();
+            let support = refine::support(problem, idx, &start, removals);
+            let written = &spec.rules[spec.rules.len().saturating_sub(removals.len())..];
+            out.extend(written.iter().zip(support).map(|(r, n)| StratumReport {
+                rule: r.name.clone(),
+                when: r.cond.as_ref().map(Cond::describe).unwrap_or_default(),
+                support: n,
+                select: format!("remove {}", r.mask),
+            }));
+            return out;
+        }
         let rules = spec.rules.len();
         let mut support = vec![0usize; rules + 1];
         for &i in idx {
@@ -295,6 +416,9 @@ pub fn cross_validate(
             .collect(),
         None => BTreeMap::new(),
     };
+    // Refinements are greedy too: fit the most once per key set, prior,
+    // price and fold, and cut.
+    let mut refined: BTreeMap<(String, usize, usize), Model> = BTreeMap::new();
     let mut out = Vec::with_capacity(families.len() * opts.lambdas.len());
     let mut all_picks = Vec::with_capacity(out.capacity());
     for &family in families {
@@ -304,6 +428,15 @@ pub fn cross_validate(
             for (f, train) in fits.iter().enumerate() {
                 let model = match (family, grown.get(&(l, f))) {
                     (Family::Tree { depth }, Some(tree)) => Model::Tree(tree.truncated(depth)),
+                    (Family::Keys { refine, .. }, _) if refine > 0 => {
+                        let key = (family.unrefined().name(), l, f);
+                        if !refined.contains_key(&key) {
+                            let most = family.with_refinements(opts.refine.max(refine));
+                            let model = Model::fit(problem, train, most, lambda, opts)?;
+                            refined.insert(key.clone(), model);
+                        }
+                        refined[&key].truncated(refine)
+                    }
                     _ => Model::fit(problem, train, family, lambda, opts)?,
                 };
                 rules += model.rules();
@@ -320,6 +453,7 @@ pub fn cross_validate(
                     Family::Keys { prior, .. } => prior,
                     Family::Tree { .. } => 0,
                 },
+                refine: family.refinements(),
                 lambda,
                 j_share: share(u, u5),
                 token_share: share(t, t5),

@@ -261,6 +261,11 @@ impl Fitted {
             .unwrap_or(self.default)
     }
 
+    /// The mask index of questions no stratum's rule decides.
+    pub fn default_subset(&self) -> usize {
+        self.default
+    }
+
     /// The strata with a rule of their own.
     pub fn rules(&self) -> usize {
         self.strata.len() + self.backoff.len()

@@ -15,10 +15,14 @@
 //!   (`rule r_tokens_hi when preview.R.tokens > 2400 -> select {S, T, G}`).
 //!
 //! Either way each rule is one stratum that a person can read, check and
-//! edit, and the rules are disjoint.
+//! edit, and the rules are disjoint. A key set may also be **refined**
+//! (`refine.rs`, `--refine N`): up to N `remove` rules after the strata,
+//! each on one preview at a rounded threshold (`rule drop_r_v_tokens_hi
+//! when preview.V.tokens > 4960 -> remove {R}`), for questions of a
+//! stratum that do not need all it reads.
 //!
-//! The fit never reads test. Which family (six key sets, trees of depth 1
-//! to 3) and the token price each stratum's subset is chosen at are picked
+//! The fit never reads test. Which family (six key sets, each with 0 to N
+//! refinements, trees of depth 1 to 3) and the token price each stratum's subset is chosen at are picked
 //! together by k-fold cross-validation over the episodes of train and val
 //! (`cv.rs`): each fold's questions are selected by the strata fitted on
 //! the other folds, and the candidate whose out-of-fold selections best
@@ -35,6 +39,7 @@
 
 mod cv;
 mod fit;
+mod refine;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -149,6 +154,11 @@ pub struct StrataOptions {
     /// stratum leaves the pooled subset only when its own questions say so
     /// clearly.
     pub priors: Vec<u32>,
+    /// Refinements at most (default 0): `remove` rules fitted greedily
+    /// after a key set's strata, each on one preview at a rounded threshold
+    /// and changing at least `min_leaf` questions; cross-validation
+    /// chooses how many, from 0 to this.
+    pub refine: usize,
 }
 
 impl StrataOptions {
@@ -167,6 +177,7 @@ impl StrataOptions {
             bag: 1,
             bound: DEFAULT_BOUND,
             priors: vec![DEFAULT_PRIOR],
+            refine: 0,
         }
     }
 }
@@ -234,6 +245,9 @@ pub struct Candidate {
     /// for trees).
     #[serde(default)]
     pub prior: u32,
+    /// Refinements after the strata.
+    #[serde(default)]
+    pub refine: usize,
     /// The token price each stratum's subset was chosen at.
     pub lambda: f64,
     /// Out-of-fold J as a share of all five's over the same questions.
@@ -289,6 +303,9 @@ pub struct StrataReport {
     /// The priors chosen among.
     #[serde(default)]
     pub priors: Vec<u32>,
+    /// Refinements at most.
+    #[serde(default)]
+    pub refine: usize,
     /// Questions fitted on.
     pub questions: usize,
     /// Every candidate, in the order tried.
@@ -383,7 +400,7 @@ fn fit_policy(
     idx: &[usize],
     opts: &StrataOptions,
 ) -> Result<(StrataReport, Model), StrataError> {
-    let families = opts.families.list(&opts.priors);
+    let families = opts.families.list(&opts.priors, opts.refine);
     let candidates = cross_validate(problem, idx, &families, opts)?;
     let chosen = choose_candidate(&candidates, opts.target, opts.bound);
     // When no candidate meets the target: the cheapest for `within`, all
@@ -409,6 +426,7 @@ fn fit_policy(
             Candidate {
                 keys: "all five".to_string(),
                 prior: 0,
+                refine: 0,
                 lambda: 0.0,
                 j_share: 1.0,
                 token_share: 1.0,
@@ -431,6 +449,7 @@ fn fit_policy(
         bag: opts.bag,
         bound: opts.bound,
         priors: opts.priors.clone(),
+        refine: opts.refine,
         questions: idx.len(),
         candidates,
         chosen,

@@ -280,6 +280,7 @@ fn choosing_prefers_fewer_tokens_then_fewer_rules() {
     let c = |j: f64, t: f64, rules: f64| Candidate {
         keys: "k".into(),
         prior: 0,
+        refine: 0,
         lambda: 0.0,
         j_share: j,
         token_share: t,
@@ -553,6 +554,7 @@ fn assert_reads_the_union(
             let family = Family::Keys {
                 keys: k,
                 prior: report.fitted.prior,
+                refine: 0,
             };
             family.name() == report.fitted.keys
         })
@@ -611,6 +613,7 @@ fn a_domain_some_bags_never_saw_reads_their_backoff_in_the_union() {
             Family::Keys {
                 keys: KEY_SETS[keys],
                 prior: 0,
+                refine: 0,
             },
             1e-4,
             &o,
@@ -620,6 +623,7 @@ fn a_domain_some_bags_never_saw_reads_their_backoff_in_the_union() {
             fitted: Candidate {
                 keys: fit::keys_name(KEY_SETS[keys]),
                 prior: 0,
+                refine: 0,
                 lambda: 1e-4,
                 j_share: 0.0,
                 token_share: 0.0,
@@ -630,5 +634,106 @@ fn a_domain_some_bags_never_saw_reads_their_backoff_in_the_union() {
             ..stratify_problem(&problem, &idx, &o).unwrap()
         };
         assert_reads_the_union(&problem, &idx, &report, &model, 0);
+    }
+}
+
+/// [`planted`] where R is a second need, except for the questions whose
+/// `preview.S.top` is above 0.6: no key set tells those apart, so every
+/// stratum reads R, and a refinement can drop it for them.
+fn planted_refinable() -> Problem {
+    let mut problem = planted();
+    for (n, q) in problem.questions.iter_mut().enumerate() {
+        let top = ((n * 37) % 100) as f64 / 100.0;
+        q.input.previews.set(Structure::Summary, Feature::Top, top);
+        for k in 0..Mask::SUBSETS {
+            let m = Mask::subset(k);
+            let need = if q.utility[k] == 1.0 { 0.5 } else { 0.15 };
+            let raw = if top > 0.6 || m.contains(Structure::Raw) {
+                0.5
+            } else {
+                0.15
+            };
+            q.utility[k] = need + raw;
+        }
+    }
+    problem
+}
+
+#[test]
+fn a_refinement_drops_what_no_stratum_can_and_the_policy_reads_it() {
+    let problem = planted_refinable();
+    let idx = train_val(&problem, 1);
+    let o = StrataOptions {
+        seed: 1,
+        refine: 2,
+        ..opts()
+    };
+    let (report, model) = fit_policy(&problem, &idx, &o).unwrap();
+    assert_eq!(report.fitted.refine, 1, "{report:#?}");
+    assert!(report.fitted.j_share >= 0.99, "{report:#?}");
+    assert!(
+        report
+            .policy
+            .contains("when preview.S.top > 0.601 -> remove {R}"),
+        "{}",
+        report.policy
+    );
+    assert_policy_reads_the_model(&problem, &report, &model);
+    let splits = problem.splits(1).unwrap();
+    for i in problem.indices(&splits, Split::Test) {
+        assert_eq!(problem.questions[i].utility[model.choose(&problem, i)], 1.0);
+    }
+    // The refinement's row counts the questions it changes.
+    let drop = report.strata.last().unwrap();
+    assert_eq!(drop.select, "remove {R}");
+    let above = idx
+        .iter()
+        .filter(|&&i| {
+            problem.questions[i]
+                .input
+                .previews
+                .get(Structure::Summary, Feature::Top)
+                > 0.6
+        })
+        .count();
+    assert_eq!(drop.support, above);
+    // Candidates: every key set at 0 to 2 refinements; without, fewer
+    // candidates and more tokens.
+    assert_eq!(
+        report.candidates.len(),
+        KEY_SETS.len() * 3 * o.lambdas.len()
+    );
+    let (plain, _) = fit_policy(&problem, &idx, &opts()).unwrap();
+    assert_eq!(plain.candidates.len(), KEY_SETS.len() * o.lambdas.len());
+    assert!(plain.fitted.token_share > report.fitted.token_share + 0.1);
+}
+
+#[test]
+fn refinements_are_greedy_so_fewer_are_the_first_ones() {
+    let problem = planted_refinable();
+    let idx = train_val(&problem, 0);
+    for lambda in [0.0, 1e-4, 1e-3] {
+        let base = cv::Model::fit(
+            &problem,
+            &idx,
+            Family::Keys {
+                keys: KEY_SETS[3],
+                prior: 0,
+                refine: 0,
+            },
+            lambda,
+            &opts(),
+        )
+        .unwrap();
+        let most = base.clone().refined(&problem, &idx, lambda, 3, 30);
+        for n in 0..3 {
+            let fewer = base.clone().refined(&problem, &idx, lambda, n, 30);
+            for &i in &idx {
+                assert_eq!(
+                    most.truncated(n).choose(&problem, i),
+                    fewer.choose(&problem, i)
+                );
+            }
+        }
     }
 }

@@ -222,6 +222,11 @@ impl Tree {
         n.best
     }
 
+    /// The mask index of questions no leaf's rule decides (the root's best).
+    pub fn default_subset(&self) -> usize {
+        self.root.best
+    }
+
     /// Leaves with a rule of their own.
     pub fn rules(&self) -> usize {
         self.rule_leaves().len()
