@@ -746,7 +746,7 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         "stratify", "--sweep", &sweep, "--out", &out, "--target", "most",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    // Trees and bagged fits: other families, the same checked output.
+    // Trees, bagged fits and refinements: the same checked output.
     let trees = dir.join("strata-trees").to_string_lossy().into_owned();
     let o = mesa(&[
         "stratify",
@@ -760,12 +760,19 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         "3",
         "--min-leaf",
         "5",
+        "--refine",
+        "2",
         "--format",
         "json",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let both: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(both["candidates"].as_array().unwrap().len(), 9 * 14);
+    // Six key sets with 0 to 2 refinements each, and three trees.
+    assert_eq!(
+        both["candidates"].as_array().unwrap().len(),
+        (6 * 3 + 3) * 14
+    );
+    assert_eq!(both["refine"].as_u64(), Some(2));
     assert_eq!(
         (both["families"].as_str(), both["bag"].as_u64()),
         (Some("both"), Some(3))

@@ -22,8 +22,9 @@
 //! stratum that do not need all it reads.
 //!
 //! The fit never reads test. Which family (six key sets, each with 0 to N
-//! refinements, trees of depth 1 to 3) and the token price each stratum's subset is chosen at are picked
-//! together by k-fold cross-validation over the episodes of train and val
+//! refinements, trees of depth 1 to 3) and the token price each stratum's
+//! subset is chosen at are picked together by k-fold cross-validation over
+//! the episodes of train and val
 //! (`cv.rs`): each fold's questions are selected by the strata fitted on
 //! the other folds, and the candidate whose out-of-fold selections best
 //! meet the target wins (for `keep`: the fewest tokens keeping the share of
