@@ -75,17 +75,20 @@ fn opts() -> StrataOptions {
 /// The written policy, run by the reference interpreter, reads exactly
 /// what `model` chooses, on every question (test included).
 fn assert_policy_reads_the_model(problem: &Problem, report: &StrataReport, model: &Model) {
+    assert_source_reads_the_model(problem, &report.policy, model);
+}
+
+fn assert_source_reads_the_model(problem: &Problem, text: &str, model: &Model) {
     let policy = PolicyFile::Source {
         path: "strata".into(),
-        text: report.policy.clone(),
+        text: text.to_string(),
     };
     let selected = selections(&policy, problem, EngineKind::Interp).unwrap();
     for (i, s) in selected.iter().enumerate() {
         assert_eq!(
             s.mask,
             Mask::subset(model.choose(problem, i)),
-            "question {i}: {}",
-            report.policy
+            "question {i}: {text}"
         );
     }
 }
@@ -735,5 +738,76 @@ fn refinements_are_greedy_so_fewer_are_the_first_ones() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn a_refined_policy_adds_and_removes_as_the_model_reads() {
+    // Plain strata on the planted sweep read subsets the default does not
+    // contain (so each stratum is written as `remove` and `add`); then
+    // removals that may empty a mask (which reads the default).
+    let problem = planted();
+    // Fitted on the questions that name no step: G is the default, and
+    // TEXT2SQL's stratum reads R instead.
+    let idx: Vec<usize> = train_val(&problem, 0)
+        .into_iter()
+        .filter(|&i| {
+            let q = &problem.questions[i];
+            q.input.previews.get(Structure::Temporal, Feature::Named) < 0.0
+        })
+        .collect();
+    let domain = Family::Keys {
+        keys: KEY_SETS[1],
+        prior: 0,
+        refine: 0,
+    };
+    let base = cv::Model::fit(&problem, &idx, domain, 1e-3, &opts()).unwrap();
+    let removal = |remove, structure, feature, threshold, above| refine::Removal {
+        remove,
+        structure,
+        feature,
+        threshold,
+        above,
+    };
+    let refined = Model::Refined {
+        base: Box::new(base),
+        removals: vec![
+            removal(Structure::Raw, Structure::Summary, Feature::Top, 0.5, true),
+            removal(
+                Structure::Graph,
+                Structure::Temporal,
+                Feature::Named,
+                0.5,
+                false,
+            ),
+            removal(
+                Structure::Vector,
+                Structure::Summary,
+                Feature::Top,
+                0.25,
+                false,
+            ),
+        ],
+    };
+    let text = refined.spec(&problem, "refined").to_source();
+    assert!(text.contains(" -> add {"), "{text}");
+    assert!(
+        text.contains("when preview.T.named < 0.5 -> remove {G}"),
+        "{text}"
+    );
+    assert_source_reads_the_model(&problem, &text, &refined);
+    // A question whose stratum reads G alone and names no step has its
+    // mask emptied by the second removal, and reads the default.
+    let Model::Refined { base, .. } = &refined else {
+        unreachable!()
+    };
+    let g = Mask::single(Structure::Graph).subset_index().unwrap();
+    let default = refined.spec(&problem, "refined").default;
+    let emptied: Vec<usize> = (0..problem.questions.len())
+        .filter(|&i| base.choose(&problem, i) == g)
+        .collect();
+    assert!(!emptied.is_empty());
+    for i in emptied {
+        assert_eq!(Mask::subset(refined.choose(&problem, i)), default);
     }
 }
