@@ -552,6 +552,25 @@ fn a_sweep_and_a_query_read_the_same_previews() {
     let text = std::fs::read_to_string(&sweep).unwrap();
     let record: serde_json::Value =
         serde_json::from_str(text.lines().nth(1).expect("one record")).unwrap();
+    // What each subset shows: a structure alone shows its `steps` preview's
+    // steps, and no subset shows more than all five.
+    let counts = |f: &str| -> Vec<u64> {
+        let a = record[f]
+            .as_array()
+            .unwrap_or_else(|| panic!("`{f}` recorded"));
+        a.iter().map(|x| x.as_u64().expect("a count")).collect()
+    };
+    let (words, steps) = (counts("words"), counts("steps"));
+    assert_eq!((words.len(), steps.len()), (31, 31));
+    for (i, s) in ["S", "T", "G", "V", "R"].iter().enumerate() {
+        let shown = record["previews"][s][3].as_f64().unwrap();
+        assert_eq!(steps[(1 << i) - 1] as f64, shown, "{s} alone");
+    }
+    assert!(
+        words.iter().all(|w| *w <= words[30]) && words[30] > 0,
+        "{words:?}"
+    );
+    assert!(steps.iter().all(|w| *w <= steps[30]), "{steps:?}");
     let names = [
         "tokens",
         "top",

@@ -17,6 +17,7 @@
 
 pub mod compose;
 pub mod config;
+pub mod coverage;
 pub mod dataset;
 mod durable;
 mod le;
@@ -31,6 +32,7 @@ pub mod tokens;
 
 pub use compose::{compose, composed_tokens, Composition};
 pub use config::Config;
+pub use coverage::Coverage;
 pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };

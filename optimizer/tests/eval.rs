@@ -47,6 +47,7 @@ fn hand_sweep(dir: &Path) -> std::path::PathBuf {
                 previews: Previews::basic([[1000.0, 0.5, 1.0]; 5]),
                 utility,
                 tokens,
+                coverage: None,
             });
         }
     }

@@ -33,6 +33,7 @@ fn sweep(dir: &Path) -> std::path::PathBuf {
                 previews: Previews::basic([[200.0, 0.5, 1.0]; 5]),
                 utility,
                 tokens,
+                coverage: None,
             });
         }
     }

@@ -14,7 +14,7 @@ use crate::sweep::{SweepHeader, SweepRecord, SweepWriter, UtilityKind};
 use judge::{Judge, JudgeError};
 use mesa_core::{Mask, Previews, Structure};
 use mesa_memory::dataset::{Episode, Question};
-use mesa_memory::{composed_tokens, Evidence, Retrieval, RetrieveError, Store};
+use mesa_memory::{composed_tokens, Coverage, Evidence, Retrieval, RetrieveError, Store};
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::Path;
@@ -165,6 +165,7 @@ fn measure_one(
     // The same function a query's host calls, so a policy reads the same
     // values in the sweep and at query time.
     let previews = retrieval.all_previews().map_err(failed)?;
+    let coverage = retrieval.coverage().map_err(failed)?;
     let mut tokens = [0.0; Mask::SUBSETS];
     for (k, t) in tokens.iter_mut().enumerate() {
         let mask = Mask::subset(k);
@@ -213,7 +214,14 @@ fn measure_one(
             let judge = options.judge.ok_or(MeasureError::NoJudge)?;
             let Some(reference) = q.answer.as_deref() else {
                 return Ok((
-                    record(episode, q, previews, [0.0; Mask::SUBSETS], tokens, false),
+                    record(
+                        episode,
+                        q,
+                        (previews, coverage),
+                        [0.0; Mask::SUBSETS],
+                        tokens,
+                        false,
+                    ),
                     LabelSource::None,
                 ));
             };
@@ -234,7 +242,7 @@ fn measure_one(
         }
     };
     Ok((
-        record(episode, q, previews, utility, tokens, labelled),
+        record(episode, q, (previews, coverage), utility, tokens, labelled),
         source,
     ))
 }
@@ -251,7 +259,7 @@ fn per_mask(f: impl Fn(mesa_core::Mask) -> f64) -> [f64; Mask::SUBSETS] {
 fn record(
     episode: &Episode,
     q: &Question,
-    previews: Previews,
+    (previews, coverage): (Previews, Coverage),
     utility: [f64; Mask::SUBSETS],
     tokens: [f64; Mask::SUBSETS],
     labelled: bool,
@@ -267,5 +275,6 @@ fn record(
         previews,
         utility,
         tokens,
+        coverage: Some(coverage),
     }
 }

@@ -22,9 +22,10 @@
 //!   question) that occur in the evidence text. A question without an
 //!   answer, or whose answer has no such word, is unlabelled.
 
+use mesa_memory::coverage::is_content_word;
 use mesa_memory::dataset::{Episode, Question};
 use mesa_memory::structures::stepref::StepRefs;
-use mesa_memory::text::{is_stopword, words};
+use mesa_memory::text::words;
 use mesa_memory::Evidence;
 use std::collections::{BTreeSet, HashSet};
 
@@ -75,12 +76,6 @@ pub fn answer_only(episode: &Episode, q: &Question, labels: Vec<usize>) -> Vec<u
     labels.into_iter().filter(|l| !named.contains(l)).collect()
 }
 
-/// Words the evidence layout prints whatever it shows: the step rendering
-/// (`[step N] action: … observation: …`), R's window header (`[steps
-/// A-B]`) and the summary's `Task:` and `Outcome:` lines. An answer word
-/// among them is found in nearly any evidence, so it measures nothing.
-pub const LAYOUT_WORDS: &[&str] = &["step", "steps", "action", "observation", "task", "outcome"];
-
 /// The share of `labels` shown by any of `shown` (each the increasing
 /// list of steps one structure's evidence shows,
 /// [`mesa_memory::Retrieval::shown`]); 0 without labels.
@@ -104,8 +99,7 @@ pub fn answer_words(q: &Question) -> Vec<String> {
     let in_question: HashSet<String> = words(&q.question).collect();
     let mut seen = HashSet::new();
     words(answer)
-        .filter(|w| !is_stopword(w) && !in_question.contains(w))
-        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()) && !LAYOUT_WORDS.contains(&w.as_str()))
+        .filter(|w| is_content_word(w, &in_question))
         .filter(|w| seen.insert(w.clone()))
         .collect()
 }

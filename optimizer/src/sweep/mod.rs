@@ -14,12 +14,15 @@
 //! {"episode":"12","question_id":"12:3","domain":"TEXT2SQL","qtype":"B","task":"...",
 //!  "query":"...","labelled":true,
 //!  "previews":{"S":[812,0.4,1,3,1,1,-1,0,0.1,0,0.2,0.3],"T":[..],"G":[..],"V":[..],"R":[..]},
-//!  "utility":[31 numbers],"tokens":[31 numbers]}
+//!  "utility":[31 numbers],"tokens":[31 numbers],"words":[31 counts],"steps":[31 counts]}
 //! ```
 //!
 //! Index `k` of `utility` and `tokens` is the mask whose bits are `k + 1`
 //! (bit 0 = S, bit 1 = T, bit 2 = G, bit 3 = V, bit 4 = R), so index 0 is
-//! `{S}` and index 30 is all five. A structure's previews are its twelve
+//! `{S}` and index 30 is all five; `words` and `steps`, in the same order,
+//! are the distinct content words and steps the mask's evidence shows
+//! ([`mesa_memory::coverage`]), optional (both or neither; `mesa sweep`
+//! writes both). A structure's previews are its twelve
 //! features in [`Feature::ALL`] order: `[tokens, top, hits, steps, gap,
 //! share, named, overlap_S, overlap_T, overlap_G, overlap_V, overlap_R]`
 //! (its overlap with itself is written as 0 and not read); a
@@ -39,6 +42,7 @@
 pub mod synthetic;
 
 use mesa_core::{Feature, Mask, Previews, Structure};
+use mesa_memory::Coverage;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -145,6 +149,9 @@ pub struct SweepRecord {
     pub utility: [f64; Mask::SUBSETS],
     /// Evidence tokens of each non-empty mask.
     pub tokens: [f64; Mask::SUBSETS],
+    /// What each non-empty mask shows (distinct content words and steps),
+    /// when the producer recorded it (`words` and `steps`).
+    pub coverage: Option<Coverage>,
 }
 
 impl SweepRecord {
@@ -156,7 +163,7 @@ impl SweepRecord {
                 previews.insert(s.letter().to_string(), serde_json::json!(v));
             }
         }
-        serde_json::json!({
+        let mut line = serde_json::json!({
             "episode": self.episode,
             "question_id": self.question_id,
             "domain": self.domain,
@@ -167,7 +174,12 @@ impl SweepRecord {
             "previews": previews,
             "utility": self.utility.to_vec(),
             "tokens": self.tokens.to_vec(),
-        })
+        });
+        if let (Some(c), Value::Object(m)) = (&self.coverage, &mut line) {
+            m.insert("words".into(), serde_json::json!(c.words.to_vec()));
+            m.insert("steps".into(), serde_json::json!(c.steps.to_vec()));
+        }
+        line
     }
 
     /// Checks the numbers a writer must not write: non-finite values and
@@ -652,6 +664,20 @@ impl Fields<'_> {
         }
     }
 
+    /// 31 counts: whole numbers from 0 to `u32::MAX`.
+    fn counts(&self, name: &str, v: &Value) -> Result<[u32; Mask::SUBSETS], SweepError> {
+        let xs: [f64; Mask::SUBSETS] = self.numbers(name, v)?;
+        let mut out = [0u32; Mask::SUBSETS];
+        for (i, x) in xs.into_iter().enumerate() {
+            if x < 0.0 || x.fract() != 0.0 || x > f64::from(u32::MAX) {
+                let p = format!("item {i} is {x}, expected a count (a whole number, 0 or more)");
+                return Err(malformed(self.path, self.line, Some(name), p));
+            }
+            out[i] = x as u32;
+        }
+        Ok(out)
+    }
+
     fn numbers<const N: usize>(&self, name: &str, v: &Value) -> Result<[f64; N], SweepError> {
         let bad = |p: String| malformed(self.path, self.line, Some(name), p);
         let Value::Array(items) = v else {
@@ -752,6 +778,26 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
             format!("item {k} is negative"),
         ));
     }
+    let coverage = match (f.obj.get("words"), f.obj.get("steps")) {
+        (None, None) => None,
+        (Some(w), Some(st)) => Some(Coverage {
+            words: f.counts("words", w)?,
+            steps: f.counts("steps", st)?,
+        }),
+        (w, _) => {
+            let (given, missing) = if w.is_some() {
+                ("words", "steps")
+            } else {
+                ("steps", "words")
+            };
+            return Err(malformed(
+                path,
+                line,
+                Some(missing),
+                format!("missing; `{given}` is given, and a record gives both or neither"),
+            ));
+        }
+    };
     Ok(SweepRecord {
         episode: f.string("episode")?,
         question_id: f.string("question_id")?,
@@ -763,6 +809,7 @@ fn parse_record(path: &Path, line: usize, bytes: &[u8]) -> Result<SweepRecord, S
         previews,
         utility,
         tokens,
+        coverage,
     })
 }
 

@@ -217,5 +217,6 @@ fn question(config: &SyntheticConfig, rng: &mut Rng, e: usize, q: usize, d: usiz
         previews: Previews::basic(previews),
         utility,
         tokens,
+        coverage: None,
     }
 }

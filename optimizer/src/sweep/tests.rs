@@ -164,3 +164,41 @@ fn previews_may_be_partial() {
     let sweep = Sweep::read(&path).unwrap();
     assert_eq!(sweep.available_previews(), [true, true, true, true, false]);
 }
+
+#[test]
+fn coverage_round_trips_and_bad_counts_are_named() {
+    let mut records = small();
+    let mut words = [0u32; Mask::SUBSETS];
+    let mut steps = [0u32; Mask::SUBSETS];
+    for k in 0..Mask::SUBSETS {
+        words[k] = 3 * k as u32;
+        steps[k] = (k % 7) as u32;
+    }
+    records[1].coverage = Some(Coverage { words, steps });
+    let text = write_text(&records);
+    let back = read_text(&text).unwrap();
+    assert_eq!(back, records);
+    assert_eq!(back[0].coverage, None);
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_str(&lines[2]).unwrap();
+        f(&mut v);
+        let mut bad = lines.clone();
+        bad[2] = v.to_string();
+        err(&(bad.join("\n") + "\n"))
+    };
+    let e = with(&|v| {
+        v.as_object_mut().unwrap().remove("steps");
+    });
+    assert!(
+        e.contains("s.jsonl:3") && e.contains("`steps`: missing") && e.contains("both or neither"),
+        "{e}"
+    );
+    let e = with(&|v| v["words"][2] = serde_json::json!(1.5));
+    assert!(
+        e.contains("`words`") && e.contains("item 2 is 1.5") && e.contains("whole number"),
+        "{e}"
+    );
+    let e = with(&|v| v["steps"][0] = serde_json::json!(-1));
+    assert!(e.contains("`steps`") && e.contains("item 0 is -1"), "{e}");
+}
