@@ -140,6 +140,38 @@ def main():
           f"half-tokens price it reads at most half the tokens and has a higher J than the best fixed "
           f"subset within half on {higher} of 5 seeds.")
 
+    leave_one_domain_out(records, labelled, count)
+
+
+def leave_one_domain_out(records, labelled, count):
+    """Per domain and seed, the keep price chosen on the other domains'
+    train questions, scored on the domain's val questions; summed over the
+    five seeds."""
+    domains = sorted({r["domain"] for r in labelled})
+    print()
+    print("Left out of the price's choice (the keep price chosen on the other domains' train "
+          "questions, scored on the domain's val questions, summed over the five seeds):")
+    print()
+    print("| domain | val questions | J | tokens |")
+    print("| --- | --- | --- | --- |")
+    for d in domains:
+        j = c = j5 = c5 = 0.0
+        n = 0
+        for seed in range(5):
+            sp = splits([r["episode"] for r in records], seed)
+            train = [r for r in labelled if sp[r["episode"]] == "train" and r["domain"] != d]
+            val = [r for r in labelled if sp[r["episode"]] == "val" and r["domain"] == d]
+            keeps = [p for p in PRICES if holds(train, count, p, "keep")]
+            price = max(keeps) if keeps else PRICES[0]
+            for r in val:
+                m = choose(r, count, price)
+                j += r["utility"][m]
+                c += r["tokens"][m]
+                j5 += r["utility"][ALL]
+                c5 += r["tokens"][ALL]
+            n += len(val)
+        print(f"| {d} | {n} | {pct(j / j5 if j5 else None)} | {pct(c / c5 if c5 else None)} |")
+
 
 if __name__ == "__main__":
     main()
