@@ -24,6 +24,7 @@ import statistics
 import sys
 
 from oracle_study import splits
+from results_aims import ms
 from strata_ceiling import LAMBDAS, ALL, ceiling
 
 PRICES = [round(0.01 * k, 2) for k in range(1, 101)]
@@ -37,7 +38,8 @@ def choose(r, count, price):
     return max(range(31), key=lambda m: (c[m] / c5 - price * t[m] / t5, -t[m]))
 
 
-def score(recs, count, price):
+def totals(recs, count, price):
+    """The policy's J and tokens, and all five's, summed over `recs`."""
     j = c = j5 = c5 = 0.0
     for r in recs:
         m = choose(r, count, price)
@@ -45,6 +47,11 @@ def score(recs, count, price):
         c += r["tokens"][m]
         j5 += r["utility"][ALL]
         c5 += r["tokens"][ALL]
+    return j, c, j5, c5
+
+
+def score(recs, count, price):
+    j, c, j5, c5 = totals(recs, count, price)
     return j / j5, c / c5
 
 
@@ -63,37 +70,8 @@ def holds(recs, count, price, target):
     return sum(xs) - se >= 0
 
 
-def oracle(recs):
-    """The oracle's fewest tokens keeping 99% of J, and its highest J within
-    half the tokens: per question the best subset at one token price."""
-    j5 = sum(r["utility"][ALL] for r in recs)
-    c5 = sum(r["tokens"][ALL] for r in recs)
-    keep = within = None
-    for lam in LAMBDAS[::4]:
-        j = c = 0.0
-        for r in recs:
-            u, t = r["utility"], r["tokens"]
-            m = max(range(31), key=lambda m: (u[m] - lam * t[m], -t[m]))
-            j += u[m]
-            c += t[m]
-        j, c = j / j5, c / c5
-        if j >= 0.99 and (keep is None or c < keep):
-            keep = c
-        if c <= 0.5 and (within is None or j > within):
-            within = j
-    return keep, within
-
-
 def pct(x):
     return "-" if x is None else f"{100 * x:.1f}%"
-
-
-def ms(xs):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return "-"
-    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
-    return f"{100 * statistics.mean(xs):.1f}% ± {100 * sd:.1f}"
 
 
 def main():
@@ -121,7 +99,7 @@ def main():
         kj, kc = score(val, count, keep_price)
         wj, wc = score(val, count, within_price)
         fixed_keep, fixed_within, _ = ceiling(val, [])
-        o_keep, o_within = oracle(val)
+        o_keep, o_within, _ = ceiling(val, ["question_id"], LAMBDAS[::4])
         rows.append((kj, kc, fixed_keep, o_keep, wj, wc, fixed_within, o_within))
         print(f"| {seed} | {keep_price} | {pct(kj)}, {pct(kc)} | {pct(fixed_keep)} | {pct(o_keep)} | "
               f"{within_price} | {pct(wj)}, {pct(wc)} | {pct(fixed_within)} | {pct(o_within)} |")
@@ -163,12 +141,8 @@ def leave_one_domain_out(records, labelled, count):
             val = [r for r in labelled if sp[r["episode"]] == "val" and r["domain"] == d]
             keeps = [p for p in PRICES if holds(train, count, p, "keep")]
             price = max(keeps) if keeps else PRICES[0]
-            for r in val:
-                m = choose(r, count, price)
-                j += r["utility"][m]
-                c += r["tokens"][m]
-                j5 += r["utility"][ALL]
-                c5 += r["tokens"][ALL]
+            sums = totals(val, count, price)
+            j, c, j5, c5 = (a + b for a, b in zip((j, c, j5, c5), sums))
             n += len(val)
         print(f"| {d} | {n} | {pct(j / j5 if j5 else None)} | {pct(c / c5 if c5 else None)} |")
 

@@ -22,6 +22,7 @@ import statistics
 import sys
 
 from oracle_study import FEATURES, LETTERS, splits
+from results_aims import ms
 
 KEY_SETS = [[], ["domain"], ["T"], ["domain", "T"], ["domain", "T", "G"], ["domain", "T", "S"]]
 LAMBDAS = [10 ** (-8 + 4 * n / 400) for n in range(401)]
@@ -41,16 +42,17 @@ def bucket(v):
 def stratum(r, keys):
     out = []
     for k in keys:
-        if k == "domain":
-            out.append(r["domain"])
+        if k in ("domain", "question_id"):
+            out.append(r[k])
         else:
             out.append(bucket(r["previews"][k][FEATURES.index("named")]))
     return tuple(out)
 
 
-def ceiling(recs, keys):
+def ceiling(recs, keys, lambdas=LAMBDAS):
     """The fewest tokens keeping 99% of J, and the highest J within 50% of
-    the tokens, over the price grid; shares of all five's."""
+    the tokens, over the price grid; shares of all five's. With the key
+    `question_id` each question is a stratum: the oracle."""
     groups = {}
     for r in recs:
         s = stratum(r, keys)
@@ -61,7 +63,7 @@ def ceiling(recs, keys):
     j5 = sum(g[0][ALL] for g in groups.values())
     c5 = sum(g[1][ALL] for g in groups.values())
     keep, within = None, None
-    for lam in LAMBDAS:
+    for lam in lambdas:
         j = c = 0.0
         for u, t in groups.values():
             m = max(range(31), key=lambda m: (u[m] - lam * t[m], -t[m]))
@@ -95,13 +97,6 @@ def main():
             row[0].append(keep)
             row[1].append(within)
             row[2].append(n)
-
-    def ms(xs):
-        xs = [x for x in xs if x is not None]
-        if not xs:
-            return "-"
-        sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
-        return f"{100 * statistics.mean(xs):.1f}% ± {100 * sd:.1f}"
 
     print("| key set | strata | tokens for 99% of J | J with at most 50% of the tokens |")
     print("| --- | --- | --- | --- |")

@@ -19,10 +19,9 @@
 //! words the evidence layout itself prints ([`LAYOUT_WORDS`]) and not a
 //! word of the question: what the evidence tells that the question does not.
 
-use crate::preview::Retrieval;
-use crate::structures::{Evidence, RetrieveError};
+use crate::structures::Evidence;
 use crate::text::{is_stopword, words};
-use mesa_core::{Mask, Structure};
+use mesa_core::Mask;
 use std::collections::{HashMap, HashSet};
 
 /// Words the evidence layout prints whatever it shows: the step rendering
@@ -62,30 +61,6 @@ impl Coverage {
             words: per_subset(words.map(|w| w.iter())),
             steps: per_subset(steps.map(|s| s.iter())),
         }
-    }
-
-    /// The share of all five's words that the subset `mask` shows (1 when
-    /// all five show none; 0 for the empty mask).
-    pub fn word_share(&self, mask: Mask) -> f64 {
-        share(&self.words, mask)
-    }
-
-    /// The share of all five's steps that the subset `mask` shows (1 when
-    /// all five show none; 0 for the empty mask).
-    pub fn step_share(&self, mask: Mask) -> f64 {
-        share(&self.steps, mask)
-    }
-}
-
-fn share(counts: &[u32; Mask::SUBSETS], mask: Mask) -> f64 {
-    let Some(k) = mask.subset_index() else {
-        return 0.0;
-    };
-    let all = counts[Mask::SUBSETS - 1];
-    if all == 0 {
-        1.0
-    } else {
-        f64::from(counts[k]) / f64::from(all)
     }
 }
 
@@ -127,28 +102,6 @@ pub fn content_words(evidence: &Evidence, question: &HashSet<String>) -> HashSet
         .collect()
 }
 
-impl Retrieval<'_> {
-    /// What each subset shows (retrieves all five structures).
-    pub fn coverage(&self) -> Result<Coverage, RetrieveError> {
-        let question: HashSet<String> = words(self.query().text()).collect();
-        let mut content: Vec<HashSet<String>> = Vec::with_capacity(5);
-        let mut shown: Vec<&[usize]> = Vec::with_capacity(5);
-        for s in Structure::ALL {
-            content.push(content_words(self.evidence(s)?, &question));
-            shown.push(self.shown(s)?);
-        }
-        let words = [
-            &content[0],
-            &content[1],
-            &content[2],
-            &content[3],
-            &content[4],
-        ];
-        let steps = [shown[0], shown[1], shown[2], shown[3], shown[4]];
-        Ok(Coverage::from_sets(words, steps))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,18 +140,14 @@ mod tests {
         }
         assert_eq!(c.words[Mask::SUBSETS - 1], 5);
         assert_eq!(c.steps[Mask::SUBSETS - 1], 5);
-        let sv = Mask::EMPTY.with(Structure::Summary).with(Structure::Vector);
-        assert!((c.word_share(sv) - 3.0 / 5.0).abs() < 1e-12);
-        assert!((c.step_share(sv) - 4.0 / 5.0).abs() < 1e-12);
-        assert_eq!(c.word_share(Mask::EMPTY), 0.0);
     }
 
     #[test]
-    fn nothing_shown_is_a_full_share() {
+    fn nothing_shown_counts_nothing() {
         let e = HashSet::<String>::new();
         let c = Coverage::from_sets([&e, &e, &e, &e, &e], [&[], &[], &[], &[], &[]]);
         assert_eq!(c.words, [0; Mask::SUBSETS]);
-        assert_eq!(c.word_share(Mask::subset(0)), 1.0);
+        assert_eq!(c.steps, [0; Mask::SUBSETS]);
     }
 
     #[test]

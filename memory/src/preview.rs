@@ -38,10 +38,13 @@
 //!   when neither shows one); it retrieves both.
 
 use crate::compose::{compose, Composition};
+use crate::coverage::{content_words, Coverage};
 use crate::structures::{EpisodeMemory, Evidence, Query, RetrieveError};
+use crate::text::words;
 use mesa_core::{Feature, Mask, PreviewKey, Previews, Structure};
 use rayon::prelude::*;
 use std::cell::OnceCell;
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 /// A feature's value for some evidence, for the features that need only
@@ -142,6 +145,8 @@ pub struct Retrieval<'a> {
     cache: [OnceCell<Result<Evidence, RetrieveError>>; 5],
     shown: [OnceCell<Vec<usize>>; 5],
     named: OnceCell<Vec<usize>>,
+    question_words: OnceCell<HashSet<String>>,
+    content: [OnceCell<HashSet<String>>; 5],
 }
 
 impl<'a> Retrieval<'a> {
@@ -158,6 +163,8 @@ impl<'a> Retrieval<'a> {
             cache: Default::default(),
             shown: Default::default(),
             named: OnceCell::new(),
+            question_words: OnceCell::new(),
+            content: Default::default(),
         }
     }
 
@@ -181,6 +188,29 @@ impl<'a> Retrieval<'a> {
         }
         let v = shown_steps(self.evidence(s)?);
         Ok(self.shown[s.index()].get_or_init(|| v))
+    }
+
+    /// The distinct content words of the structure's evidence
+    /// ([`crate::coverage::is_content_word`] for this question).
+    pub fn content_words(&self, s: Structure) -> Result<&HashSet<String>, RetrieveError> {
+        if let Some(v) = self.content[s.index()].get() {
+            return Ok(v);
+        }
+        let question = self
+            .question_words
+            .get_or_init(|| words(self.query.text()).collect());
+        let v = content_words(self.evidence(s)?, question);
+        Ok(self.content[s.index()].get_or_init(|| v))
+    }
+
+    /// What each subset of the five structures shows together (retrieves
+    /// those not retrieved yet side by side).
+    pub fn coverage(&self) -> Result<Coverage, RetrieveError> {
+        self.fetch(Mask::ALL);
+        let [s, t, g, v, r] = Structure::ALL.map(|k| self.content_words(k));
+        let content = [s?, t?, g?, v?, r?];
+        let [s, t, g, v, r] = Structure::ALL.map(|k| self.shown(k));
+        Ok(Coverage::from_sets(content, [s?, t?, g?, v?, r?]))
     }
 
     /// The steps the question names (see the module doc).

@@ -197,14 +197,18 @@ fn measure_one(
             (u, !labels.is_empty(), source)
         }
         UtilityKind::AnswerCoverage => {
+            // The answer words are content words of the same question,
+            // so the evidence's content words are the ones to look in.
             let wanted = utility::answer_words(q);
-            let words: Vec<HashSet<String>> =
-                sections.0.iter().map(utility::section_words).collect();
+            let words = Structure::ALL
+                .iter()
+                .map(|&s| retrieval.content_words(s).map_err(failed))
+                .collect::<Result<Vec<&HashSet<String>>, _>>()?;
             let u = per_mask(|mask| {
                 let chosen: Vec<&HashSet<String>> = Structure::ALL
                     .into_iter()
                     .filter(|s| mask.contains(*s))
-                    .map(|s| &words[s.index()])
+                    .map(|s| words[s.index()])
                     .collect();
                 utility::coverage(&wanted, &chosen)
             });

@@ -26,7 +26,6 @@ use mesa_memory::coverage::is_content_word;
 use mesa_memory::dataset::{Episode, Question};
 use mesa_memory::structures::stepref::StepRefs;
 use mesa_memory::text::words;
-use mesa_memory::Evidence;
 use std::collections::{BTreeSet, HashSet};
 
 /// Where a question's evidence labels came from.
@@ -102,11 +101,6 @@ pub fn answer_words(q: &Question) -> Vec<String> {
         .filter(|w| is_content_word(w, &in_question))
         .filter(|w| seen.insert(w.clone()))
         .collect()
-}
-
-/// The distinct lower-case words of an evidence section's text.
-pub fn section_words(e: &Evidence) -> HashSet<String> {
-    e.items.iter().flat_map(|i| words(&i.text)).collect()
 }
 
 /// The share of `wanted` words found in any of `sections`; 0 without words.
