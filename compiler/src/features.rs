@@ -103,7 +103,7 @@ impl Uses {
                 }
             }
         }
-        if p.budget.is_some() {
+        if p.budget.is_some() || p.trade.is_some() {
             for s in Structure::ALL {
                 self.previews[s.index()][Feature::Tokens.index()] = true;
             }
@@ -165,5 +165,6 @@ pub(crate) fn finish(program: &mut Program) {
         domain: uses.domain,
         qtype: uses.qtype,
         previews,
+        shown: program.trade.map(|t| t.unit),
     };
 }

@@ -210,12 +210,26 @@ pub struct Program {
     pub fallback: Mask,
     /// Token budget, if any.
     pub budget: Option<f64>,
+    /// The trade between what a subset shows and its tokens, if any.
+    pub trade: Option<Trade>,
     /// What the host must supply.
     pub features: Features,
     /// The patterns compiled to DFAs, in as few groups as fit, computed by
     /// the checker so that a policy that checks also compiles (and the
     /// compiler does not build them twice).
     pub pattern_dfas: Vec<crate::wasm::patterns::PatternDfa>,
+}
+
+/// `trade UNIT at PRICE`: after the rules, the mask becomes its non-empty
+/// subset `m` with the highest `shown(m) / shown(all) - price * tokens(m) /
+/// tokens(all)` (ties: fewer tokens, then the lower bits), where `shown` is
+/// the host's count in `unit` and `tokens` sums `preview.K.tokens`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trade {
+    /// What a subset's count counts.
+    pub unit: mesa_core::Shown,
+    /// The price of all five's tokens, in shares of what all five show.
+    pub price: f64,
 }
 
 impl Program {

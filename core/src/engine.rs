@@ -2,7 +2,7 @@
 //! and a compiled module in the Wasm sandbox. The runtime and the
 //! optimizer select through it without knowing which engine they hold.
 
-use crate::{Input, Mask, PreviewKey};
+use crate::{Input, Mask, PreviewKey, Shown};
 
 /// The answer to one question: the mask, and the rule that decided it
 /// (`None` when no rule changed the default).
@@ -43,4 +43,8 @@ pub trait Engine {
 
     /// The previews the policy reads: a host computes only these.
     fn previews(&self) -> Vec<PreviewKey>;
+
+    /// The subset counts the policy's `trade` step reads, if it trades: a
+    /// host computes them only then.
+    fn shown(&self) -> Option<Shown>;
 }

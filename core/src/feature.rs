@@ -242,6 +242,19 @@ pub struct Features {
     /// Preview features read, in structure then feature order (serialized
     /// as `"R.tokens"`).
     pub previews: Vec<PreviewKey>,
+    /// The subset counts a `trade` step reads, if the program trades: the
+    /// host supplies all 31 after the previews (absent from the metadata
+    /// of a program that does not trade).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<crate::Shown>,
+}
+
+impl Features {
+    /// How many numbers the host supplies: the previews, then 31 subset
+    /// counts when the program trades.
+    pub fn slots(&self) -> usize {
+        self.previews.len() + if self.shown.is_some() { crate::Mask::SUBSETS } else { 0 }
+    }
 }
 
 #[cfg(test)]

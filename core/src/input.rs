@@ -2,6 +2,7 @@
 
 use crate::feature::{Feature, PreviewKey};
 use crate::mask::{Mask, Structure};
+use crate::shown::Shown;
 use serde::Deserialize;
 
 /// Preview values per structure, and which structures were previewed. A
@@ -13,6 +14,10 @@ use serde::Deserialize;
 pub struct Previews {
     values: [[f64; Feature::COUNT]; 5],
     present: Mask,
+    /// Per [`Shown`] unit, the count of each non-empty subset.
+    shown: [[f64; Mask::SUBSETS]; 2],
+    /// Which units' counts were given.
+    shown_present: [bool; 2],
 }
 
 /// One structure's preview values, in [`Feature::ALL`] order.
@@ -25,6 +30,7 @@ impl Previews {
         Previews {
             values,
             present: Mask::ALL,
+            ..Previews::default()
         }
     }
 
@@ -87,6 +93,24 @@ impl Previews {
     pub fn present(&self) -> Mask {
         self.present
     }
+
+    /// Sets what each non-empty subset shows, in `unit` (index `k` is
+    /// [`Mask::subset`]`(k)`).
+    pub fn set_shown(&mut self, unit: Shown, counts: [f64; Mask::SUBSETS]) {
+        self.shown[unit.index()] = counts;
+        self.shown_present[unit.index()] = true;
+    }
+
+    /// What each non-empty subset shows in `unit`, or `None` when not given.
+    pub fn shown(&self, unit: Shown) -> Option<&[f64; Mask::SUBSETS]> {
+        self.shown_present[unit.index()].then_some(&self.shown[unit.index()])
+    }
+
+    /// What `mask` shows in `unit` (0 when not given, or for the empty mask).
+    pub fn shown_value(&self, unit: Shown, mask: Mask) -> f64 {
+        mask.subset_index()
+            .map_or(0.0, |k| self.shown[unit.index()][k])
+    }
 }
 
 /// One question to select for.
@@ -142,6 +166,12 @@ pub enum InputError {
     /// One feature of a structure is given twice in a `preview` object.
     #[error("preview feature `{0}` given twice; give each feature once")]
     DuplicateFeature(String),
+    /// A `shown` object names an unknown unit.
+    #[error("unknown unit `{0}` in `shown` (units are words and steps)")]
+    UnknownShown(String),
+    /// A `shown` unit's counts are not 31 finite, non-negative numbers.
+    #[error("`shown.{0}` {1}; give 31 finite, non-negative counts, one per non-empty subset in mask order")]
+    BadShown(String, String),
     /// A `--preview` argument is not of the form `K.feature=VALUE`.
     #[error("`{0}` is not of the form K.feature=VALUE (e.g. R.tokens=4000)")]
     BadAssignment(String),
@@ -180,6 +210,39 @@ struct Line {
     qtype: Option<String>,
     #[serde(default)]
     preview: PreviewObject,
+    #[serde(default)]
+    shown: std::collections::BTreeMap<String, Vec<f64>>,
+}
+
+/// Reads a line's `shown` object into `previews`.
+fn read_shown(
+    shown: std::collections::BTreeMap<String, Vec<f64>>,
+    previews: &mut Previews,
+) -> Result<(), InputError> {
+    for (name, counts) in shown {
+        apply_shown(previews, &name, counts)?;
+    }
+    Ok(())
+}
+
+/// Sets what each non-empty subset shows in the unit named `unit` (`words`
+/// or `steps`): 31 finite, non-negative counts in mask order, as a JSONL
+/// line's `"shown": {"words": [...]}` gives them.
+pub fn apply_shown(previews: &mut Previews, unit: &str, counts: Vec<f64>) -> Result<(), InputError> {
+    let name = unit;
+    let unit = Shown::from_name(name).ok_or_else(|| InputError::UnknownShown(name.into()))?;
+    let counts: [f64; Mask::SUBSETS] = counts.try_into().map_err(|c: Vec<f64>| {
+        InputError::BadShown(name.into(), format!("has {} counts, not 31", c.len()))
+    })?;
+    if let Some((k, v)) = counts
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite() || **v < 0.0)
+    {
+        return Err(InputError::BadShown(name.into(), format!("item {k} is {v}")));
+    }
+    previews.set_shown(unit, counts);
+    Ok(())
 }
 
 /// The `preview` object of a JSONL line, read straight into [`Previews`]:
@@ -257,14 +320,16 @@ impl<'de> Deserialize<'de> for PreviewObject {
 }
 
 /// Reads one JSONL line: `{"id": .., "query": "..", "domain": .., "task": ..,
-/// "qtype": .., "preview": {"R": {"tokens": 5000, "top": 0.4}}}`. Only `query`
+/// "qtype": .., "preview": {"R": {"tokens": 5000, "top": 0.4}},
+/// "shown": {"words": [31 counts]}}`. Only `query`
 /// is required; other fields are ignored (hosts may carry their own). A UTF-8 byte-order mark before the
 /// object is skipped. Numbers are read exactly: the text of a JSON number
 /// becomes the nearest `f64`, as Python's and JavaScript's readers do.
 /// Returns the `id` (echoed in output).
 pub fn parse_json_line(line: &str) -> Result<(Option<serde_json::Value>, Input), InputError> {
     let line = line.strip_prefix('\u{FEFF}').unwrap_or(line);
-    let parsed: Line = serde_json::from_str(line).map_err(|e| InputError::Json(e.into()))?;
+    let mut parsed: Line = serde_json::from_str(line).map_err(|e| InputError::Json(e.into()))?;
+    read_shown(std::mem::take(&mut parsed.shown), &mut parsed.preview.0)?;
     Ok((
         parsed.id,
         Input {
@@ -322,6 +387,26 @@ mod tests {
         assert!(matches!(
             parse_json_line(r#"{"query": "", "preview": {"G": {"overlap_graph": 1}}}"#),
             Err(InputError::Json(e)) if e.to_string().contains("overlap with itself")
+        ));
+    }
+
+    #[test]
+    fn shown_counts() {
+        let counts: Vec<String> = (0..31).map(|k| k.to_string()).collect();
+        let line = format!(r#"{{"query": "", "shown": {{"steps": [{}]}}}}"#, counts.join(","));
+        let (_, input) = parse_json_line(&line).unwrap();
+        assert_eq!(input.previews.shown(Shown::Words), None);
+        assert_eq!(input.previews.shown_value(Shown::Steps, Mask::ALL), 30.0);
+        assert_eq!(input.previews.shown_value(Shown::Steps, Mask::EMPTY), 0.0);
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "shown": {"words": [1, 2]}}"#),
+            Err(InputError::BadShown(u, why)) if u == "words" && why.contains("2 counts")
+        ));
+        let neg = line.replace("[0,", "[-1,");
+        assert!(matches!(parse_json_line(&neg), Err(InputError::BadShown(_, why)) if why.contains("item 0 is -1")));
+        assert!(matches!(
+            parse_json_line(r#"{"query": "", "shown": {"lines": []}}"#),
+            Err(InputError::UnknownShown(u)) if u == "lines"
         ));
     }
 

@@ -11,8 +11,12 @@ pub mod engine;
 pub mod feature;
 pub mod input;
 pub mod mask;
+pub mod shown;
 
 pub use engine::{Engine, Selection};
 pub use feature::{Feature, Features, PreviewKey};
-pub use input::{apply_preview_assignment, parse_json_line, Input, InputError, Previews};
+pub use input::{
+    apply_preview_assignment, apply_shown, parse_json_line, Input, InputError, Previews,
+};
 pub use mask::{Mask, MaskError, Structure};
+pub use shown::Shown;

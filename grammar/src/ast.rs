@@ -127,6 +127,19 @@ pub enum StatementKind {
         /// Its span.
         amount_span: Span,
     },
+    /// `trade UNIT at PRICE`: among the subsets of the mask the rules chose,
+    /// keep the one whose share of what all five show (in `unit`) less
+    /// `price` times its share of all five's tokens is highest.
+    Trade {
+        /// What is counted, as written (`words` or `steps`).
+        unit: String,
+        /// Its span.
+        unit_span: Span,
+        /// The price of all five's tokens, in shares of what they show.
+        price: f64,
+        /// Its span.
+        price_span: Span,
+    },
 }
 
 /// An expression with its span.
@@ -422,6 +435,14 @@ impl File {
                 }
                 StatementKind::Default(e) | StatementKind::Fallback(e) => e.erase_spans(),
                 StatementKind::Budget { amount_span, .. } => *amount_span = Span::default(),
+                StatementKind::Trade {
+                    unit_span,
+                    price_span,
+                    ..
+                } => {
+                    *unit_span = Span::default();
+                    *price_span = Span::default();
+                }
             }
         }
     }

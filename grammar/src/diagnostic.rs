@@ -84,6 +84,7 @@ codes! {
     E0304 => Error, "`top` count out of range";
     E0305 => Error, "invalid budget";
     E0306 => Error, "mask must be fixed";
+    E0307 => Error, "invalid trade";
     E0400 => Error, "policy can return the empty mask";
     E0401 => Error, "empty fallback";
     E0500 => Error, "too many rules";

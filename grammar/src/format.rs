@@ -18,7 +18,7 @@ const INDENT: &str = "    ";
 /// Words that cannot be used as names.
 pub const RESERVED: &[&str] = &[
     "policy", "module", "use", "let", "score", "rule", "when", "select", "add", "remove",
-    "default", "fallback", "budget", "tokens", "and", "or", "not", "if", "then", "else", "min",
+    "default", "fallback", "budget", "tokens", "trade", "and", "or", "not", "if", "then", "else", "min",
     "max", "hits", "top", "by", "above", "has", "matches", "is", "in", "query", "task", "domain",
     "qtype", "preview", "size", "words", "pattern", "all", "true", "false", "std",
 ];
@@ -215,6 +215,7 @@ fn statement(stmt: &Statement) -> String {
         StatementKind::Default(e) => format!("default {}", expr(e)),
         StatementKind::Fallback(e) => format!("fallback {}", expr(e)),
         StatementKind::Budget { amount, .. } => format!("budget {} tokens", number(*amount)),
+        StatementKind::Trade { unit, price, .. } => format!("trade {unit} at {}", number(*price)),
     }
 }
 

@@ -219,6 +219,7 @@ fn statement_shape(head: &str) -> &'static str {
         "default" => "the default mask is a set of structures: `default {S, T, V}`",
         "fallback" => "the fallback mask is a set of structures: `fallback {S}`",
         "budget" => "a budget is a number of tokens: `budget 12000 tokens`",
+        "trade" => "a trade names what a subset shows and the price of its tokens: `trade words at 0.3`",
         _ => "a policy is a list of statements: `policy \"name\"`, `use std`, `let`, `rule NAME when CONDITION -> select {S, T}`, `default {S}`; see docs/LANGUAGE.md",
     }
 }
@@ -270,6 +271,7 @@ fn first_too_deep(source: &str) -> Option<Span> {
                         | "default"
                         | "fallback"
                         | "budget"
+                        | "trade"
                 ) || (word == "score" && prev_word != "by");
                 if starts_statement && levels.len() == 1 {
                     depth -= levels[0];
@@ -323,10 +325,12 @@ fn describe(rule: &Rule) -> String {
         | Rule::default_stmt
         | Rule::fallback_stmt
         | Rule::budget_stmt
+        | Rule::trade_stmt
+        | Rule::kw_trade
         | Rule::kw_policy
         | Rule::kw_module
         | Rule::header_kind => {
-            "a statement (policy, use, let, score, rule, default, fallback, budget)"
+            "a statement (policy, use, let, score, rule, default, fallback, budget, trade)"
         }
         Rule::expr | Rule::neg => "an expression",
         Rule::kw_not => "`not`",
@@ -345,6 +349,8 @@ fn describe(rule: &Rule) -> String {
         Rule::word | Rule::name_ref => "a name",
         Rule::value => "a name or a string",
         Rule::kw_tokens => "`tokens`",
+        Rule::kw_at => "`at`",
+        Rule::trade_unit => "what a trade counts (`words` or `steps`)",
         Rule::kw_then => "`then`",
         Rule::kw_else => "`else`",
         Rule::kw_by => "`by`",
@@ -531,6 +537,18 @@ impl Builder<'_> {
                 StatementKind::Budget {
                     amount,
                     amount_span,
+                }
+            }
+            Rule::trade_stmt => {
+                inner.next()?;
+                let unit = inner.next()?;
+                inner.next()?;
+                let n = inner.next()?;
+                StatementKind::Trade {
+                    unit: unit.as_str().to_string(),
+                    unit_span: Span::from(unit.as_span()),
+                    price: self.number(&n),
+                    price_span: Span::from(n.as_span()),
                 }
             }
             _ => return None,

@@ -62,6 +62,16 @@ impl Coverage {
             steps: per_subset(steps.map(|s| s.iter())),
         }
     }
+
+    /// The counts in `unit`, as a trading policy reads them
+    /// ([`mesa_core::Previews::set_shown`]).
+    pub fn counts(&self, unit: mesa_core::Shown) -> [f64; Mask::SUBSETS] {
+        let counts = match unit {
+            mesa_core::Shown::Words => &self.words,
+            mesa_core::Shown::Steps => &self.steps,
+        };
+        counts.map(f64::from)
+    }
 }
 
 /// For each element, the structures that show it as bits; then, per

@@ -153,8 +153,10 @@ class Policy:
         task: Optional[str] = None,
         qtype: Optional[str] = None,
         previews: Optional[Dict[str, float]] = None,
+        shown: Optional[Dict[str, List[float]]] = None,
     ) -> Selection:
-        """The structures chosen for a question, as ``mesa run`` answers."""
+        """The structures chosen for a question, as ``mesa run`` answers; ``shown`` gives a
+        trading policy what each of the 31 non-empty subsets shows (``"words"`` or ``"steps"``)."""
     def explain(
         self,
         question: str,
@@ -163,6 +165,7 @@ class Policy:
         task: Optional[str] = None,
         qtype: Optional[str] = None,
         previews: Optional[Dict[str, float]] = None,
+        shown: Optional[Dict[str, List[float]]] = None,
     ) -> str:
         """Every rule in order and what it tested, as ``mesa explain`` prints (needs the source)."""
 

@@ -5,7 +5,7 @@
 use crate::answer::py_opt;
 use crate::errors::{self, invalid, raise};
 use mesa_compiler::{explain as explain_text, Input};
-use mesa_core::{apply_preview_assignment, Engine, Mask};
+use mesa_core::{apply_preview_assignment, apply_shown, Engine, Mask};
 use mesa_query::{Asker, Chooser, SharedChooser};
 use mesa_runtime::{EngineKind, PolicyFormat, Runtime, RuntimeConfig, Staged};
 use pyo3::prelude::*;
@@ -167,6 +167,7 @@ fn input(
     task: Option<String>,
     qtype: Option<String>,
     previews: Option<BTreeMap<String, f64>>,
+    shown: Option<BTreeMap<String, Vec<f64>>>,
 ) -> PyResult<Input> {
     let mut input = Input {
         query: question,
@@ -178,6 +179,10 @@ fn input(
     for (k, v) in previews.unwrap_or_default() {
         apply_preview_assignment(&mut input.previews, &format!("{k}={v}"))
             .map_err(|e| invalid("bad-preview", format!("previews[{k:?}]: {e}")))?;
+    }
+    for (unit, counts) in shown.unwrap_or_default() {
+        apply_shown(&mut input.previews, &unit, counts)
+            .map_err(|e| invalid("bad-shown", format!("shown[{unit:?}]: {e}")))?;
     }
     Ok(input)
 }
@@ -236,8 +241,10 @@ impl Policy {
     }
 
     /// The structures this policy selects for a question, as `mesa run`
-    /// answers. `previews` maps `"R.tokens"`-style keys to values.
-    #[pyo3(signature = (question, *, domain = None, task = None, qtype = None, previews = None))]
+    /// answers. `previews` maps `"R.tokens"`-style keys to values; `shown`
+    /// maps `"words"` or `"steps"` to what each of the 31 non-empty subsets
+    /// shows (mask order), which a trading policy reads.
+    #[pyo3(signature = (question, *, domain = None, task = None, qtype = None, previews = None, shown = None))]
     fn select(
         &self,
         py: Python<'_>,
@@ -246,8 +253,9 @@ impl Policy {
         task: Option<String>,
         qtype: Option<String>,
         previews: Option<BTreeMap<String, f64>>,
+        shown: Option<BTreeMap<String, Vec<f64>>>,
     ) -> PyResult<Selection> {
-        let input = input(question, domain, task, qtype, previews)?;
+        let input = input(question, domain, task, qtype, previews, shown)?;
         let name = &self.name;
         py.detach(|| {
             let mut asker = self.asker();
@@ -265,7 +273,7 @@ impl Policy {
     /// Why the policy selects what it does for a question: every rule in
     /// order, with what it tested, as `mesa explain` prints. Needs the
     /// source.
-    #[pyo3(signature = (question, *, domain = None, task = None, qtype = None, previews = None))]
+    #[pyo3(signature = (question, *, domain = None, task = None, qtype = None, previews = None, shown = None))]
     fn explain(
         &self,
         py: Python<'_>,
@@ -274,8 +282,9 @@ impl Policy {
         task: Option<String>,
         qtype: Option<String>,
         previews: Option<BTreeMap<String, f64>>,
+        shown: Option<BTreeMap<String, Vec<f64>>>,
     ) -> PyResult<String> {
-        let input = input(question, domain, task, qtype, previews)?;
+        let input = input(question, domain, task, qtype, previews, shown)?;
         let selector = lock(&self.staged)
             .selector()
             .map_err(|e| errors::policy(&self.name, e))?;

@@ -1,7 +1,7 @@
 //! [`QueryEngine`]: previews, select, retrieve, compose; and the JSON form
 //! of an [`Answer`].
 
-use mesa_core::{Engine, Input, Mask, PreviewKey, Previews, Selection};
+use mesa_core::{Engine, Input, Mask, PreviewKey, Previews, Selection, Shown};
 use mesa_memory::{Composition, EpisodeMemory, RetrieveError, Store};
 use mesa_runtime::{AnyEngine, SelectError};
 use serde_json::json;
@@ -110,6 +110,9 @@ pub struct Answer {
     pub rule_name: Option<String>,
     /// The previews computed for the policy (only the ones it reads).
     pub previews: Vec<(PreviewKey, f64)>,
+    /// For a trading policy, what each non-empty subset showed, in its
+    /// unit (index `k` is [`Mask::subset`]`(k)`).
+    pub shown: Option<(Shown, [f64; Mask::SUBSETS])>,
     /// The selected structures' evidence, in the order S, T, G, V, R.
     pub composition: Composition,
     /// Where the time went.
@@ -168,6 +171,9 @@ impl Answer {
             "evidence": items,
             "micros": self.timings.to_json(),
         });
+        if let Some((unit, counts)) = &self.shown {
+            v["shown"] = json!({ unit.name(): counts.as_slice() });
+        }
         let stale = self.stale();
         if !stale.is_empty() {
             v["stale"] = json!(stale);
@@ -195,16 +201,22 @@ pub struct Asker {
     chooser: Chooser,
     /// The previews the policy reads, read once from its metadata.
     wanted: Vec<PreviewKey>,
+    /// The unit a trading policy reads counts in.
+    shown: Option<Shown>,
 }
 
 impl Asker {
     /// An asker choosing with `chooser`.
     pub fn new(chooser: Chooser) -> Asker {
-        let wanted = match &chooser {
-            Chooser::Policy(engine) => engine.previews(),
-            Chooser::Fixed(_) => Vec::new(),
+        let (wanted, shown) = match &chooser {
+            Chooser::Policy(engine) => (engine.previews(), engine.shown()),
+            Chooser::Fixed(_) => (Vec::new(), None),
         };
-        Asker { chooser, wanted }
+        Asker {
+            chooser,
+            wanted,
+            shown,
+        }
     }
 
     /// The previews the policy reads.
@@ -235,7 +247,16 @@ impl Asker {
         timings.prepare = t.elapsed();
 
         let t = Instant::now();
-        let previews = retrieval.previews(&self.wanted)?;
+        let mut previews = retrieval.previews(&self.wanted)?;
+        // A trading policy reads what each subset shows: all five are
+        // retrieved for it.
+        let shown = match self.shown {
+            Some(unit) => Some((unit, retrieval.coverage()?.counts(unit))),
+            None => None,
+        };
+        if let Some((unit, counts)) = shown {
+            previews.set_shown(unit, counts);
+        }
         timings.previews = t.elapsed();
 
         let t = Instant::now();
@@ -283,6 +304,7 @@ impl Asker {
                 .iter()
                 .map(|&k| (k, previews.value(k)))
                 .collect(),
+            shown,
             composition,
             timings,
             times,
@@ -325,6 +347,9 @@ impl Asker {
         let mut previews = Previews::default();
         for (k, v) in &answer.previews {
             previews.set(k.structure, k.feature, *v);
+        }
+        if let Some((unit, counts)) = answer.shown {
+            previews.set_shown(unit, counts);
         }
         let outcome = engine.select_traced(&policy_input(memory, text, qtype, previews))?;
         let mut trace = serde_json::to_value(&outcome.trace).unwrap_or(serde_json::Value::Null);

@@ -7,7 +7,7 @@
 use crate::error::SelectError;
 use crate::PolicyInstance;
 use mesa_compiler::{Outcome, Program, Selector};
-use mesa_core::{Engine, Input, PreviewKey, Selection};
+use mesa_core::{Engine, Input, PreviewKey, Selection, Shown};
 use std::sync::Arc;
 
 /// Which engine evaluates a policy.
@@ -125,6 +125,10 @@ impl Engine for PolicyInstance {
     fn previews(&self) -> Vec<PreviewKey> {
         self.metadata().features.previews.clone()
     }
+
+    fn shown(&self) -> Option<Shown> {
+        self.metadata().features.shown
+    }
 }
 
 impl Engine for AnyEngine {
@@ -150,6 +154,13 @@ impl Engine for AnyEngine {
         match &self.inner {
             Inner::Interp(s) => s.previews(),
             Inner::Wasm(i) => i.previews(),
+        }
+    }
+
+    fn shown(&self) -> Option<Shown> {
+        match &self.inner {
+            Inner::Interp(s) => s.shown(),
+            Inner::Wasm(i) => i.shown(),
         }
     }
 }

@@ -361,7 +361,7 @@ impl PolicyInstance {
                 end: start + cap,
             })?;
         let flags = if trace { abi::FLAG_TRACE } else { 0 };
-        let written = abi::write_input(&self.metadata.features.previews, input, flags, dest)?;
+        let written = abi::write_input(&self.metadata.features, input, flags, dest)?;
         let fuel = self.config.fuel_base
             + self.config.fuel_per_byte * written as u64
             + self.config.fuel_per_rule * self.metadata.rules.len() as u64;

@@ -4,7 +4,7 @@ use super::Format;
 use crate::backend::{failed, load, stage, EngineKind};
 use crate::error::CliError;
 use crate::source::read;
-use mesa_compiler::interp::{apply_preview_assignment, parse_json_line};
+use mesa_compiler::interp::{apply_preview_assignment, apply_shown, parse_json_line};
 use mesa_compiler::{explain as explain_text, Input, Outcome};
 use mesa_runtime::AnyEngine;
 use mesa_runtime::PolicyError;
@@ -30,6 +30,10 @@ pub struct QueryArgs {
     /// A preview value, `K.feature=VALUE` (e.g. R.tokens=4000); repeatable.
     #[arg(long = "preview", value_name = "K.FEATURE=VALUE")]
     previews: Vec<String>,
+    /// What each of the 31 non-empty subsets shows, for a trading policy:
+    /// `words=C1,...,C31` or `steps=C1,...,C31` in mask order; repeatable.
+    #[arg(long = "shown", value_name = "UNIT=COUNTS")]
+    shown: Vec<String>,
 }
 
 impl QueryArgs {
@@ -45,6 +49,18 @@ impl QueryArgs {
         for p in &self.previews {
             apply_preview_assignment(&mut input.previews, p)
                 .map_err(|e| CliError::Usage(format!("--preview: {e}")))?;
+        }
+        for a in &self.shown {
+            let usage = |why: String| CliError::Usage(format!("--shown `{a}`: {why}"));
+            let (unit, counts) = a
+                .split_once('=')
+                .ok_or_else(|| usage("write UNIT=C1,...,C31 (e.g. words=3,0,...)".into()))?;
+            let counts = counts
+                .split(',')
+                .map(|c| c.trim().parse::<f64>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| usage(format!("a count is not a number ({e})")))?;
+            apply_shown(&mut input.previews, unit, counts).map_err(|e| usage(e.to_string()))?;
         }
         Ok(input)
     }

@@ -102,6 +102,7 @@ struct Decls<'f> {
     default: Option<&'f Expr>,
     fallback: Option<&'f Expr>,
     budget: Option<(f64, Span)>,
+    trade: Option<&'f mesa_grammar::ast::Statement>,
 }
 
 pub(crate) struct Checker<'f> {
@@ -324,6 +325,18 @@ impl<'f> Checker<'f> {
                         d.budget = Some((*amount, *amount_span));
                     }
                 }
+                StatementKind::Trade { .. } => {
+                    if d.trade.is_some() {
+                        self.help(
+                            Code::E0104,
+                            stmt.span,
+                            "`trade` is given twice",
+                            "keep one trade",
+                        );
+                    } else {
+                        d.trade = Some(stmt);
+                    }
+                }
                 _ => {}
             }
         }
@@ -336,6 +349,29 @@ impl<'f> Checker<'f> {
             );
         }
         d
+    }
+
+    /// A `trade` statement's unit and price.
+    fn trade(&mut self, stmt: &mesa_grammar::ast::Statement) -> Option<crate::ir::Trade> {
+        let StatementKind::Trade {
+            unit, unit_span, price, ..
+        } = &stmt.kind
+        else {
+            return None;
+        };
+        let Some(unit) = mesa_core::Shown::from_name(unit) else {
+            self.help(
+                Code::E0307,
+                *unit_span,
+                format!("a trade counts `words` or `steps`, not `{unit}`"),
+                "write `trade words at 0.3` (distinct content words) or `trade steps at 0.3` (distinct steps)",
+            );
+            return None;
+        };
+        Some(crate::ir::Trade {
+            unit,
+            price: *price,
+        })
     }
 
     fn once(&mut self, slot: &mut Option<&'f Expr>, e: &'f Expr, span: Span, what: &str) {
@@ -460,6 +496,7 @@ impl<'f> Checker<'f> {
                 None
             }
         });
+        let trade = decls.trade.and_then(|stmt| self.trade(stmt));
         let mut rules = Vec::new();
         for stmt in &decls.rules {
             if let StatementKind::Rule {
@@ -506,6 +543,7 @@ impl<'f> Checker<'f> {
             default,
             fallback: fallback_decl.unwrap_or(default),
             budget,
+            trade,
             features: Features::default(),
             pattern_dfas: Vec::new(),
         };

@@ -132,6 +132,15 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
                     dropped.letter()
                 );
             }
+            Step::Trade { before, after } => {
+                let (unit, price) = p.trade.map_or(("?", 0.0), |t| (t.unit.name(), t.price));
+                let effect = if before == after {
+                    format!("mask stays {after}")
+                } else {
+                    format!("mask {before} -> {after}")
+                };
+                let _ = writeln!(out, "trade {unit} at {price}: {effect}");
+            }
             Step::Fallback { mask } => {
                 let _ = writeln!(out, "the mask is empty: fallback {mask}");
             }

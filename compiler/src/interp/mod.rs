@@ -4,10 +4,13 @@
 //! 1. The mask starts as `default`. Rules run top to bottom; a rule whose
 //!    condition holds *fires*: `select M` sets the mask and stops, `add M`
 //!    and `remove M` change it and go on.
-//! 2. With a `budget`, structures are dropped, costliest `preview.K.tokens`
+//! 2. With a `trade`, the mask becomes its non-empty subset with the best
+//!    share of what all five show less the price times its share of all
+//!    five's tokens ([`trade`]).
+//! 3. With a `budget`, structures are dropped, costliest `preview.K.tokens`
 //!    first (ties: the later structure in S T G V R order), until the total
 //!    fits, never below one structure.
-//! 3. An empty mask becomes the fallback.
+//! 4. An empty mask becomes the fallback.
 //!
 //! The deciding rule is the `select` that stopped evaluation or, without one,
 //! the last rule that changed the mask.
@@ -16,7 +19,7 @@ mod explain;
 
 pub use explain::explain;
 pub use mesa_core::input::{
-    apply_preview_assignment, parse_json_line, Input, InputError, Previews,
+    apply_preview_assignment, apply_shown, parse_json_line, Input, InputError, Previews,
 };
 
 use crate::cues;
@@ -52,6 +55,13 @@ pub enum Step {
         /// infinite when previews are huge: JSON shows `"inf"`).
         #[serde(serialize_with = "number_or_word")]
         estimate: f64,
+    },
+    /// The trade kept a subset of the mask.
+    Trade {
+        /// The mask the rules chose.
+        before: Mask,
+        /// The subset kept.
+        after: Mask,
     },
     /// The mask was empty and became the fallback.
     Fallback {
@@ -227,6 +237,16 @@ impl Selector {
                 decided = Some(index);
             }
         }
+        if let Some(t) = p.trade {
+            let before = ev.mask;
+            ev.mask = trade(before, t, &input.previews);
+            if let Some(tr) = trace.as_deref_mut() {
+                tr.steps.push(Step::Trade {
+                    before,
+                    after: ev.mask,
+                });
+            }
+        }
         if let Some(budget) = p.budget {
             let tokens = |s: Structure| input.previews.get(s, Feature::Tokens);
             // Sums start from +0.0 and add in S T G V R order (the Wasm
@@ -261,6 +281,35 @@ impl Selector {
         }
         (ev.mask, decided)
     }
+}
+
+/// The subset of `mask` a trade keeps (see [`crate::ir::Trade`]): the
+/// non-empty `m ⊆ mask` with the highest `shown(m) / shown(all) - (price *
+/// tokens(m)) / tokens(all)`, where `tokens` sums `preview.K.tokens` in S T
+/// G V R order from +0.0. Subsets are tried in increasing bits and one
+/// replaces the best so far only when its value is higher, or equal with
+/// fewer tokens. The mask is kept as it is when it is empty or when all
+/// five show nothing or cost nothing (neither total is above 0). The Wasm
+/// backend computes the same values in the same order.
+pub fn trade(mask: Mask, t: crate::ir::Trade, previews: &Previews) -> Mask {
+    let sum = |m: Mask| {
+        m.iter()
+            .map(|s| previews.get(s, Feature::Tokens))
+            .fold(0.0, |a, b| a + b)
+    };
+    let (all_shown, all_tokens) = (previews.shown_value(t.unit, Mask::ALL), sum(Mask::ALL));
+    if !(all_shown > 0.0 && all_tokens > 0.0) {
+        return mask;
+    }
+    let mut best: Option<(Mask, f64, f64)> = None;
+    for m in Mask::subsets().filter(|m| m.without(mask).is_empty()) {
+        let tokens = sum(m);
+        let value = previews.shown_value(t.unit, m) / all_shown - t.price * tokens / all_tokens;
+        if best.is_none_or(|(_, v, c)| value > v || (value == v && tokens < c)) {
+            best = Some((m, value, tokens));
+        }
+    }
+    best.map_or(mask, |(m, _, _)| m)
 }
 
 /// Per-input evaluation state: cue results are computed once, on first use.
@@ -472,5 +521,9 @@ impl mesa_core::Engine for Selector {
 
     fn previews(&self) -> Vec<mesa_core::PreviewKey> {
         self.program.features.previews.clone()
+    }
+
+    fn shown(&self) -> Option<mesa_core::Shown> {
+        self.program.features.shown
     }
 }

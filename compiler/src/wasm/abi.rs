@@ -4,7 +4,7 @@
 
 use crate::interp::{Input, Step, Trace};
 use crate::ir::{Features, Program};
-use mesa_core::{Mask, PreviewKey, Structure};
+use mesa_core::{Mask, Structure};
 use serde::{Deserialize, Serialize};
 
 /// The ABI version this compiler emits and this crate's hosts accept.
@@ -67,6 +67,8 @@ pub mod record {
     pub const BUDGET: u8 = 3;
     /// The empty mask became the fallback `a`.
     pub const FALLBACK: u8 = 4;
+    /// The trade kept the subset `after` of the mask `before`.
+    pub const TRADE: u8 = 5;
 }
 
 /// The JSON carried in the `mesa.metadata` custom section.
@@ -133,10 +135,10 @@ pub enum LayoutError {
 /// Header flag (offset 20): record the trace.
 pub const FLAG_TRACE: u32 = 1;
 
-/// The number of bytes [`write_input`] needs for `input` with `slots` features.
-pub fn input_size(slots: &[PreviewKey], input: &Input) -> usize {
+/// The number of bytes [`write_input`] needs for `input` with `features`.
+pub fn input_size(features: &Features, input: &Input) -> usize {
     HEADER_BYTES as usize
-        + 8 * slots.len()
+        + 8 * features.slots()
         + input.query.len()
         + [&input.task, &input.domain, &input.qtype]
             .iter()
@@ -145,15 +147,17 @@ pub fn input_size(slots: &[PreviewKey], input: &Input) -> usize {
 }
 
 /// Lays out an input as the module expects it (little-endian) directly into
-/// `dest` (the module's input buffer); `slots` is [`Features::previews`];
+/// `dest` (the module's input buffer): the header, the values of
+/// [`Features::previews`] in order, then, when the policy trades
+/// ([`Features::shown`]), the 31 shown counts in mask order, then the texts.
 /// `flags` is [`FLAG_TRACE`] or 0. Returns the number of bytes written.
 pub fn write_input(
-    slots: &[PreviewKey],
+    features: &Features,
     input: &Input,
     flags: u32,
     dest: &mut [u8],
 ) -> Result<usize, LayoutError> {
-    let needed = input_size(slots, input);
+    let needed = input_size(features, input);
     if needed > dest.len() {
         return Err(LayoutError::TooLarge {
             needed,
@@ -174,11 +178,16 @@ pub fn write_input(
     for t in texts {
         put(&t.map_or(ABSENT, |t| t.len() as u32).to_le_bytes(), &mut at);
     }
-    put(&(slots.len() as u32).to_le_bytes(), &mut at);
+    put(&(features.slots() as u32).to_le_bytes(), &mut at);
     put(&flags.to_le_bytes(), &mut at);
-    for slot in slots {
+    for slot in &features.previews {
         let v = input.previews.value(*slot);
         put(&v.to_le_bytes(), &mut at);
+    }
+    if let Some(unit) = features.shown {
+        for m in Mask::subsets() {
+            put(&input.previews.shown_value(unit, m).to_le_bytes(), &mut at);
+        }
     }
     for t in texts.into_iter().flatten() {
         put(t.as_bytes(), &mut at);
@@ -213,6 +222,10 @@ pub fn decode_trace(bytes: &[u8], count: usize) -> Option<Trace> {
             }),
             record::FALLBACK => trace.steps.push(Step::Fallback {
                 mask: Mask::from_bits(r[1]),
+            }),
+            record::TRADE => trace.steps.push(Step::Trade {
+                before: Mask::from_bits(r[2]),
+                after: Mask::from_bits(r[3]),
             }),
             _ => return None,
         }

@@ -300,18 +300,25 @@ function encode(metadata, line) {
     const key = LONG_NAMES[k.toLowerCase()] ?? k;
     for (const [f, v] of Object.entries(feats)) previews.set(`${key}.${f}`, Number(v));
   }
-  const slots = metadata.features.previews;
+  // A trading policy reads, after the previews, what each of the 31
+  // non-empty subsets shows in its unit (mask order; 0 when not given).
+  const unit = metadata.features.shown;
+  const shown = unit ? (line.shown?.[unit] ?? new Array(31).fill(0)).map(Number) : [];
+  if (shown.length !== 0 && shown.length !== 31) {
+    throw new TypeError(`\`shown.${unit}\` has ${shown.length} counts, not 31`);
+  }
+  const values = metadata.features.previews.map((slot) => previews.get(slot) ?? 0).concat(shown);
   const texts = [line.query ?? "", line.task, line.domain, line.qtype].map((t) =>
     t === undefined || t === null ? null : encoder.encode(t),
   );
-  const size = 24 + 8 * slots.length + texts.reduce((n, t) => n + (t ? t.length : 0), 0);
+  const size = 24 + 8 * values.length + texts.reduce((n, t) => n + (t ? t.length : 0), 0);
   const buf = new Uint8Array(size);
   const view = new DataView(buf.buffer);
   texts.forEach((t, i) => view.setUint32(4 * i, t ? t.length : ABSENT, true));
-  view.setUint32(16, slots.length, true);
+  view.setUint32(16, values.length, true);
   view.setUint32(20, 0, true);
-  slots.forEach((slot, i) => view.setFloat64(24 + 8 * i, previews.get(slot) ?? 0, true));
-  let at = 24 + 8 * slots.length;
+  values.forEach((v, i) => view.setFloat64(24 + 8 * i, v, true));
+  let at = 24 + 8 * values.length;
   for (const t of texts) {
     if (t) {
       buf.set(t, at);

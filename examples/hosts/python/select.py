@@ -278,14 +278,22 @@ def encode(metadata, line):
         for f, v in feats.items():
             previews[f"{structure_key(k)}.{f}"] = float(v)
     slots = metadata["features"]["previews"]
+    # A trading policy reads, after the previews, what each of the 31
+    # non-empty subsets shows in its unit (mask order; 0 when not given).
+    unit = metadata["features"].get("shown")
+    shown = [float(v) for v in (line.get("shown") or {}).get(unit) or [0.0] * 31] if unit else []
+    if len(shown) not in (0, 31):
+        raise ValueError(f"`shown.{unit}` has {len(shown)} counts, not 31")
     texts = [line.get("query", "")] + [line.get(k) for k in ("task", "domain", "qtype")]
     encoded = [None if t is None else t.encode("utf-8") for t in texts]
     out = bytearray()
     for t in encoded:
         out += struct.pack("<I", ABSENT if t is None else len(t))
-    out += struct.pack("<II", len(slots), 0)
+    out += struct.pack("<II", len(slots) + len(shown), 0)
     for slot in slots:
         out += struct.pack("<d", previews.get(slot, 0.0))
+    for count in shown:
+        out += struct.pack("<d", count)
     for t in encoded:
         if t is not None:
             out += t

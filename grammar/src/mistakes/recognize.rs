@@ -163,7 +163,7 @@ const KEYWORDS: &[&str] = &[
     "policy", "rule", "when", "select", "add", "remove", "default", "fallback", "budget", "tokens",
     "and", "or", "not", "if", "then", "else", "has", "matches", "is", "in", "words", "pattern",
     "use", "let", "score", "top", "by", "above", "all", "true", "false", "query", "task", "domain",
-    "qtype", "preview", "size",
+    "qtype", "preview", "size", "trade", "at",
 ];
 
 /// Every recognizer, tried in order at each token.

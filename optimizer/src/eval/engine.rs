@@ -3,7 +3,7 @@
 //! each stage took and, on failure, the stage and the diagnostics.
 
 use super::problem::Problem;
-use mesa_core::{Engine, Input, PreviewKey, Selection};
+use mesa_core::{Engine, Input, PreviewKey, Selection, Shown};
 use mesa_runtime::{AnyEngine, EngineKind, PolicyError, Runtime, Staged};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -179,7 +179,21 @@ fn ms(since: Instant) -> f64 {
 
 /// The previews a policy reads that the problem's sweep lacks, as an
 /// [`Stage::Inputs`] failure.
-pub fn check_previews(reads: &[PreviewKey], problem: &Problem) -> Result<(), CandidateFailure> {
+pub fn check_previews(
+    reads: &[PreviewKey],
+    shown: Option<Shown>,
+    problem: &Problem,
+) -> Result<(), CandidateFailure> {
+    if let Some(unit) = shown.filter(|_| !problem.shown_available) {
+        return Err(CandidateFailure::new(
+            Stage::Inputs,
+            format!(
+                "the policy trades {unit}, which needs what each subset shows, and the sweep {} \
+                 does not record it; regenerate the sweep with `mesa sweep` (it records both units)",
+                problem.source
+            ),
+        ));
+    }
     let missing: Vec<String> = reads
         .iter()
         .filter(|k| !problem.available[k.structure.index()])
@@ -222,7 +236,7 @@ pub fn compile_policy(
         .map(|d| Diag::from_diagnostic(d, source))
         .collect();
     let features = staged.features().cloned().unwrap_or_default();
-    check_previews(&features.previews, problem)?;
+    check_previews(&features.previews, features.shown, problem)?;
     if reject_hidden_qtype && problem.hide_qtype && features.qtype {
         return Err(CandidateFailure::new(
             Stage::Inputs,

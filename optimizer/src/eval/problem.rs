@@ -4,7 +4,7 @@
 use super::EvalError;
 use crate::split::{Split, Splits, ValHalf};
 use crate::sweep::Sweep;
-use mesa_core::{Input, Mask, Structure};
+use mesa_core::{Input, Mask, Shown, Structure};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -83,6 +83,9 @@ pub struct Problem {
     pub hide_qtype: bool,
     /// Structures whose previews every record carries.
     pub available: [bool; 5],
+    /// Whether every record carries what each subset shows (the counts a
+    /// trading policy reads).
+    pub shown_available: bool,
     /// Records in the sweep (labelled or not).
     pub total_records: usize,
     /// Every episode of the sweep (labelled questions or not), for splits.
@@ -116,6 +119,12 @@ impl Problem {
             if let Some(t) = &r.qtype {
                 qtypes.insert(t.clone());
             }
+            let mut previews = r.previews;
+            if let Some(c) = &r.coverage {
+                for unit in Shown::ALL {
+                    previews.set_shown(unit, c.counts(unit));
+                }
+            }
             let next = numbers.len() as u32;
             let episode_no = *numbers.entry(r.episode.as_str()).or_insert(next);
             questions.push(Question {
@@ -133,7 +142,7 @@ impl Problem {
                     task: Some(r.task.clone()),
                     domain: Some(r.domain.clone()),
                     qtype: if hide_qtype { None } else { r.qtype.clone() },
-                    previews: r.previews,
+                    previews,
                 },
             });
         }
@@ -145,6 +154,7 @@ impl Problem {
             lambda,
             hide_qtype,
             available,
+            shown_available: sweep.records.iter().all(|r| r.coverage.is_some()),
             total_records: sweep.records.len(),
             episodes: sweep.records.iter().map(|r| r.episode.clone()).collect(),
             domains: domains.into_iter().collect(),

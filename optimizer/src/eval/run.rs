@@ -169,7 +169,7 @@ pub fn load_engine(
     let engine = staged
         .and_then(|mut s| s.engine(runtime, kind))
         .map_err(|e| failure(e, source))?;
-    check_previews(&engine.previews(), problem)?;
+    check_previews(&engine.previews(), engine.shown(), problem)?;
     let name = engine.name().to_string();
     let qtype = engine.reads_qtype();
     Ok((engine, name, qtype))

@@ -5,14 +5,15 @@
 //! group's function over a text (see `pattern_scan`), then one loop for the
 //! keywords (normalizing on the fly) and the word count; `select` parses the
 //! input header, scans the texts the policy reads, then runs the rules as
-//! straight-line code, each recording what it saw, the budget and the
-//! fallback; when a trace is asked for, `trace_rules` replays the rules'
+//! straight-line code, each recording what it saw, the trade, the budget
+//! and the fallback; when a trace is asked for, `trace_rules` replays the rules'
 //! records from what they saw. The semantics are the interpreter's
 //! (`crate::interp`), operation for operation.
 //!
 //! This file lays out memory and assembles the module; `select` is in
 //! [`select`], `scan` in [`scan`], the rules' expressions in [`expr`], the
-//! helper functions (trace, budget, equality, top-k) in [`support`].
+//! helper functions (trace, budget, equality, top-k) in [`support`], the
+//! trade in [`trade`].
 
 use super::abi::{self, exports, record};
 use super::asm::{ma, Asm, Data};
@@ -34,6 +35,7 @@ mod expr;
 mod scan;
 mod select;
 mod support;
+mod trade;
 mod walk;
 
 use scan::byte_class;
@@ -70,8 +72,9 @@ const F_METADATA_LEN: u32 = 12;
 const F_FOUND: u32 = 13;
 const F_EVENTS: u32 = 14;
 const F_TRACE_RULES: u32 = 15;
+const F_TRADE: u32 = 16;
 /// The first pattern group's scan; the others follow.
-const F_PATTERNS: u32 = 16;
+const F_PATTERNS: u32 = 17;
 
 /// The functions the keyword scan calls.
 const KEYWORD_FUNCS: FuncIds = FuncIds {
@@ -361,9 +364,9 @@ impl Gen<'_> {
             .ty()
             .function([ValType::I32, ValType::I32], [ValType::I64]); // 8 pattern scan
         let mut funcs = FunctionSection::new();
-        // In function-index order; found, events and trace_rules, then the
-        // pattern scans.
-        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 7, 7] {
+        // In function-index order; found, events, trace_rules and trade,
+        // then the pattern scans.
+        for ty in [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 7, 7, 6] {
             funcs.function(ty);
         }
         for _ in &self.layout.patterns {
@@ -427,6 +430,7 @@ impl Gen<'_> {
         code.function(&found);
         code.function(&events);
         code.function(&self.trace_rules_fn());
+        code.function(&self.trade_fn());
         for p in &self.layout.patterns {
             code.function(&p.function());
         }

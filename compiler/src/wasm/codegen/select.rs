@@ -1,5 +1,5 @@
 //! `select`: the input header, the scans, the rules (each recording what
-//! it saw for `trace_rules`), the budget and the fallback.
+//! it saw for `trace_rules`), the trade, the budget and the fallback.
 
 use super::*;
 
@@ -47,7 +47,8 @@ impl Gen<'_> {
     /// scratch state. Returns an error code from `select` on bad input.
     fn read_header(&self, a: &mut Asm) {
         let l = self.layout;
-        let nfeat = self.slots.len() as u32;
+        // The previews, then the 31 shown counts when the policy trades.
+        let nfeat = self.program.features.slots() as u32;
         let input = l.input as i32;
         // Feature count.
         a.ops([
@@ -267,16 +268,36 @@ impl Gen<'_> {
         }
     }
 
-    /// The budget, then the fallback when the mask is empty; leaves the
-    /// result (mask, and the deciding rule above bit 8) on the stack.
+    /// The trade, the budget, then the fallback when the mask is empty;
+    /// leaves the result (mask, and the deciding rule above bit 8) on the
+    /// stack.
     fn finish_mask(&self, a: &mut Asm) {
         let p = self.program;
-        if let Some(limit) = p.budget {
+        if p.budget.is_some() || p.trade.is_some() {
             for s in Structure::ALL {
                 a.op(I::I32Const(0));
                 self.feature(a, s, Feature::Tokens);
                 a.op(I::F64Store(ma(TOKENS + 8 * s.index() as u64, 3)));
             }
+        }
+        if let Some(t) = p.trade {
+            a.ops([
+                I::LocalGet(L_MASK),
+                I::LocalTee(L_T),
+                I::F64Const(t.price.into()),
+                I::Call(F_TRADE),
+                I::LocalSet(L_MASK),
+            ]);
+            trace_call(
+                a,
+                record::TRADE,
+                I::I32Const(0),
+                I::LocalGet(L_T),
+                I::LocalGet(L_MASK),
+                0,
+            );
+        }
+        if let Some(limit) = p.budget {
             a.ops([
                 I::LocalGet(L_MASK),
                 I::F64Const(limit.into()),
