@@ -36,6 +36,10 @@ const TOKENS: &[&str] = &[
     "fallback",
     "budget",
     "tokens",
+    "trade",
+    "at",
+    "words",
+    "steps",
     "{",
     "}",
     "(",
@@ -204,8 +208,9 @@ fn policy() -> impl Strategy<Value = String> {
         fixed.clone(),
         prop::option::of(fixed),
         prop::option::of(prop::sample::select(vec![1.0, 3000.0, 1e9])),
+        prop::option::of(prop::sample::select(vec!["words at 0.3", "steps at 2"])),
     )
-        .prop_map(|(rules, default, fallback, budget)| {
+        .prop_map(|(rules, default, fallback, budget, trade)| {
             let mut s = String::from(
                 "policy \"p\"\nuse std\nscore G = 0.2 + 0.1 * hits(query, std.causal)\n",
             );
@@ -221,6 +226,9 @@ fn policy() -> impl Strategy<Value = String> {
             }
             if let Some(b) = budget {
                 s.push_str(&format!("budget {b} tokens\n"));
+            }
+            if let Some(t) = trade {
+                s.push_str(&format!("trade {t}\n"));
             }
             s
         })

@@ -235,3 +235,64 @@ fn an_answer_says_when_a_summary_lags_behind_appends() {
         serde_json::json!({"S": later.len()})
     );
 }
+
+#[test]
+fn a_trading_policy_keeps_the_subset_worth_its_tokens() {
+    let (store, dir) = store("trade");
+    let src = "policy \"p\"\ndefault all\ntrade words at 0.5\n";
+    let staged = || Staged::check(src).expect("checks");
+    let rt = Runtime::new().expect("rt");
+    let mut wasm = QueryEngine::new(
+        &store,
+        Chooser::Policy(Box::new(staged().engine(&rt, EngineKind::Wasm).expect("wasm"))),
+    );
+    let mut interp = QueryEngine::new(
+        &store,
+        Chooser::Policy(Box::new(staged().engine(&rt, EngineKind::Interp).expect("interp"))),
+    );
+    let mut all = QueryEngine::new(&store, Chooser::Fixed(Mask::ALL));
+    let mut kept = std::collections::HashSet::new();
+    for (episode, text) in [
+        ("sql", "What error did the agent get at step 6?"),
+        ("sql", "Why did the query fail?"),
+        ("game", "What did the agent hold in the last 3 steps?"),
+        ("web", "How much did kettle listing 5 cost?"),
+    ] {
+        let q = Question {
+            episode,
+            text,
+            qtype: None,
+        };
+        let a = wasm.answer(&q).expect("wasm answer");
+        assert_eq!(a.selection, interp.answer(&q).expect("interp").selection);
+        let (unit, counts) = a.shown.expect("a trading policy's answer keeps the counts");
+        assert_eq!(unit, mesa_core::Shown::Words);
+        assert_eq!(a.to_json(&q, false)["shown"]["words"].as_array().map(Vec::len), Some(31));
+        // The trade, recomputed here from all five's sections.
+        let full = all.answer(&q).expect("all five");
+        let tokens = |m: Mask| -> f64 {
+            full.composition
+                .sections
+                .iter()
+                .filter(|s| m.contains(s.structure))
+                .map(|s| s.tokens() as f64)
+                .sum()
+        };
+        let total = counts[Mask::ALL.subset_index().unwrap()];
+        let value = |m: Mask| counts[m.subset_index().unwrap()] / total - 0.5 * tokens(m) / tokens(Mask::ALL);
+        if total > 0.0 {
+            let best = Mask::subsets()
+                .map(value)
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(value(a.selection.mask), best, "{episode}: {text}");
+        }
+        // What it reads is what it shows: the composition holds the mask.
+        let got: Vec<Structure> = a.composition.sections.iter().map(|s| s.structure).collect();
+        assert_eq!(got, a.selection.mask.iter().collect::<Vec<_>>());
+        kept.insert(a.selection.mask);
+    }
+    assert!(kept.iter().any(|m| *m != Mask::ALL), "the trade dropped something: {kept:?}");
+    drop((wasm, interp, all));
+    drop(store);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -9,6 +9,7 @@
 
 use mesa_compiler::ir::Feature;
 use mesa_compiler::{check, wasm, Input, Selector, Structure};
+use mesa_core::{Mask, Shown};
 use mesa_runtime::Runtime;
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -195,8 +196,12 @@ fn policy() -> impl Strategy<Value = String> {
         prop::sample::select(vec!["{S}", "{S, T, V}", "all", "{G}"]),
         prop::option::of(prop::sample::select(vec!["{R}", "{S, T}"])),
         prop::option::of(prop::sample::select(vec![1.0, 2500.0, 6000.0])),
+        prop::option::of((
+            prop::sample::select(vec!["words", "steps"]),
+            prop::sample::select(vec!["0", "0.1", "0.35", "1", "3.5"]),
+        )),
     )
-        .prop_map(|(k1, k2, p1, p2, scores, rules, default, fallback, budget)| {
+        .prop_map(|(k1, k2, p1, p2, scores, rules, default, fallback, budget, trade)| {
             let mut s = format!("policy \"diff\"\nuse std\nlet k1 = {k1}\nlet k2 = {k2}\nlet p1 = pattern {p1}\nlet p2 = pattern {p2}\n");
             let mut seen = std::collections::HashSet::new();
             for (st, e) in scores {
@@ -216,6 +221,9 @@ fn policy() -> impl Strategy<Value = String> {
             }
             if let Some(b) = budget {
                 s.push_str(&format!("budget {b} tokens\n"));
+            }
+            if let Some((unit, price)) = trade {
+                s.push_str(&format!("trade {unit} at {price}\n"));
             }
             s
         })
@@ -262,8 +270,17 @@ fn input() -> impl Strategy<Value = Input> {
             "x",
         ])),
         prop::collection::vec((0usize..5, 0usize..Feature::COUNT, value), 0..16),
+        // What each subset shows, per unit: few distinct values, so ties
+        // are common.
+        prop::collection::vec(
+            prop::option::of(prop::collection::vec(
+                prop::sample::select(vec![0.0, 1.0, 2.0, 3.0, 7.0, 40.0, 1e300]),
+                Mask::SUBSETS,
+            )),
+            2,
+        ),
     )
-        .prop_map(|(query, task, domain, qtype, previews)| {
+        .prop_map(|(query, task, domain, qtype, previews, shown)| {
             let mut input = Input {
                 query,
                 task,
@@ -275,6 +292,12 @@ fn input() -> impl Strategy<Value = Input> {
                 // A structure's overlap with itself is no feature.
                 if Feature::ALL[f].partner() != Some(Structure::ALL[s]) {
                     input.previews.set(Structure::ALL[s], Feature::ALL[f], v);
+                }
+            }
+            for (unit, counts) in Shown::ALL.into_iter().zip(shown) {
+                if let Some(counts) = counts {
+                    let counts: [f64; Mask::SUBSETS] = counts.try_into().expect("31 counts");
+                    input.previews.set_shown(unit, counts);
                 }
             }
             input

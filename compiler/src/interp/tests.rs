@@ -221,6 +221,77 @@ fn budget_drops_costliest_first_never_below_one() {
     assert_eq!(selector(src).select(&i).mask.to_string(), "{S}");
 }
 
+/// An input whose structures cost `tokens` and whose subsets show, in
+/// words, the sum of `per` over their structures (no word shared).
+fn priced(tokens: [f64; 5], per: [f64; 5]) -> Input {
+    let mut i = q("x");
+    for (s, t) in Structure::ALL.into_iter().zip(tokens) {
+        i.previews.set(s, Feature::Tokens, t);
+    }
+    let counts =
+        std::array::from_fn(|k| Mask::subset(k).iter().map(|s| per[s.index()]).sum::<f64>());
+    i.previews.set_shown(mesa_core::Shown::Words, counts);
+    i
+}
+
+#[test]
+fn trade_keeps_the_subset_worth_its_tokens() {
+    let src = "policy \"t\"\ndefault all\ntrade words at 0.5\n";
+    // Shares of words 0.4 0.3 0.15 0.05 0.1, of tokens 0.1 0.1 0.2 0.2 0.4:
+    // a structure is kept when its word share beats half its token share.
+    let i = priced([100., 100., 200., 200., 400.], [4., 3., 1.5, 0.5, 1.]);
+    let out = selector(src).select(&i);
+    assert_eq!(out.mask.to_string(), "{S, T, G}");
+    assert_eq!(
+        out.trace.steps,
+        vec![Step::Trade {
+            before: Mask::ALL,
+            after: out.mask
+        }]
+    );
+    // Only within what the rules chose.
+    let src = "policy \"t\"\nrule r -> remove {S}\ndefault all\ntrade words at 0.5\n";
+    assert_eq!(selector(src).select(&i).mask.to_string(), "{T, G}");
+    // At price 0 every structure that shows a word is worth keeping; a
+    // structure that shows nothing is dropped (equal value, fewer tokens).
+    let src = "policy \"t\"\ndefault all\ntrade words at 0\n";
+    let i0 = priced([100., 100., 200., 200., 400.], [4., 3., 1., 1., 0.]);
+    assert_eq!(selector(src).select(&i0).mask.to_string(), "{S, T, G, V}");
+    // A price so high that one structure is best: the best ratio.
+    let src = "policy \"t\"\ndefault all\ntrade words at 1000\n";
+    assert_eq!(selector(src).select(&i).mask.to_string(), "{S}");
+}
+
+#[test]
+fn trade_ties_go_to_fewer_tokens_then_lower_bits() {
+    let src = "policy \"t\"\ndefault all\ntrade steps at 1\n";
+    // S and T show the same and cost the same: S (lower bits) wins.
+    let mut i = priced([100., 100., 100., 100., 100.], [0.; 5]);
+    let counts = std::array::from_fn(|k| if Mask::subset(k).bits() <= 2 { 1.0 } else { 0.0 });
+    i.previews.set_shown(mesa_core::Shown::Steps, counts);
+    // All five must show something for the trade to apply.
+    let mut counts = counts;
+    counts[30] = 1.0;
+    i.previews.set_shown(mesa_core::Shown::Steps, counts);
+    assert_eq!(selector(src).select(&i).mask.to_string(), "{S}");
+}
+
+#[test]
+fn trade_leaves_the_mask_without_counts_or_tokens() {
+    let src = "policy \"t\"\ndefault {S, T}\ntrade words at 0.5\n";
+    // No counts given (all five show nothing): the mask stays.
+    let mut i = q("x");
+    i.previews.set(Structure::Summary, Feature::Tokens, 10.0);
+    assert_eq!(selector(src).select(&i).mask.to_string(), "{S, T}");
+    // Counts but no tokens: the mask stays.
+    let i = priced([0.; 5], [1., 1., 1., 1., 1.]);
+    assert_eq!(selector(src).select(&i).mask.to_string(), "{S, T}");
+    // An empty mask stays empty and falls back.
+    let src = "policy \"t\"\nrule r -> remove all\ndefault {S}\nfallback {G}\ntrade words at 0.5\n";
+    let i = priced([1.; 5], [1.; 5]);
+    assert_eq!(selector(src).select(&i).mask.to_string(), "{G}");
+}
+
 #[test]
 fn remove_everything_falls_back() {
     let src = "policy \"t\"\nrule r -> remove all\ndefault {S, T}\nfallback {V}\n";
@@ -251,4 +322,33 @@ fn select_mask_agrees_with_select() {
         let full = s.select(&i);
         assert_eq!(s.select_mask(&i), (full.mask, full.rule));
     }
+}
+
+#[test]
+fn trade_is_checked() {
+    let codes = |src: &str| -> Vec<String> {
+        check(src)
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.code.as_str().to_string())
+            .collect()
+    };
+    assert_eq!(
+        codes("policy \"t\"\ndefault all\ntrade words at 0.3\ntrade steps at 1\n"),
+        ["E0104"]
+    );
+    assert_eq!(codes("policy \"t\"\ndefault all\ntrade lines at 0.3\n"), ["E0307"]);
+    let checked = check("policy \"t\"\ndefault all\ntrade steps at 0.25\n");
+    let program = checked.program.expect("checks");
+    assert_eq!(
+        program.trade,
+        Some(crate::ir::Trade {
+            unit: mesa_core::Shown::Steps,
+            price: 0.25
+        })
+    );
+    // A trade reads every structure's tokens and the counts in its unit.
+    assert_eq!(program.features.shown, Some(mesa_core::Shown::Steps));
+    assert_eq!(program.features.previews.len(), 5);
 }
