@@ -68,6 +68,14 @@ pub struct Args {
     /// the union of their subsets in each stratum (1: one fit on everything).
     #[arg(long, default_value_t = 1)]
     pub bag: usize,
+    /// Also choose among policies that read all five and then `trade UNIT at PRICE`
+    /// (`words`: distinct content words; `steps`: distinct steps; both, comma-separated),
+    /// one per unit and --trade-price.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub trade: Vec<TradeArg>,
+    /// The trade's prices to try (comma-separated) [default: 0.05 to 1 in steps of 0.05].
+    #[arg(long, value_delimiter = ',')]
+    pub trade_price: Vec<f64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -95,6 +103,24 @@ pub enum FamiliesArg {
     Both,
 }
 
+/// `--trade` of `mesa stratify`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum TradeArg {
+    /// Distinct content words.
+    Words,
+    /// Distinct steps.
+    Steps,
+}
+
+impl From<TradeArg> for mesa_core::Shown {
+    fn from(t: TradeArg) -> mesa_core::Shown {
+        match t {
+            TradeArg::Words => mesa_core::Shown::Words,
+            TradeArg::Steps => mesa_core::Shown::Steps,
+        }
+    }
+}
+
 impl From<FamiliesArg> for Families {
     fn from(f: FamiliesArg) -> Families {
         match f {
@@ -117,6 +143,10 @@ pub fn run(a: Args) -> Result<ExitCode, CliError> {
     opts.bound = a.bound;
     opts.priors = a.prior;
     opts.refine = a.refine;
+    opts.trade = a.trade.into_iter().map(Into::into).collect();
+    if !a.trade_price.is_empty() {
+        opts.trade_prices = a.trade_price;
+    }
     opts.target = match a.target {
         TargetArg::Keep => Target::Keep {
             share: a.share,
@@ -146,14 +176,17 @@ fn human(r: &StrataReport, out: &std::path::Path) -> String {
     };
     let mut s = format!(
         "seed {}: {} questions of {}, {} folds; target {}; {how}\n\
-         strata {} at lambda {:e}: out of fold J {:.1}% (se {:.1}) and tokens {:.1}% (se {:.1}) of all five's{}\n",
+         {}: out of fold J {:.1}% (se {:.1}) and tokens {:.1}% (se {:.1}) of all five's{}\n",
         r.seed,
         r.questions,
         r.fit.name(),
         r.folds,
         r.target.name(),
-        f.keys,
-        f.lambda,
+        if f.keys.starts_with("trade") {
+            format!("{} at {}", f.keys, f.lambda)
+        } else {
+            format!("strata {} at lambda {:e}", f.keys, f.lambda)
+        },
         100.0 * f.j_share,
         100.0 * f.j_se,
         100.0 * f.token_share,

@@ -191,6 +191,30 @@ pub struct PolicySpec {
     /// The token budget.
     #[serde(default)]
     pub budget: Option<f64>,
+    /// The trade (`trade UNIT at PRICE`), applied before the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trade: Option<TradeSpec>,
+}
+
+/// `trade UNIT at PRICE` (docs/LANGUAGE.md, "Trade").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TradeSpec {
+    /// What a subset's count counts.
+    pub unit: mesa_core::Shown,
+    /// The price of all five's tokens, in shares of what all five show.
+    pub price: f64,
+}
+
+impl TradeSpec {
+    /// The subset of `mask` the trade keeps, by the interpreter's own
+    /// function (the reference semantics).
+    pub fn apply(self, mask: Mask, previews: &mesa_core::Previews) -> Mask {
+        let t = mesa_compiler::ir::Trade {
+            unit: self.unit,
+            price: self.price,
+        };
+        mesa_compiler::interp::trade(mask, t, previews)
+    }
 }
 
 impl PolicySpec {
@@ -201,6 +225,7 @@ impl PolicySpec {
             rules: Vec::new(),
             default,
             budget: None,
+            trade: None,
         }
     }
 
@@ -260,6 +285,14 @@ impl PolicySpec {
         statements.extend(lets);
         statements.extend(rules);
         statements.push(stmt(StatementKind::Default(mask_expr(self.default))));
+        if let Some(t) = self.trade {
+            statements.push(stmt(StatementKind::Trade {
+                unit: t.unit.name().to_string(),
+                unit_span: Span::default(),
+                price: t.price,
+                price_span: Span::default(),
+            }));
+        }
         if let Some(b) = self.budget {
             statements.push(stmt(StatementKind::Budget {
                 amount: b,
@@ -660,6 +693,7 @@ pub struct Simulator {
     rules: Vec<(Option<Compiled>, Act, Mask)>,
     default: Mask,
     budget: Option<f64>,
+    trade: Option<TradeSpec>,
 }
 
 impl Simulator {
@@ -673,6 +707,7 @@ impl Simulator {
                 .collect(),
             default: spec.default,
             budget: spec.budget,
+            trade: spec.trade,
         }
     }
 
@@ -694,6 +729,9 @@ impl Simulator {
                     Act::Remove => mask = mask.without(*m),
                 }
             }
+        }
+        if let Some(t) = self.trade {
+            mask = t.apply(mask, &f.previews);
         }
         mask = apply_budget(mask, self.budget, &f.previews);
         if mask.is_empty() {

@@ -7,9 +7,9 @@ use super::tree::{Grow, Tree};
 use super::{number_repeats, Candidate, StrataError, StrataOptions, StratumReport, Target};
 use crate::eval::Problem;
 use crate::frontier::val::{self, Sums};
-use crate::propose::spec::{Cond, PolicySpec};
+use crate::propose::spec::{Cond, PolicySpec, TradeSpec};
 use crate::rng::Rng;
-use mesa_core::Mask;
+use mesa_core::{Mask, Shown};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -69,6 +69,12 @@ pub enum Family {
         /// Levels of splits at most.
         depth: usize,
     },
+    /// No strata: all five, then `trade UNIT at PRICE`, the price tried
+    /// in place of the token price (nothing is fitted).
+    Trade {
+        /// What a subset's count counts.
+        unit: Shown,
+    },
 }
 
 impl Family {
@@ -91,6 +97,16 @@ impl Family {
                 name
             }
             Family::Tree { depth } => format!("tree depth {depth}"),
+            Family::Trade { unit } => format!("trade {unit}"),
+        }
+    }
+
+    /// The prices this family is tried at: the trade's own grid, or the
+    /// token prices.
+    pub fn prices(self, opts: &StrataOptions) -> &[f64] {
+        match self {
+            Family::Trade { .. } => &opts.trade_prices,
+            _ => &opts.lambdas,
         }
     }
 
@@ -107,7 +123,7 @@ impl Family {
                 prior,
                 refine,
             },
-            tree => tree,
+            other => other,
         }
     }
 
@@ -115,7 +131,7 @@ impl Family {
     fn refinements(self) -> usize {
         match self {
             Family::Keys { refine, .. } => refine,
-            Family::Tree { .. } => 0,
+            Family::Tree { .. } | Family::Trade { .. } => 0,
         }
     }
 }
@@ -134,6 +150,8 @@ pub enum Model {
         /// Its refinements, in order.
         removals: Vec<Removal>,
     },
+    /// All five, then a trade.
+    Trade(TradeSpec),
 }
 
 impl Model {
@@ -172,6 +190,10 @@ impl Model {
                     min_leaf: opts.min_leaf,
                 },
             )),
+            Family::Trade { unit } => Model::Trade(TradeSpec {
+                unit,
+                price: lambda,
+            }),
         })
     }
 
@@ -211,6 +233,7 @@ impl Model {
             Model::Strata(f) => f.default_subset(),
             Model::Tree(t) => t.default_subset(),
             Model::Refined { base, .. } => base.default_subset(),
+            Model::Trade(_) => Mask::SUBSETS - 1,
         }
     }
 
@@ -226,6 +249,10 @@ impl Model {
                 removals,
                 base.default_subset(),
             ),
+            Model::Trade(t) => t
+                .apply(Mask::ALL, &problem.questions[i].input.previews)
+                .subset_index()
+                .unwrap_or(Mask::SUBSETS - 1),
         }
     }
 
@@ -236,6 +263,7 @@ impl Model {
             Model::Strata(f) => f.rules(),
             Model::Tree(t) => t.rules(),
             Model::Refined { base, removals } => base.rules() + removals.len(),
+            Model::Trade(_) => 0,
         }
     }
 
@@ -246,6 +274,7 @@ impl Model {
             Model::Strata(f) => f.rule_of(problem, i),
             Model::Tree(t) => t.rule_of(problem, i),
             Model::Refined { base, .. } => base.rule_of(problem, i),
+            Model::Trade(_) => None,
         }
     }
 
@@ -257,6 +286,10 @@ impl Model {
             Model::Refined { base, removals } => {
                 refine::refined_spec(base.spec(problem, name), removals)
             }
+            Model::Trade(t) => PolicySpec {
+                trade: Some(*t),
+                ..PolicySpec::fixed(name, Mask::ALL)
+            },
         };
         number_repeats(&mut spec.rules);
         spec
@@ -303,7 +336,10 @@ impl Model {
             rule: "default".to_string(),
             when: "no rule matches".to_string(),
             support: support[rules],
-            select: spec.default.to_string(),
+            select: match spec.trade {
+                Some(t) => format!("{}, then trade {} at {}", spec.default, t.unit, t.price),
+                None => spec.default.to_string(),
+            },
         });
         out
     }
@@ -375,7 +411,7 @@ pub(super) fn without(idx: &[usize], part: &[usize], f: usize) -> Vec<usize> {
 }
 
 /// Every family at every price, scored out of fold over `idx`, in the
-/// order of `families` then `opts.lambdas`.
+/// order of `families` then [`Family::prices`].
 pub fn cross_validate(
     problem: &Problem,
     idx: &[usize],
@@ -399,7 +435,7 @@ pub fn cross_validate(
         .iter()
         .filter_map(|f| match f {
             Family::Tree { depth } => Some(*depth),
-            Family::Keys { .. } => None,
+            Family::Keys { .. } | Family::Trade { .. } => None,
         })
         .max();
     let grown: BTreeMap<(usize, usize), Tree> = match deepest {
@@ -419,10 +455,10 @@ pub fn cross_validate(
     // Refinements are greedy too: fit the most once per key set, prior,
     // price and fold, and cut.
     let mut refined: BTreeMap<(String, usize, usize), Model> = BTreeMap::new();
-    let mut out = Vec::with_capacity(families.len() * opts.lambdas.len());
-    let mut all_picks = Vec::with_capacity(out.capacity());
+    let mut out = Vec::new();
+    let mut all_picks = Vec::new();
     for &family in families {
-        for (l, &lambda) in opts.lambdas.iter().enumerate() {
+        for (l, &lambda) in family.prices(opts).iter().enumerate() {
             let mut picks = vec![all; idx.len()];
             let mut rules = 0;
             for (f, train) in fits.iter().enumerate() {
@@ -451,7 +487,7 @@ pub fn cross_validate(
                 keys: family.name(),
                 prior: match family {
                     Family::Keys { prior, .. } => prior,
-                    Family::Tree { .. } => 0,
+                    Family::Tree { .. } | Family::Trade { .. } => 0,
                 },
                 refine: family.refinements(),
                 lambda,

@@ -307,6 +307,7 @@ impl Fitted {
             rules,
             default: Mask::subset(self.default),
             budget: None,
+            trade: None,
         }
     }
 }

@@ -43,6 +43,8 @@ mod fit;
 mod refine;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_trade;
 mod tree;
 
 use crate::eval::{EvalError, Problem};
@@ -104,6 +106,14 @@ pub const DEFAULT_LAMBDAS: [f64; 14] = [
     1e-7, 2e-7, 3e-7, 5e-7, 7e-7, 1e-6, 1.5e-6, 2e-6, 3e-6, 5e-6, 7e-6, 1e-5, 2e-5, 5e-5,
 ];
 
+/// The trade prices tried by default with `trade` (0.05 to 1 in steps of
+/// 0.05): a trade's price is the share of what all five show that all
+/// five's tokens are worth, so a useful one lies in `(0, 1]`.
+pub const DEFAULT_TRADE_PRICES: [f64; 20] = [
+    0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85,
+    0.9, 0.95, 1.0,
+];
+
 /// The default prior: each key-set stratum is shrunk toward the pooled
 /// questions by 10 pseudo-questions (chosen on val in the design study,
 /// docs/RESULTS.md, against 0, 3, 5, 20, 30 and 100).
@@ -160,6 +170,13 @@ pub struct StrataOptions {
     /// and changing at least `min_leaf` questions; cross-validation
     /// chooses how many, from 0 to this.
     pub refine: usize,
+    /// Trades to choose among too (default none): per unit, policies
+    /// reading all five then `trade UNIT at PRICE` join the candidates, one
+    /// per price of `trade_prices`. The sweep must record what each subset
+    /// shows.
+    pub trade: Vec<mesa_core::Shown>,
+    /// The trade's prices (default [`DEFAULT_TRADE_PRICES`]).
+    pub trade_prices: Vec<f64>,
 }
 
 impl StrataOptions {
@@ -179,6 +196,8 @@ impl StrataOptions {
             bound: DEFAULT_BOUND,
             priors: vec![DEFAULT_PRIOR],
             refine: 0,
+            trade: Vec::new(),
+            trade_prices: DEFAULT_TRADE_PRICES.to_vec(),
         }
     }
 }
@@ -227,6 +246,12 @@ pub enum StrataError {
     /// No token price, or one negative or not finite.
     #[error("token prices must be finite numbers >= 0, and at least one is needed; got {0:?}")]
     Lambdas(Vec<f64>),
+    /// No trade price, or one negative or not finite.
+    #[error("trade prices must be finite numbers >= 0, and at least one is needed; got {0:?}")]
+    TradePrices(Vec<f64>),
+    /// A trade was asked for and the sweep does not record what subsets show.
+    #[error("--trade needs what each subset shows, and the sweep {0} does not record it; regenerate it with `mesa sweep`")]
+    NoShown(String),
     /// The output could not be written.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -249,7 +274,8 @@ pub struct Candidate {
     /// Refinements after the strata.
     #[serde(default)]
     pub refine: usize,
-    /// The token price each stratum's subset was chosen at.
+    /// The token price each stratum's subset was chosen at (for a trade,
+    /// the trade's price).
     pub lambda: f64,
     /// Out-of-fold J as a share of all five's over the same questions.
     pub j_share: f64,
@@ -307,6 +333,9 @@ pub struct StrataReport {
     /// Refinements at most.
     #[serde(default)]
     pub refine: usize,
+    /// The trades' units chosen among, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trade: Vec<mesa_core::Shown>,
     /// Questions fitted on.
     pub questions: usize,
     /// Every candidate, in the order tried.
@@ -354,8 +383,12 @@ fn check(opts: &StrataOptions) -> Result<(), StrataError> {
     if opts.priors.is_empty() {
         return Err(StrataError::Priors);
     }
-    if opts.lambdas.is_empty() || opts.lambdas.iter().any(|l| !l.is_finite() || *l < 0.0) {
+    let bad = |prices: &[f64]| prices.is_empty() || prices.iter().any(|l| !l.is_finite() || *l < 0.0);
+    if bad(&opts.lambdas) {
         return Err(StrataError::Lambdas(opts.lambdas.clone()));
+    }
+    if !opts.trade.is_empty() && bad(&opts.trade_prices) {
+        return Err(StrataError::TradePrices(opts.trade_prices.clone()));
     }
     let (share, what, margin) = match opts.target {
         Target::Keep { share, margin } => (share, "the share of J to keep", margin),
@@ -401,7 +434,11 @@ fn fit_policy(
     idx: &[usize],
     opts: &StrataOptions,
 ) -> Result<(StrataReport, Model), StrataError> {
-    let families = opts.families.list(&opts.priors, opts.refine);
+    if !opts.trade.is_empty() && !problem.shown_available {
+        return Err(StrataError::NoShown(problem.source.clone()));
+    }
+    let mut families = opts.families.list(&opts.priors, opts.refine);
+    families.extend(opts.trade.iter().map(|&unit| cv::Family::Trade { unit }));
     let candidates = cross_validate(problem, idx, &families, opts)?;
     let chosen = choose_candidate(&candidates, opts.target, opts.bound);
     // When no candidate meets the target: the cheapest for `within`, all
@@ -414,13 +451,15 @@ fn fit_policy(
         }),
         _ => chosen,
     };
-    let (model, fitted) = match fitted_on {
-        Some(c) => {
-            // Candidates run over the families, each at every price.
-            let family = families[c / opts.lambdas.len()];
-            let lambda = opts.lambdas[c % opts.lambdas.len()];
+    // Candidates run over the families, each at its every price.
+    let tries: Vec<(cv::Family, f64)> = families
+        .iter()
+        .flat_map(|&f| f.prices(opts).iter().map(move |&l| (f, l)))
+        .collect();
+    let (model, fitted) = match fitted_on.and_then(|c| Some((tries.get(c)?, candidates.get(c)?))) {
+        Some((&(family, lambda), candidate)) => {
             let model = Model::fit(problem, idx, family, lambda, opts)?;
-            (model, candidates[c].clone())
+            (model, candidate.clone())
         }
         None => (
             Model::Strata(fit::Fitted::all_five()),
@@ -451,6 +490,7 @@ fn fit_policy(
         bound: opts.bound,
         priors: opts.priors.clone(),
         refine: opts.refine,
+        trade: opts.trade.clone(),
         questions: idx.len(),
         candidates,
         chosen,

@@ -14,7 +14,7 @@ const COST: [f64; 5] = [100.0, 150.0, 70.0, 200.0, 600.0];
 /// that names none needs G, one whose named steps T shows only in part
 /// needs V. Utility is the best relevance among the structures read
 /// (monotone, like the recalls), tokens add up.
-fn planted() -> Problem {
+pub(super) fn planted() -> Problem {
     let config = SyntheticConfig {
         episodes: 120,
         questions_per_episode: 6,
@@ -55,7 +55,7 @@ fn planted() -> Problem {
     Problem::new(&sweep, 0.0, true).unwrap()
 }
 
-fn train_val(problem: &Problem, seed: u64) -> Vec<usize> {
+pub(super) fn train_val(problem: &Problem, seed: u64) -> Vec<usize> {
     let splits = problem.splits(seed).unwrap();
     let mut idx = problem.indices(&splits, Split::Train);
     idx.extend(problem.indices(&splits, Split::Val));
@@ -64,7 +64,7 @@ fn train_val(problem: &Problem, seed: u64) -> Vec<usize> {
 }
 
 /// The plain fit (no prior, no bound), which most tests take apart.
-fn opts() -> StrataOptions {
+pub(super) fn opts() -> StrataOptions {
     StrataOptions {
         priors: vec![0],
         bound: 0.0,
@@ -78,7 +78,7 @@ fn assert_policy_reads_the_model(problem: &Problem, report: &StrataReport, model
     assert_source_reads_the_model(problem, &report.policy, model);
 }
 
-fn assert_source_reads_the_model(problem: &Problem, text: &str, model: &Model) {
+pub(super) fn assert_source_reads_the_model(problem: &Problem, text: &str, model: &Model) {
     let policy = PolicyFile::Source {
         path: "strata".into(),
         text: text.to_string(),

@@ -256,6 +256,7 @@ impl Tree {
             rules,
             default: Mask::subset(self.root.best),
             budget: None,
+            trade: None,
         }
     }
 }
