@@ -32,8 +32,10 @@ started=$(date +%s)
   echo "and the oracle are fitted on the same val questions in hindsight, so they favour the"
   echo "fixed subset. Shares are of all five's J and tokens over each seed's labelled val questions."
   echo
-  echo "No rule of the policy language can say this yet: a policy reads previews of single"
-  echo "structures (and pairs' overlaps), and what a subset shows together is not a sum of them."
+  echo "A policy says this with \`trade words at PRICE\` (or \`steps\`; docs/LANGUAGE.md, \"Trade\"):"
+  echo "previews of single structures (and pairs' overlaps) cannot, since what a subset shows"
+  echo "together is not a sum of them. \`mesa stratify\` chooses such a trade's unit and price by"
+  echo "cross-validation among its candidates (docs/RESULTS.md); this study chose the price by hand."
   echo "Answer coverage counts answer words in the evidence, so counting the evidence's distinct"
   echo "words is close to what it measures: the gain here may not carry over to an answer judged"
   echo "by a model, which these offline utilities cannot tell."

@@ -735,7 +735,12 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         .map(|s| s["support"].as_u64().unwrap())
         .sum();
     assert_eq!(support, report["questions"].as_u64().unwrap());
-    assert_eq!(report["candidates"].as_array().unwrap().len(), 6 * 14);
+    // Six key sets at 14 token prices, and trades in two units at 20 prices.
+    assert_eq!(
+        report["candidates"].as_array().unwrap().len(),
+        6 * 14 + 2 * 20
+    );
+    assert_eq!(report["trade"], serde_json::json!(["words", "steps"]));
     assert_eq!(report["fit"], "train+val");
     // Fitted on train alone, it reads fewer questions and leaves val out.
     let train = dir.join("strata-train").to_string_lossy().into_owned();
@@ -749,6 +754,45 @@ fn stratify_writes_a_checked_policy_and_its_report() {
     .unwrap();
     assert_eq!(on_train["fit"], "train");
     assert!(on_train["questions"].as_u64() < report["questions"].as_u64());
+    // Without trades, and with one unit at two prices.
+    for (trade, candidates) in [
+        (&["--trade", "none"][..], 6 * 14),
+        (
+            &["--trade", "steps", "--trade-price", "0.2,0.4"],
+            6 * 14 + 2,
+        ),
+    ] {
+        let o = mesa(
+            &[
+                &[
+                    "stratify", "--sweep", &sweep, "--out", &train, "--format", "json",
+                ][..],
+                trade,
+            ]
+            .concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(
+            r["candidates"].as_array().unwrap().len(),
+            candidates,
+            "{trade:?}"
+        );
+    }
+    let o = mesa(&[
+        "stratify",
+        "--sweep",
+        &sweep,
+        "--out",
+        &train,
+        "--trade-price=-1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("trade prices must be"),
+        "{}",
+        stderr(&o)
+    );
     let o = mesa(&[
         "stratify", "--sweep", &sweep, "--out", &out, "--folds", "100",
     ]);
@@ -789,7 +833,7 @@ fn stratify_writes_a_checked_policy_and_its_report() {
     // Six key sets with 0 to 2 refinements each, and three trees.
     assert_eq!(
         both["candidates"].as_array().unwrap().len(),
-        (6 * 3 + 3) * 14
+        (6 * 3 + 3) * 14 + 2 * 20
     );
     assert_eq!(both["refine"].as_u64(), Some(2));
     assert_eq!(
@@ -823,7 +867,7 @@ fn stratify_writes_a_checked_policy_and_its_report() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let two: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(two["candidates"].as_array().unwrap().len(), 6 * 2 * 14);
+    assert_eq!(two["candidates"].as_array().unwrap().len(), 6 * 2 * 14 + 2 * 20);
     assert_eq!(two["priors"], serde_json::json!([0, 10]));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -253,7 +253,12 @@ impl Features {
     /// How many numbers the host supplies: the previews, then 31 subset
     /// counts when the program trades.
     pub fn slots(&self) -> usize {
-        self.previews.len() + if self.shown.is_some() { crate::Mask::SUBSETS } else { 0 }
+        self.previews.len()
+            + if self.shown.is_some() {
+                crate::Mask::SUBSETS
+            } else {
+                0
+            }
     }
 }
 

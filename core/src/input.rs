@@ -228,7 +228,11 @@ fn read_shown(
 /// Sets what each non-empty subset shows in the unit named `unit` (`words`
 /// or `steps`): 31 finite, non-negative counts in mask order, as a JSONL
 /// line's `"shown": {"words": [...]}` gives them.
-pub fn apply_shown(previews: &mut Previews, unit: &str, counts: Vec<f64>) -> Result<(), InputError> {
+pub fn apply_shown(
+    previews: &mut Previews,
+    unit: &str,
+    counts: Vec<f64>,
+) -> Result<(), InputError> {
     let name = unit;
     let unit = Shown::from_name(name).ok_or_else(|| InputError::UnknownShown(name.into()))?;
     let counts: [f64; Mask::SUBSETS] = counts.try_into().map_err(|c: Vec<f64>| {
@@ -239,7 +243,10 @@ pub fn apply_shown(previews: &mut Previews, unit: &str, counts: Vec<f64>) -> Res
         .enumerate()
         .find(|(_, v)| !v.is_finite() || **v < 0.0)
     {
-        return Err(InputError::BadShown(name.into(), format!("item {k} is {v}")));
+        return Err(InputError::BadShown(
+            name.into(),
+            format!("item {k} is {v}"),
+        ));
     }
     previews.set_shown(unit, counts);
     Ok(())
@@ -393,7 +400,10 @@ mod tests {
     #[test]
     fn shown_counts() {
         let counts: Vec<String> = (0..31).map(|k| k.to_string()).collect();
-        let line = format!(r#"{{"query": "", "shown": {{"steps": [{}]}}}}"#, counts.join(","));
+        let line = format!(
+            r#"{{"query": "", "shown": {{"steps": [{}]}}}}"#,
+            counts.join(",")
+        );
         let (_, input) = parse_json_line(&line).unwrap();
         assert_eq!(input.previews.shown(Shown::Words), None);
         assert_eq!(input.previews.shown_value(Shown::Steps, Mask::ALL), 30.0);
@@ -403,7 +413,9 @@ mod tests {
             Err(InputError::BadShown(u, why)) if u == "words" && why.contains("2 counts")
         ));
         let neg = line.replace("[0,", "[-1,");
-        assert!(matches!(parse_json_line(&neg), Err(InputError::BadShown(_, why)) if why.contains("item 0 is -1")));
+        assert!(
+            matches!(parse_json_line(&neg), Err(InputError::BadShown(_, why)) if why.contains("item 0 is -1"))
+        );
         assert!(matches!(
             parse_json_line(r#"{"query": "", "shown": {"lines": []}}"#),
             Err(InputError::UnknownShown(u)) if u == "lines"

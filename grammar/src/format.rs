@@ -18,9 +18,9 @@ const INDENT: &str = "    ";
 /// Words that cannot be used as names.
 pub const RESERVED: &[&str] = &[
     "policy", "module", "use", "let", "score", "rule", "when", "select", "add", "remove",
-    "default", "fallback", "budget", "tokens", "trade", "and", "or", "not", "if", "then", "else", "min",
-    "max", "hits", "top", "by", "above", "has", "matches", "is", "in", "query", "task", "domain",
-    "qtype", "preview", "size", "words", "pattern", "all", "true", "false", "std",
+    "default", "fallback", "budget", "tokens", "trade", "and", "or", "not", "if", "then", "else",
+    "min", "max", "hits", "top", "by", "above", "has", "matches", "is", "in", "query", "task",
+    "domain", "qtype", "preview", "size", "words", "pattern", "all", "true", "false", "std",
 ];
 
 /// Whether `s` can be written as a bare name (not reserved).

@@ -244,11 +244,15 @@ fn a_trading_policy_keeps_the_subset_worth_its_tokens() {
     let rt = Runtime::new().expect("rt");
     let mut wasm = QueryEngine::new(
         &store,
-        Chooser::Policy(Box::new(staged().engine(&rt, EngineKind::Wasm).expect("wasm"))),
+        Chooser::Policy(Box::new(
+            staged().engine(&rt, EngineKind::Wasm).expect("wasm"),
+        )),
     );
     let mut interp = QueryEngine::new(
         &store,
-        Chooser::Policy(Box::new(staged().engine(&rt, EngineKind::Interp).expect("interp"))),
+        Chooser::Policy(Box::new(
+            staged().engine(&rt, EngineKind::Interp).expect("interp"),
+        )),
     );
     let mut all = QueryEngine::new(&store, Chooser::Fixed(Mask::ALL));
     let mut kept = std::collections::HashSet::new();
@@ -267,7 +271,12 @@ fn a_trading_policy_keeps_the_subset_worth_its_tokens() {
         assert_eq!(a.selection, interp.answer(&q).expect("interp").selection);
         let (unit, counts) = a.shown.expect("a trading policy's answer keeps the counts");
         assert_eq!(unit, mesa_core::Shown::Words);
-        assert_eq!(a.to_json(&q, false)["shown"]["words"].as_array().map(Vec::len), Some(31));
+        assert_eq!(
+            a.to_json(&q, false)["shown"]["words"]
+                .as_array()
+                .map(Vec::len),
+            Some(31)
+        );
         // The trade, recomputed here from all five's sections.
         let full = all.answer(&q).expect("all five");
         let tokens = |m: Mask| -> f64 {
@@ -279,11 +288,11 @@ fn a_trading_policy_keeps_the_subset_worth_its_tokens() {
                 .sum()
         };
         let total = counts[Mask::ALL.subset_index().unwrap()];
-        let value = |m: Mask| counts[m.subset_index().unwrap()] / total - 0.5 * tokens(m) / tokens(Mask::ALL);
+        let value = |m: Mask| {
+            counts[m.subset_index().unwrap()] / total - 0.5 * tokens(m) / tokens(Mask::ALL)
+        };
         if total > 0.0 {
-            let best = Mask::subsets()
-                .map(value)
-                .fold(f64::NEG_INFINITY, f64::max);
+            let best = Mask::subsets().map(value).fold(f64::NEG_INFINITY, f64::max);
             assert_eq!(value(a.selection.mask), best, "{episode}: {text}");
         }
         // What it reads is what it shows: the composition holds the mask.
@@ -291,7 +300,10 @@ fn a_trading_policy_keeps_the_subset_worth_its_tokens() {
         assert_eq!(got, a.selection.mask.iter().collect::<Vec<_>>());
         kept.insert(a.selection.mask);
     }
-    assert!(kept.iter().any(|m| *m != Mask::ALL), "the trade dropped something: {kept:?}");
+    assert!(
+        kept.iter().any(|m| *m != Mask::ALL),
+        "the trade dropped something: {kept:?}"
+    );
     drop((wasm, interp, all));
     drop(store);
     let _ = std::fs::remove_dir_all(dir);

@@ -133,9 +133,8 @@ fn stratified(args: &Args, sweep_file: &std::path::Path) -> Result<Vec<String>, 
         match stratify(&opts) {
             Ok(r) => {
                 eprintln!(
-                    "    strata {} at lambda {:e}: out of fold J {:.1}%, tokens {:.1}% of all five's",
-                    r.fitted.keys,
-                    r.fitted.lambda,
+                    "    {}: out of fold J {:.1}%, tokens {:.1}% of all five's",
+                    r.fitted.describe(),
                     100.0 * r.fitted.j_share,
                     100.0 * r.fitted.token_share
                 );

@@ -69,9 +69,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub bag: usize,
     /// Also choose among policies that read all five and then `trade UNIT at PRICE`
-    /// (`words`: distinct content words; `steps`: distinct steps; both, comma-separated),
-    /// one per unit and --trade-price.
-    #[arg(long, value_enum, value_delimiter = ',')]
+    /// (`words`: distinct content words; `steps`: distinct steps; comma-separated), one per
+    /// unit and --trade-price; `none`: strata only.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [TradeArg::Words, TradeArg::Steps])]
     pub trade: Vec<TradeArg>,
     /// The trade's prices to try (comma-separated) [default: 0.05 to 1 in steps of 0.05].
     #[arg(long, value_delimiter = ',')]
@@ -104,20 +104,33 @@ pub enum FamiliesArg {
 }
 
 /// `--trade` of `mesa stratify`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TradeArg {
     /// Distinct content words.
     Words,
     /// Distinct steps.
     Steps,
+    /// No trade.
+    None,
 }
 
-impl From<TradeArg> for mesa_core::Shown {
-    fn from(t: TradeArg) -> mesa_core::Shown {
-        match t {
-            TradeArg::Words => mesa_core::Shown::Words,
-            TradeArg::Steps => mesa_core::Shown::Steps,
+impl TradeArg {
+    /// The unit, `None` for `none`.
+    fn unit(self) -> Option<mesa_core::Shown> {
+        match self {
+            TradeArg::Words => Some(mesa_core::Shown::Words),
+            TradeArg::Steps => Some(mesa_core::Shown::Steps),
+            TradeArg::None => None,
         }
+    }
+}
+
+impl std::fmt::Display for TradeArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.unit() {
+            Some(unit) => unit.name(),
+            None => "none",
+        })
     }
 }
 
@@ -143,7 +156,7 @@ pub fn run(a: Args) -> Result<ExitCode, CliError> {
     opts.bound = a.bound;
     opts.priors = a.prior;
     opts.refine = a.refine;
-    opts.trade = a.trade.into_iter().map(Into::into).collect();
+    opts.trade = a.trade.into_iter().filter_map(TradeArg::unit).collect();
     if !a.trade_price.is_empty() {
         opts.trade_prices = a.trade_price;
     }
@@ -182,17 +195,16 @@ fn human(r: &StrataReport, out: &std::path::Path) -> String {
         r.fit.name(),
         r.folds,
         r.target.name(),
-        if f.keys.starts_with("trade") {
-            format!("{} at {}", f.keys, f.lambda)
-        } else {
-            format!("strata {} at lambda {:e}", f.keys, f.lambda)
-        },
+        f.describe(),
         100.0 * f.j_share,
         100.0 * f.j_se,
         100.0 * f.token_share,
         100.0 * f.token_se,
         if r.bound > 0.0 {
-            format!("; checked {} standard error(s) clear of the target", r.bound)
+            format!(
+                "; checked {} standard error(s) clear of the target",
+                r.bound
+            )
         } else {
             String::new()
         },

@@ -354,7 +354,10 @@ impl<'f> Checker<'f> {
     /// A `trade` statement's unit and price.
     fn trade(&mut self, stmt: &mesa_grammar::ast::Statement) -> Option<crate::ir::Trade> {
         let StatementKind::Trade {
-            unit, unit_span, price, ..
+            unit,
+            unit_span,
+            price,
+            ..
         } = &stmt.kind
         else {
             return None;

@@ -267,7 +267,13 @@ fn trade_ties_go_to_fewer_tokens_then_lower_bits() {
     let src = "policy \"t\"\ndefault all\ntrade steps at 1\n";
     // S and T show the same and cost the same: S (lower bits) wins.
     let mut i = priced([100., 100., 100., 100., 100.], [0.; 5]);
-    let counts = std::array::from_fn(|k| if Mask::subset(k).bits() <= 2 { 1.0 } else { 0.0 });
+    let counts = std::array::from_fn(|k| {
+        if Mask::subset(k).bits() <= 2 {
+            1.0
+        } else {
+            0.0
+        }
+    });
     i.previews.set_shown(mesa_core::Shown::Steps, counts);
     // All five must show something for the trade to apply.
     let mut counts = counts;
@@ -338,7 +344,10 @@ fn trade_is_checked() {
         codes("policy \"t\"\ndefault all\ntrade words at 0.3\ntrade steps at 1\n"),
         ["E0104"]
     );
-    assert_eq!(codes("policy \"t\"\ndefault all\ntrade lines at 0.3\n"), ["E0307"]);
+    assert_eq!(
+        codes("policy \"t\"\ndefault all\ntrade lines at 0.3\n"),
+        ["E0307"]
+    );
     let checked = check("policy \"t\"\ndefault all\ntrade steps at 0.25\n");
     let program = checked.program.expect("checks");
     assert_eq!(

@@ -43,8 +43,7 @@ pub(crate) fn explain(source: &str, statement: Span) -> Vec<Diagnostic> {
 
 /// Statement keywords, as a line's first word: where recovery resumes.
 pub(crate) const STATEMENT_WORDS: &[&str] = &[
-    "policy", "module", "use", "let", "score", "rule", "default", "fallback", "budget",
-    "trade",
+    "policy", "module", "use", "let", "score", "rule", "default", "fallback", "budget", "trade",
 ];
 
 /// Whether a line that starts with `word` and reads `line` in full begins a

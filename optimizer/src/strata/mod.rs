@@ -170,10 +170,12 @@ pub struct StrataOptions {
     /// and changing at least `min_leaf` questions; cross-validation
     /// chooses how many, from 0 to this.
     pub refine: usize,
-    /// Trades to choose among too (default none): per unit, policies
-    /// reading all five then `trade UNIT at PRICE` join the candidates, one
-    /// per price of `trade_prices`. The sweep must record what each subset
-    /// shows.
+    /// Trades to choose among too (default both units, `words` and
+    /// `steps`: on AMA-Bench's val they kept 99% of J with fewer tokens than
+    /// the key sets alone, docs/RESULTS.md, "The variants"): per unit,
+    /// policies reading all five then `trade UNIT at PRICE` join the
+    /// candidates, one per price of `trade_prices`. The sweep must record
+    /// what each subset shows (`mesa sweep` does); empty: none.
     pub trade: Vec<mesa_core::Shown>,
     /// The trade's prices (default [`DEFAULT_TRADE_PRICES`]).
     pub trade_prices: Vec<f64>,
@@ -196,7 +198,7 @@ impl StrataOptions {
             bound: DEFAULT_BOUND,
             priors: vec![DEFAULT_PRIOR],
             refine: 0,
-            trade: Vec::new(),
+            trade: mesa_core::Shown::ALL.to_vec(),
             trade_prices: DEFAULT_TRADE_PRICES.to_vec(),
         }
     }
@@ -250,7 +252,7 @@ pub enum StrataError {
     #[error("trade prices must be finite numbers >= 0, and at least one is needed; got {0:?}")]
     TradePrices(Vec<f64>),
     /// A trade was asked for and the sweep does not record what subsets show.
-    #[error("--trade needs what each subset shows, and the sweep {0} does not record it; regenerate it with `mesa sweep`")]
+    #[error("a trade needs what each subset shows, and the sweep {0} does not record it; regenerate it with `mesa sweep`, or leave trades out (`--trade none`)")]
     NoShown(String),
     /// The output could not be written.
     #[error("cannot write {path}: {source}")]
@@ -291,6 +293,23 @@ pub struct Candidate {
     /// Strata with a rule of their own, mean over folds.
     pub rules: f64,
 }
+
+impl Candidate {
+    /// What it is, for messages: `trade words at 0.2`, `strata domain+T.named
+    /// prior 10 at lambda 1e-6`, `all five`.
+    pub fn describe(&self) -> String {
+        if self.keys.starts_with("trade ") {
+            format!("{} at {}", self.keys, self.lambda)
+        } else if self.keys == ALL_FIVE {
+            self.keys.clone()
+        } else {
+            format!("strata {} at lambda {:e}", self.keys, self.lambda)
+        }
+    }
+}
+
+/// The name of the candidate that reads all five, when none meets `keep`.
+const ALL_FIVE: &str = "all five";
 
 /// One stratum of the policy fitted on train and val.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -383,7 +402,8 @@ fn check(opts: &StrataOptions) -> Result<(), StrataError> {
     if opts.priors.is_empty() {
         return Err(StrataError::Priors);
     }
-    let bad = |prices: &[f64]| prices.is_empty() || prices.iter().any(|l| !l.is_finite() || *l < 0.0);
+    let bad =
+        |prices: &[f64]| prices.is_empty() || prices.iter().any(|l| !l.is_finite() || *l < 0.0);
     if bad(&opts.lambdas) {
         return Err(StrataError::Lambdas(opts.lambdas.clone()));
     }
@@ -464,7 +484,7 @@ fn fit_policy(
         None => (
             Model::Strata(fit::Fitted::all_five()),
             Candidate {
-                keys: "all five".to_string(),
+                keys: ALL_FIVE.to_string(),
                 prior: 0,
                 refine: 0,
                 lambda: 0.0,

@@ -68,6 +68,7 @@ pub(super) fn opts() -> StrataOptions {
     StrataOptions {
         priors: vec![0],
         bound: 0.0,
+        trade: Vec::new(),
         ..StrataOptions::new("planted.jsonl", "unused")
     }
 }
@@ -120,7 +121,9 @@ fn the_defaults_meet_the_planted_needs_too() {
     let idx = train_val(&problem, 0);
     // The pooled mean pulls each stratum toward reading more, so the
     // planted needs are met at higher prices than without the prior.
+    // (The planted sweep records nothing a trade reads.)
     let mut defaults = StrataOptions::new("planted.jsonl", "unused");
+    defaults.trade.clear();
     defaults.lambdas.extend([1e-4, 3e-4, 1e-3]);
     let (report, fit) = fit_policy(&problem, &idx, &defaults).unwrap();
     assert!(report.fitted.keys.ends_with(" prior 10"), "{report:#?}");

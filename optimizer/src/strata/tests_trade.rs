@@ -30,8 +30,13 @@ fn planted_shown() -> Problem {
         for s in Structure::ALL {
             r.previews.set(s, Feature::Tokens, COST[s.index()]);
         }
-        let shows: [u32; Mask::SUBSETS] =
-            std::array::from_fn(|k| if Mask::subset(k).contains(needs) { 10 } else { 0 });
+        let shows: [u32; Mask::SUBSETS] = std::array::from_fn(|k| {
+            if Mask::subset(k).contains(needs) {
+                10
+            } else {
+                0
+            }
+        });
         r.coverage = Some(Coverage {
             words: shows,
             steps: shows.map(|c| c / 5),
