@@ -25,10 +25,11 @@ UTILITIES=(evidence-recall answer-only-recall answer-coverage)
 SEEDS=(0 1 2 3 4)
 # The stratified policies' variants of the design study (fitted on train, judged on val).
 # Each is the default fit with one change; "plain" is the fit before the prior and the bound.
-VARIANTS=(notrade plain prior0 bound0 prior5 prior30 bound05 bound2 priors trees both bag5 folds10 refine1 refine3 refine3m60)
+VARIANTS=(notrade tradeafter plain prior0 bound0 prior5 prior30 bound05 bound2 priors trees both bag5 folds10 refine1 refine3 refine3m60)
 variant_flags() { # variant
   case $1 in
     notrade) echo "--trade none" ;;
+    tradeafter) echo "--trade-after" ;;
     plain) echo "--prior 0 --bound 0" ;;
     prior0) echo "--prior 0" ;;
     bound0) echo "--bound 0" ;;
@@ -211,6 +212,9 @@ done
   echo "bounds of half and two standard errors, the prior chosen by the cross-validation among 0, 3,"
   echo "10 and 30 (\"priors\"), and:"
   echo
+  echo "- \"tradeafter\" (\`--trade-after\`): each key set's strata followed by a trade are candidates"
+  echo "  too (every key set, unit, trade price and token price), so a stratum's subset can be traded"
+  echo "  down question by question;"
   echo "- \"trees\" (\`--families trees\`): instead of the key sets, greedy trees of depth 1 to 3 that split"
   echo "  the questions on any preview at a rounded threshold (\`preview.R.tokens > 2400\`) or on one"
   echo "  domain against the rest, each side of a split keeping at least 30 questions, one rule per leaf;"

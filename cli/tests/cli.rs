@@ -867,7 +867,10 @@ fn stratify_writes_a_checked_policy_and_its_report() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let two: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(two["candidates"].as_array().unwrap().len(), 6 * 2 * 14 + 2 * 20);
+    assert_eq!(
+        two["candidates"].as_array().unwrap().len(),
+        6 * 2 * 14 + 2 * 20
+    );
     assert_eq!(two["priors"], serde_json::json!([0, 10]));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -245,6 +245,7 @@ impl Policy {
     /// maps `"words"` or `"steps"` to what each of the 31 non-empty subsets
     /// shows (mask order), which a trading policy reads.
     #[pyo3(signature = (question, *, domain = None, task = None, qtype = None, previews = None, shown = None))]
+    #[allow(clippy::too_many_arguments)] // the Python keywords, one each
     fn select(
         &self,
         py: Python<'_>,
@@ -274,6 +275,7 @@ impl Policy {
     /// order, with what it tested, as `mesa explain` prints. Needs the
     /// source.
     #[pyo3(signature = (question, *, domain = None, task = None, qtype = None, previews = None, shown = None))]
+    #[allow(clippy::too_many_arguments)] // the Python keywords, one each
     fn explain(
         &self,
         py: Python<'_>,

@@ -47,6 +47,24 @@ def test_select_and_explain_agree_across_engines(quickstart):
     assert wasm.module()[:4] == b"\0asm"
 
 
+def test_a_trade_reads_the_shown_counts_in_both_engines():
+    src = 'policy "t"\ndefault all\ntrade words at 0.35\n'
+    tokens = {"S.tokens": 100, "T.tokens": 200, "G.tokens": 300, "V.tokens": 400, "R.tokens": 1000}
+    per = [5, 3, 1, 0, 1]  # words each structure shows, none shared
+    counts = [sum(per[b] for b in range(5) if (k + 1) >> b & 1) for k in range(31)]
+    for engine in ("wasm", "interp"):
+        p = mesa.Policy.from_source(src, engine=engine)
+        assert p.select("q", previews=tokens, shown={"words": counts}).structures == ["S", "T", "G"]
+        # Without counts the trade has nothing to weigh and keeps the mask.
+        assert p.select("q", previews=tokens).structures == ["S", "T", "G", "V", "R"]
+    assert "trade words at 0.35" in mesa.Policy.from_source(src).explain("q", previews=tokens, shown={"words": counts})
+    with pytest.raises(mesa.InvalidInputError) as err:
+        mesa.Policy.from_source(src).select("q", shown={"words": [1, 2]})
+    assert "31" in str(err.value)
+    with pytest.raises(mesa.InvalidInputError):
+        mesa.Policy.from_source(src).select("q", shown={"lines": counts})
+
+
 def test_bad_policies_raise_policy_error(tmp_path):
     with pytest.raises(mesa.PolicyError) as err:
         mesa.Policy.from_source('policy "p"\nrule r when query has -> select {T}\n')

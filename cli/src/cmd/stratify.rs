@@ -76,6 +76,10 @@ pub struct Args {
     /// The trade's prices to try (comma-separated) [default: 0.05 to 1 in steps of 0.05].
     #[arg(long, value_delimiter = ',')]
     pub trade_price: Vec<f64>,
+    /// Also choose among each key set's strata followed by a trade (every key set, prior,
+    /// unit, trade price and token price).
+    #[arg(long)]
+    pub trade_after: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -160,6 +164,7 @@ pub fn run(a: Args) -> Result<ExitCode, CliError> {
     if !a.trade_price.is_empty() {
         opts.trade_prices = a.trade_price;
     }
+    opts.trade_after = a.trade_after;
     opts.target = match a.target {
         TargetArg::Keep => Target::Keep {
             share: a.share,

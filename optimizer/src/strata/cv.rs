@@ -75,6 +75,18 @@ pub enum Family {
         /// What a subset's count counts.
         unit: Shown,
     },
+    /// A key set's strata, then `trade UNIT at PRICE` on what they chose.
+    Traded {
+        /// The keys.
+        keys: &'static [Key],
+        /// Pseudo-questions of the pooled mean added to each stratum.
+        prior: u32,
+        /// What a subset's count counts.
+        unit: Shown,
+        /// The trade's price, as its bits ([`f64::to_bits`], so that a
+        /// family stays `Eq`).
+        price: u64,
+    },
 }
 
 impl Family {
@@ -98,6 +110,23 @@ impl Family {
             }
             Family::Tree { depth } => format!("tree depth {depth}"),
             Family::Trade { unit } => format!("trade {unit}"),
+            Family::Traded {
+                keys,
+                prior,
+                unit,
+                price,
+            } => {
+                let strata = Family::Keys {
+                    keys,
+                    prior,
+                    refine: 0,
+                };
+                format!(
+                    "{}, trade {unit} at {}",
+                    strata.name(),
+                    f64::from_bits(price)
+                )
+            }
         }
     }
 
@@ -131,7 +160,7 @@ impl Family {
     fn refinements(self) -> usize {
         match self {
             Family::Keys { refine, .. } => refine,
-            Family::Tree { .. } | Family::Trade { .. } => 0,
+            _ => 0,
         }
     }
 }
@@ -152,6 +181,13 @@ pub enum Model {
     },
     /// All five, then a trade.
     Trade(TradeSpec),
+    /// A model, then a trade on what it chose.
+    Traded {
+        /// The model traded after.
+        base: Box<Model>,
+        /// The trade.
+        trade: TradeSpec,
+    },
 }
 
 impl Model {
@@ -194,6 +230,23 @@ impl Model {
                 unit,
                 price: lambda,
             }),
+            Family::Traded {
+                keys,
+                prior,
+                unit,
+                price,
+            } => {
+                let strata = Family::Keys {
+                    keys,
+                    prior,
+                    refine: 0,
+                };
+                let price = f64::from_bits(price);
+                Model::Traded {
+                    base: Box::new(Model::fit(problem, idx, strata, lambda, opts)?),
+                    trade: TradeSpec { unit, price },
+                }
+            }
         })
     }
 
@@ -234,6 +287,7 @@ impl Model {
             Model::Tree(t) => t.default_subset(),
             Model::Refined { base, .. } => base.default_subset(),
             Model::Trade(_) => Mask::SUBSETS - 1,
+            Model::Traded { base, .. } => base.default_subset(),
         }
     }
 
@@ -253,6 +307,13 @@ impl Model {
                 .apply(Mask::ALL, &problem.questions[i].input.previews)
                 .subset_index()
                 .unwrap_or(Mask::SUBSETS - 1),
+            Model::Traded { base, trade } => {
+                let k = base.choose(problem, i);
+                trade
+                    .apply(Mask::subset(k), &problem.questions[i].input.previews)
+                    .subset_index()
+                    .unwrap_or(k)
+            }
         }
     }
 
@@ -264,6 +325,7 @@ impl Model {
             Model::Tree(t) => t.rules(),
             Model::Refined { base, removals } => base.rules() + removals.len(),
             Model::Trade(_) => 0,
+            Model::Traded { base, .. } => base.rules(),
         }
     }
 
@@ -275,6 +337,7 @@ impl Model {
             Model::Tree(t) => t.rule_of(problem, i),
             Model::Refined { base, .. } => base.rule_of(problem, i),
             Model::Trade(_) => None,
+            Model::Traded { base, .. } => base.rule_of(problem, i),
         }
     }
 
@@ -289,6 +352,10 @@ impl Model {
             Model::Trade(t) => PolicySpec {
                 trade: Some(*t),
                 ..PolicySpec::fixed(name, Mask::ALL)
+            },
+            Model::Traded { base, trade } => PolicySpec {
+                trade: Some(*trade),
+                ..base.spec(problem, name)
             },
         };
         number_repeats(&mut spec.rules);
@@ -336,11 +403,16 @@ impl Model {
             rule: "default".to_string(),
             when: "no rule matches".to_string(),
             support: support[rules],
-            select: match spec.trade {
-                Some(t) => format!("{}, then trade {} at {}", spec.default, t.unit, t.price),
-                None => spec.default.to_string(),
-            },
+            select: spec.default.to_string(),
         });
+        if let Some(t) = spec.trade {
+            out.push(StratumReport {
+                rule: "trade".to_string(),
+                when: "after the rules".to_string(),
+                support: idx.len(),
+                select: format!("trade {} at {}", t.unit, t.price),
+            });
+        }
         out
     }
 }
@@ -435,7 +507,7 @@ pub fn cross_validate(
         .iter()
         .filter_map(|f| match f {
             Family::Tree { depth } => Some(*depth),
-            Family::Keys { .. } | Family::Trade { .. } => None,
+            _ => None,
         })
         .max();
     let grown: BTreeMap<(usize, usize), Tree> = match deepest {
@@ -486,7 +558,7 @@ pub fn cross_validate(
             out.push(Candidate {
                 keys: family.name(),
                 prior: match family {
-                    Family::Keys { prior, .. } => prior,
+                    Family::Keys { prior, .. } | Family::Traded { prior, .. } => prior,
                     Family::Tree { .. } | Family::Trade { .. } => 0,
                 },
                 refine: family.refinements(),

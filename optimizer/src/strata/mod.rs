@@ -179,6 +179,10 @@ pub struct StrataOptions {
     pub trade: Vec<mesa_core::Shown>,
     /// The trade's prices (default [`DEFAULT_TRADE_PRICES`]).
     pub trade_prices: Vec<f64>,
+    /// Whether a key set's strata followed by a trade are candidates too
+    /// (default false): each key set at each prior, unit of `trade` and
+    /// trade price, at every token price.
+    pub trade_after: bool,
 }
 
 impl StrataOptions {
@@ -200,6 +204,7 @@ impl StrataOptions {
             refine: 0,
             trade: mesa_core::Shown::ALL.to_vec(),
             trade_prices: DEFAULT_TRADE_PRICES.to_vec(),
+            trade_after: false,
         }
     }
 }
@@ -459,6 +464,20 @@ fn fit_policy(
     }
     let mut families = opts.families.list(&opts.priors, opts.refine);
     families.extend(opts.trade.iter().map(|&unit| cv::Family::Trade { unit }));
+    if opts.trade_after && opts.families != Families::Trees {
+        for keys in KEY_SETS {
+            for &prior in &opts.priors {
+                for &unit in &opts.trade {
+                    families.extend(opts.trade_prices.iter().map(|p| cv::Family::Traded {
+                        keys,
+                        prior,
+                        unit,
+                        price: p.to_bits(),
+                    }));
+                }
+            }
+        }
+    }
     let candidates = cross_validate(problem, idx, &families, opts)?;
     let chosen = choose_candidate(&candidates, opts.target, opts.bound);
     // When no candidate meets the target: the cheapest for `within`, all

@@ -124,3 +124,37 @@ fn a_trade_needs_a_sweep_that_records_what_subsets_show() {
     o.trade_prices = vec![-1.0];
     assert!(matches!(check(&o), Err(StrataError::TradePrices(_))));
 }
+
+#[test]
+fn strata_then_a_trade_read_what_the_model_reads() {
+    let problem = planted_shown();
+    let idx = train_val(&problem, 0);
+    let family = super::cv::Family::Traded {
+        keys: KEY_SETS[1],
+        prior: 0,
+        unit: Shown::Words,
+        price: 0.5f64.to_bits(),
+    };
+    let model = Model::fit(&problem, &idx, family, 1e-6, &opts()).unwrap();
+    let spec = model.spec(&problem, "t");
+    assert!(spec.trade.is_some());
+    let source = spec.to_source();
+    assert!(source.contains("trade words at 0.5"), "{source}");
+    assert_source_reads_the_model(&problem, &source, &model);
+    // The trade keeps the planted need within whatever the strata chose.
+    for i in idx {
+        assert_eq!(problem.questions[i].utility[model.choose(&problem, i)], 1.0);
+    }
+    // As a candidate of the cross-validation.
+    let mut o = opts();
+    o.trade = vec![Shown::Words];
+    o.trade_prices = vec![0.5];
+    o.trade_after = true;
+    let (report, _) = fit_policy(&problem, &train_val(&problem, 0), &o).unwrap();
+    let traded = report
+        .candidates
+        .iter()
+        .filter(|c| c.keys.contains(", trade words at 0.5"))
+        .count();
+    assert_eq!(traded, KEY_SETS.len() * o.lambdas.len());
+}
