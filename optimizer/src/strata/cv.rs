@@ -116,17 +116,21 @@ impl Family {
                 unit,
                 price,
             } => {
-                let strata = Family::Keys {
-                    keys,
-                    prior,
-                    refine: 0,
-                };
                 format!(
                     "{}, trade {unit} at {}",
-                    strata.name(),
+                    Family::strata(keys, prior).name(),
                     f64::from_bits(price)
                 )
             }
+        }
+    }
+
+    /// A key set's strata without refinements.
+    fn strata(keys: &'static [Key], prior: u32) -> Family {
+        Family::Keys {
+            keys,
+            prior,
+            refine: 0,
         }
     }
 
@@ -236,11 +240,7 @@ impl Model {
                 unit,
                 price,
             } => {
-                let strata = Family::Keys {
-                    keys,
-                    prior,
-                    refine: 0,
-                };
+                let strata = Family::strata(keys, prior);
                 let price = f64::from_bits(price);
                 Model::Traded {
                     base: Box::new(Model::fit(problem, idx, strata, lambda, opts)?),

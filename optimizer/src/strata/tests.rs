@@ -7,7 +7,7 @@ use crate::sweep::{SweepHeader, UtilityKind};
 use mesa_core::{Feature, Mask, Structure};
 use mesa_runtime::EngineKind;
 
-const COST: [f64; 5] = [100.0, 150.0, 70.0, 200.0, 600.0];
+pub(super) const COST: [f64; 5] = [100.0, 150.0, 70.0, 200.0, 600.0];
 
 /// A sweep whose best subset is planted by stratum: TEXT2SQL needs R; in
 /// the other domains a question whose named steps T shows needs T, one
@@ -15,6 +15,28 @@ const COST: [f64; 5] = [100.0, 150.0, 70.0, 200.0, 600.0];
 /// needs V. Utility is the best relevance among the structures read
 /// (monotone, like the recalls), tokens add up.
 pub(super) fn planted() -> Problem {
+    planted_with(UtilityKind::EvidenceRecall, |n, r| {
+        let named = [1.0, -1.0, 0.5][n % 3];
+        r.previews.set(Structure::Temporal, Feature::Named, named);
+        if r.domain == "TEXT2SQL" {
+            Structure::Raw
+        } else if named == 1.0 {
+            Structure::Temporal
+        } else if named < 0.0 {
+            Structure::Graph
+        } else {
+            Structure::Vector
+        }
+    })
+}
+
+/// 120 episodes of 6 labelled questions, each needing the structure
+/// `needs` gives (it may also set what a policy reads): utility 1 for a
+/// subset with it, 0.3 without; tokens add up by [`COST`].
+pub(super) fn planted_with(
+    kind: UtilityKind,
+    needs: impl Fn(usize, &mut crate::sweep::SweepRecord) -> Structure,
+) -> Problem {
     let config = SyntheticConfig {
         episodes: 120,
         questions_per_episode: 6,
@@ -23,30 +45,14 @@ pub(super) fn planted() -> Problem {
     let mut records = generate(&config);
     for (n, r) in records.iter_mut().enumerate() {
         r.labelled = true;
-        let named = [1.0, -1.0, 0.5][n % 3];
-        r.previews.set(Structure::Temporal, Feature::Named, named);
-        let needs = if r.domain == "TEXT2SQL" {
-            Structure::Raw
-        } else if named == 1.0 {
-            Structure::Temporal
-        } else if named < 0.0 {
-            Structure::Graph
-        } else {
-            Structure::Vector
-        };
+        let needs = needs(n, r);
         for k in 0..Mask::SUBSETS {
             let m = Mask::subset(k);
             r.utility[k] = if m.contains(needs) { 1.0 } else { 0.3 };
             r.tokens[k] = m.iter().map(|s| COST[s.index()]).sum();
         }
     }
-    let header = SweepHeader::new(
-        UtilityKind::EvidenceRecall,
-        "planted",
-        "planted",
-        records.len(),
-        records.len(),
-    );
+    let header = SweepHeader::new(kind, "planted", "planted", records.len(), records.len());
     let sweep = Sweep {
         path: "planted.jsonl".into(),
         header,

@@ -2,30 +2,20 @@
 //! strata by the same cross-validation.
 
 use super::cv::Model;
-use super::tests::{assert_source_reads_the_model, opts, planted, train_val};
+use super::tests::{assert_source_reads_the_model, opts, planted, planted_with, train_val, COST};
 use super::*;
 use crate::eval::run::selections;
 use crate::eval::PolicyFile;
-use crate::sweep::synthetic::{generate, SyntheticConfig};
-use crate::sweep::{SweepHeader, UtilityKind};
+use crate::sweep::UtilityKind;
 use mesa_core::{Feature, Mask, Shown, Structure};
 use mesa_memory::Coverage;
 use mesa_runtime::EngineKind;
-
-const COST: [f64; 5] = [100.0, 150.0, 70.0, 200.0, 600.0];
 
 /// A sweep where each question needs one structure that nothing a rule
 /// can read tells (it follows the question's number), and only that
 /// structure shows anything: a trade finds it, strata cannot.
 fn planted_shown() -> Problem {
-    let config = SyntheticConfig {
-        episodes: 120,
-        questions_per_episode: 6,
-        ..SyntheticConfig::default()
-    };
-    let mut records = generate(&config);
-    for (n, r) in records.iter_mut().enumerate() {
-        r.labelled = true;
+    planted_with(UtilityKind::AnswerCoverage, |n, r| {
         let needs = Structure::ALL[(n * 7 + n / 5) % 5];
         for s in Structure::ALL {
             r.previews.set(s, Feature::Tokens, COST[s.index()]);
@@ -41,25 +31,8 @@ fn planted_shown() -> Problem {
             words: shows,
             steps: shows.map(|c| c / 5),
         });
-        for k in 0..Mask::SUBSETS {
-            let m = Mask::subset(k);
-            r.utility[k] = if m.contains(needs) { 1.0 } else { 0.3 };
-            r.tokens[k] = m.iter().map(|s| COST[s.index()]).sum();
-        }
-    }
-    let header = SweepHeader::new(
-        UtilityKind::AnswerCoverage,
-        "planted",
-        "planted",
-        records.len(),
-        records.len(),
-    );
-    let sweep = Sweep {
-        path: "planted-shown.jsonl".into(),
-        header,
-        records,
-    };
-    Problem::new(&sweep, 0.0, true).unwrap()
+        needs
+    })
 }
 
 #[test]
