@@ -255,6 +255,19 @@ fn clear_errors() {
         }
         other => panic!("{other:?}"),
     }
+    // A trading policy on a sweep that does not record what subsets show.
+    let trade = source("policy \"p\"\ndefault all\ntrade steps at 0.3\n");
+    match evaluate_policy(&trade, &EvalOptions::new(&path)) {
+        Err(EvalError::Policy { failure, .. }) => {
+            assert_eq!(failure.stage, Stage::Inputs);
+            assert!(
+                failure.message.contains("trades steps") && failure.message.contains("mesa sweep"),
+                "{}",
+                failure.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     // A policy that does not check.
     let bad = source("policy \"p\"\nrule r when query has nothing -> add {R}\ndefault {S}\n");
     let e = evaluate_policy(&bad, &EvalOptions::new(&path)).unwrap_err();
