@@ -225,15 +225,14 @@ fn read_shown(
     Ok(())
 }
 
-/// Sets what each non-empty subset shows in the unit named `unit` (`words`
+/// Sets what each non-empty subset shows in the unit named `name` (`words`
 /// or `steps`): 31 finite, non-negative counts in mask order, as a JSONL
 /// line's `"shown": {"words": [...]}` gives them.
 pub fn apply_shown(
     previews: &mut Previews,
-    unit: &str,
+    name: &str,
     counts: Vec<f64>,
 ) -> Result<(), InputError> {
-    let name = unit;
     let unit = Shown::from_name(name).ok_or_else(|| InputError::UnknownShown(name.into()))?;
     let counts: [f64; Mask::SUBSETS] = counts.try_into().map_err(|c: Vec<f64>| {
         InputError::BadShown(name.into(), format!("has {} counts, not 31", c.len()))

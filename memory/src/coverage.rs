@@ -76,7 +76,7 @@ impl Coverage {
 
 /// For each element, the structures that show it as bits; then, per
 /// subset, the elements whose bits meet it.
-fn per_subset<'a, T, I>(sets: [I; 5]) -> [u32; Mask::SUBSETS]
+pub(crate) fn per_subset<'a, T, I>(sets: [I; 5]) -> [u32; Mask::SUBSETS]
 where
     T: std::hash::Hash + Eq + 'a,
     I: Iterator<Item = &'a T>,

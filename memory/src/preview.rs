@@ -38,10 +38,10 @@
 //!   when neither shows one); it retrieves both.
 
 use crate::compose::{compose, Composition};
-use crate::coverage::{content_words, Coverage};
+use crate::coverage::{content_words, per_subset, Coverage};
 use crate::structures::{EpisodeMemory, Evidence, Query, RetrieveError};
 use crate::text::words;
-use mesa_core::{Feature, Mask, PreviewKey, Previews, Structure};
+use mesa_core::{Feature, Mask, PreviewKey, Previews, Shown, Structure};
 use rayon::prelude::*;
 use std::cell::OnceCell;
 use std::collections::HashSet;
@@ -213,6 +213,24 @@ impl<'a> Retrieval<'a> {
         Ok(Coverage::from_sets(content, [s?, t?, g?, v?, r?]))
     }
 
+    /// What each subset shows in `unit` alone, as a trading policy reads it
+    /// (the same counts as [`Retrieval::coverage`]'s, without the other
+    /// unit's: a `steps` trade does not count any evidence's words).
+    pub fn shown_counts(&self, unit: Shown) -> Result<[f64; Mask::SUBSETS], RetrieveError> {
+        self.fetch(Mask::ALL);
+        let counts = match unit {
+            Shown::Words => {
+                let [s, t, g, v, r] = Structure::ALL.map(|k| self.content_words(k));
+                per_subset([s?, t?, g?, v?, r?].map(|w| w.iter()))
+            }
+            Shown::Steps => {
+                let [s, t, g, v, r] = Structure::ALL.map(|k| self.shown(k));
+                per_subset([s?, t?, g?, v?, r?].map(|w| w.iter()))
+            }
+        };
+        Ok(counts.map(f64::from))
+    }
+
     /// The steps the question names (see the module doc).
     pub fn named(&self) -> &[usize] {
         self.named
@@ -348,6 +366,22 @@ mod tests {
             assert_eq!(alone.retrieved(), mask);
             let together = Retrieval::new(&m, q).compose(mask).unwrap();
             assert_eq!(together, compose(mask, sections), "{mask:?}");
+        }
+    }
+
+    /// One unit's counts alone are the coverage's counts in that unit.
+    #[test]
+    fn shown_counts_are_the_coverage_counts() {
+        let m = memory();
+        for q in [
+            "What error did the agent get at step 2 with TOTAL_ASSETS?",
+            "Why did the query fail?",
+        ] {
+            let coverage = Retrieval::new(&m, q).coverage().unwrap();
+            for unit in Shown::ALL {
+                let alone = Retrieval::new(&m, q).shown_counts(unit).unwrap();
+                assert_eq!(alone, coverage.counts(unit), "{q}: {unit}");
+            }
         }
     }
 

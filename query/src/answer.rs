@@ -251,7 +251,7 @@ impl Asker {
         // A trading policy reads what each subset shows: all five are
         // retrieved for it.
         let shown = match self.shown {
-            Some(unit) => Some((unit, retrieval.coverage()?.counts(unit))),
+            Some(unit) => Some((unit, retrieval.shown_counts(unit)?)),
             None => None,
         };
         if let Some((unit, counts)) = shown {
