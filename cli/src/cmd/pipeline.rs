@@ -76,6 +76,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         judge_cache: None,
         answer_model: None,
         judge_model: None,
+        items: None,
         quiet: false,
         minilm_dir: None,
     })?;

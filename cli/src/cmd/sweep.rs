@@ -54,6 +54,11 @@ pub struct Args {
     /// With --utility judge: the judge model (default: MESA_LLM_CHAT_MODEL).
     #[arg(long)]
     pub judge_model: Option<String>,
+    /// Also write each question's evidence item by item to this JSONL file
+    /// (tokens, steps and content words per item, and the labels or answer
+    /// words): what a study of choices finer than whole structures reads.
+    #[arg(long)]
+    pub items: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -125,6 +130,7 @@ pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
             utility,
             judge: judge.as_ref(),
             progress: Some(&progress),
+            items: args.items.as_deref(),
         },
         &args.output,
     )?;

@@ -7,10 +7,12 @@
 //! so a sweep costs five retrievals per question, not 31 compositions. The
 //! `judge` utility is the exception: it needs each subset's composed text.
 
+pub mod items;
 pub mod judge;
 pub mod utility;
 
 use crate::sweep::{SweepHeader, SweepRecord, SweepWriter, UtilityKind};
+use items::{ItemsRecord, Wanted};
 use judge::{Judge, JudgeError};
 use mesa_core::{Mask, Previews, Structure};
 use mesa_memory::dataset::{Episode, Question};
@@ -68,6 +70,10 @@ pub struct MeasureOptions<'a> {
     pub judge: Option<&'a Judge>,
     /// Called with (questions done, questions in all), from worker threads.
     pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    /// Where to write each question's evidence item by item
+    /// ([`items::ItemsRecord`], one JSON line per question in dataset
+    /// order); `None` writes none.
+    pub items: Option<&'a Path>,
 }
 
 /// One question's five evidence sections, in structure order.
@@ -95,7 +101,7 @@ pub fn measure(
         work.extend(e.questions.iter().map(|q| (e, q)));
     }
     let done = AtomicUsize::new(0);
-    let results: Vec<Result<(SweepRecord, LabelSource), MeasureError>> = work
+    let results: Vec<Result<Measured, MeasureError>> = work
         .par_iter()
         .map(|(e, q)| {
             let r = measure_one(store, e, q, options);
@@ -107,9 +113,15 @@ pub fn measure(
         })
         .collect();
     let mut records = Vec::with_capacity(results.len());
+    let mut items = Vec::new();
     let mut report = MeasureReport::default();
     for r in results {
-        let (record, source) = r?;
+        let Measured {
+            record,
+            source,
+            items: item_record,
+        } = r?;
+        items.extend(item_record);
         report.questions += 1;
         report.labelled += usize::from(record.labelled);
         match source {
@@ -130,13 +142,38 @@ pub fn measure(
     for r in &records {
         writer.write(r)?;
     }
-    writer.finish().map_err(|e| {
-        MeasureError::Sweep(crate::sweep::SweepError::Io {
-            path: out.to_path_buf(),
-            source: e,
-        })
-    })?;
+    writer.finish().map_err(|e| io_error(out, e))?;
+    if let Some(path) = options.items {
+        write_items(path, &items)?;
+    }
     Ok(report)
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> MeasureError {
+    MeasureError::Sweep(crate::sweep::SweepError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes the items records, one JSON line each.
+fn write_items(path: &Path, items: &[ItemsRecord]) -> Result<(), MeasureError> {
+    use std::io::Write;
+    let file = std::fs::File::create(path).map_err(|e| io_error(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    for r in items {
+        serde_json::to_writer(&mut out, r).map_err(|e| io_error(path, e.into()))?;
+        out.write_all(b"\n").map_err(|e| io_error(path, e))?;
+    }
+    out.flush().map_err(|e| io_error(path, e))
+}
+
+/// One measured question: its sweep record, where its labels came from,
+/// and its items record when asked for.
+struct Measured {
+    record: SweepRecord,
+    source: LabelSource,
+    items: Option<ItemsRecord>,
 }
 
 /// The record of one question.
@@ -145,7 +182,7 @@ fn measure_one(
     episode: &Episode,
     q: &Question,
     options: &MeasureOptions<'_>,
-) -> Result<(SweepRecord, LabelSource), MeasureError> {
+) -> Result<Measured, MeasureError> {
     let memory = store
         .episode(&episode.id)
         .ok_or_else(|| MeasureError::UnknownEpisode(episode.id.clone()))?;
@@ -171,7 +208,12 @@ fn measure_one(
         let mask = Mask::subset(k);
         *t = composed_tokens(sections.0.iter().filter(|e| mask.contains(e.structure))) as f64;
     }
-    let (utility, labelled, source) = match options.utility {
+    let items = |wanted| {
+        options
+            .items
+            .map(|_| ItemsRecord::new(&q.id, &episode.id, &q.question, &sections.0, wanted))
+    };
+    let (utility, labelled, source, wanted) = match options.utility {
         UtilityKind::EvidenceRecall | UtilityKind::AnswerOnlyRecall => {
             let (mut labels, source) = utility::evidence_labels(episode, q);
             let mut source = source;
@@ -194,7 +236,8 @@ fn measure_one(
                     .collect();
                 utility::recall(&labels, &chosen)
             });
-            (u, !labels.is_empty(), source)
+            let labelled = !labels.is_empty();
+            (u, labelled, source, Wanted::Labels(labels))
         }
         UtilityKind::AnswerCoverage => {
             // The answer words are content words of the same question,
@@ -212,13 +255,15 @@ fn measure_one(
                     .collect();
                 utility::coverage(&wanted, &chosen)
             });
-            (u, !wanted.is_empty(), LabelSource::None)
+            let labelled = !wanted.is_empty();
+            (u, labelled, LabelSource::None, Wanted::AnswerWords(wanted))
         }
         UtilityKind::Judge => {
             let judge = options.judge.ok_or(MeasureError::NoJudge)?;
             let Some(reference) = q.answer.as_deref() else {
-                return Ok((
-                    record(
+                let items = items(Wanted::Nothing);
+                return Ok(Measured {
+                    record: record(
                         episode,
                         q,
                         (previews, coverage),
@@ -226,8 +271,9 @@ fn measure_one(
                         tokens,
                         false,
                     ),
-                    LabelSource::None,
-                ));
+                    source: LabelSource::None,
+                    items,
+                });
             };
             // The texts first: a Retrieval is not shared across threads.
             let texts: Vec<String> = (0..Mask::SUBSETS)
@@ -242,13 +288,14 @@ fn measure_one(
             for (k, s) in scores.into_iter().enumerate() {
                 u[k] = s?;
             }
-            (u, true, LabelSource::None)
+            (u, true, LabelSource::None, Wanted::Nothing)
         }
     };
-    Ok((
-        record(episode, q, (previews, coverage), utility, tokens, labelled),
+    Ok(Measured {
+        record: record(episode, q, (previews, coverage), utility, tokens, labelled),
         source,
-    ))
+        items: items(wanted),
+    })
 }
 
 /// The utility of every non-empty mask.
