@@ -42,7 +42,8 @@ started=$(date +%s)
   for spec in answer-coverage:words evidence-recall:steps answer-only-recall:steps; do
     u=${spec%%:*}
     count=${spec##*:}
-    "$MESA" sweep "$WORK/store" "$DATA" --utility "$u" -o "$WORK/sweep-$u.jsonl" --quiet
+    "$MESA" sweep "$WORK/store" "$DATA" --utility "$u" -o "$WORK/sweep-$u.jsonl" \
+      --items "$WORK/items-$u.jsonl" --quiet
     echo
     echo "## $u, counting $count"
     echo
@@ -50,6 +51,35 @@ started=$(date +%s)
     echo
     python3 "$HERE/price_study.py" "$WORK/sweep-$u.jsonl" --count "$count"
   done
+  echo
+  echo "## A finer choice: R's first window alone"
+  echo
+  echo "R costs more than half of all five's tokens, in windows of which the first is the best"
+  echo "scored. Could a selector that may also read R's first window alone (47 options: each"
+  echo "subset of S, T, G, V with no R, R's first window or all of R) do much better? The same"
+  echo "trade and the same choice of the price, over the 31 subsets (\"31\", the figures above)"
+  echo "and over the 47 options (\"47\"), each against the best fixed option and the oracle over"
+  echo "its own options; from the sweeps' items (\`mesa sweep --items\`), which recompute the"
+  echo "sweeps' 31 subsets exactly. No policy can say this yet (a policy chooses whole structures)."
+  for spec in answer-coverage:words evidence-recall:steps; do
+    u=${spec%%:*}
+    count=${spec##*:}
+    echo
+    echo "### $u, counting $count"
+    echo
+    echo "\`scripts/depth_study.py $WORK/sweep-$u.jsonl $WORK/items-$u.jsonl --count $count\`"
+    echo
+    python3 "$HERE/depth_study.py" "$WORK/sweep-$u.jsonl" "$WORK/items-$u.jsonl" --count "$count"
+  done
+  echo
+  echo "## Weighted words"
+  echo
+  echo "Whether the word trade would do better weighing each word by which of the five structures"
+  echo "show it (answer coverage; the weights and the protocol are in the script's doc):"
+  echo
+  echo "\`scripts/weight_study.py $WORK/sweep-answer-coverage.jsonl $WORK/items-answer-coverage.jsonl\`"
+  echo
+  python3 "$HERE/weight_study.py" "$WORK/sweep-answer-coverage.jsonl" "$WORK/items-answer-coverage.jsonl"
   echo
   echo "## The command"
   echo

@@ -422,6 +422,12 @@ PY
   echo "Development experiments judged on val alone (no test figure) are in docs/EXPERIMENTS.md,"
   echo "written by \`scripts/val_experiments.sh\`; the stratified policies' variants (trees over every"
   echo "preview, both families, bagged fits, ten folds, other priors and bounds, refinements) are in \"The variants\" above."
+  echo "Two ways to spend fewer tokens for the same answers, measured on val in docs/PRICE_STUDY.md"
+  echo "(\`scripts/price_study.sh\`) and not adopted: weighing each word a subset shows by which"
+  echo "structures show it (\"Weighted words\": the words more structures show are far more often"
+  echo "answer words, yet the trade chooses no better with the weights), and letting a selector read"
+  echo "R's first window alone (\"A finer choice\": a few points fewer tokens where 99% is kept, far"
+  echo "from the oracle; the language would need a new kind of choice for it)."
   echo
   echo "## Not measured here"
   echo
