@@ -28,7 +28,9 @@ fn ok(o: &Output) {
 /// Twelve episodes of 14 steps whose steps say different things, with
 /// questions that name a step and answers that name others.
 fn dataset() -> String {
-    let things = ["kettle", "drawer", "lamp", "ticket", "invoice", "router", "garden"];
+    let things = [
+        "kettle", "drawer", "lamp", "ticket", "invoice", "router", "garden",
+    ];
     let mut out = String::new();
     for e in 0..12 {
         let steps: Vec<String> = (0..14)
@@ -83,8 +85,20 @@ fn recompute(items: &Value, bits: usize) -> (f64, usize, usize, f64) {
         tokens += section["header_tokens"].as_u64().unwrap();
         for item in list {
             tokens += item["tokens"].as_u64().unwrap() + 1;
-            words.extend(item["words"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_owned()));
-            steps.extend(item["steps"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()));
+            words.extend(
+                item["words"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| w.as_str().unwrap().to_owned()),
+            );
+            steps.extend(
+                item["steps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s.as_u64().unwrap()),
+            );
         }
     }
     let tokens = tokens + (non_empty as u64).saturating_sub(1);
@@ -96,8 +110,12 @@ fn recompute(items: &Value, bits: usize) -> (f64, usize, usize, f64) {
         }
     };
     let utility = match (items.get("labels"), items.get("answer_words")) {
-        (Some(l), None) => share(l.as_array().unwrap(), &|l| steps.contains(&l.as_u64().unwrap())),
-        (None, Some(w)) => share(w.as_array().unwrap(), &|w| words.contains(w.as_str().unwrap())),
+        (Some(l), None) => share(l.as_array().unwrap(), &|l| {
+            steps.contains(&l.as_u64().unwrap())
+        }),
+        (None, Some(w)) => share(w.as_array().unwrap(), &|w| {
+            words.contains(w.as_str().unwrap())
+        }),
         other => panic!("labels or answer words, not {other:?}"),
     };
     (tokens as f64, words.len(), steps.len(), utility)
@@ -129,7 +147,11 @@ fn the_items_recompute_the_sweep() {
         ]));
         let records = lines(&sweep);
         let items = lines(&items);
-        assert_eq!(records.len() - 1, items.len(), "{utility}: one items line per question");
+        assert_eq!(
+            records.len() - 1,
+            items.len(),
+            "{utility}: one items line per question"
+        );
         assert_eq!(items.len(), 36);
         let mut positive = 0;
         for (r, it) in records[1..].iter().zip(&items) {
@@ -142,11 +164,17 @@ fn the_items_recompute_the_sweep() {
                 assert_eq!(tokens, at("tokens"), "{utility} {q} subset {k}: tokens");
                 assert_eq!(words as f64, at("words"), "{utility} {q} subset {k}: words");
                 assert_eq!(steps as f64, at("steps"), "{utility} {q} subset {k}: steps");
-                assert!((u - at("utility")).abs() < 1e-12, "{utility} {q} subset {k}: utility");
+                assert!(
+                    (u - at("utility")).abs() < 1e-12,
+                    "{utility} {q} subset {k}: utility"
+                );
                 positive += usize::from(u > 0.0);
             }
         }
-        assert!(positive > 100, "{utility}: the utilities are not all 0 ({positive})");
+        assert!(
+            positive > 100,
+            "{utility}: the utilities are not all 0 ({positive})"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -61,13 +61,16 @@ pub enum Direction {
     CostTrim,
     /// A token budget.
     Budget,
+    /// After the rules, the subset of the mask that shows the most for its
+    /// tokens (`trade words|steps at P`).
+    Trade,
     /// Drop rules that do not pay for themselves.
     Prune,
 }
 
 impl Direction {
     /// Every direction, in order.
-    pub const ALL: [Direction; 12] = [
+    pub const ALL: [Direction; 13] = [
         Direction::QueryCues,
         Direction::QtypeRouting,
         Direction::TaskCues,
@@ -79,14 +82,17 @@ impl Direction {
         Direction::BackendValue,
         Direction::CostTrim,
         Direction::Budget,
+        Direction::Trade,
         Direction::Prune,
     ];
 
-    /// The directions usable with or without the question type.
-    pub fn available(hide_qtype: bool) -> Vec<Direction> {
+    /// The directions usable with or without the question type, and with
+    /// or without the sweep's subset counts (`trade` needs them).
+    pub fn available(hide_qtype: bool, shown: bool) -> Vec<Direction> {
         Direction::ALL
             .into_iter()
             .filter(|d| !(hide_qtype && *d == Direction::QtypeRouting))
+            .filter(|d| shown || *d != Direction::Trade)
             .collect()
     }
 
@@ -104,6 +110,7 @@ impl Direction {
             Direction::BackendValue => "backend-value",
             Direction::CostTrim => "cost-trim",
             Direction::Budget => "budget",
+            Direction::Trade => "trade",
             Direction::Prune => "prune",
         }
     }
@@ -119,7 +126,7 @@ impl Direction {
             }
             Direction::PreviewGates | Direction::EvidenceGates => Axis::EvidenceAwareness,
             Direction::BackendValue => Axis::BackendValueEstimation,
-            Direction::CostTrim | Direction::Budget | Direction::Prune => {
+            Direction::CostTrim | Direction::Budget | Direction::Trade | Direction::Prune => {
                 Axis::RobustnessAndCostShaping
             }
         }
@@ -139,6 +146,7 @@ impl Direction {
             Direction::BackendValue => "Estimate each structure's value from its retrieval score: add a structure when `preview.K.top` is high, or score structures and `select top k by score above x`.",
             Direction::CostTrim => "Shape cost: remove costly structures whose marginal utility does not pay for their tokens (`preview.K.tokens > t -> remove {K}`, or smaller masks).",
             Direction::Budget => "Cap the evidence with a token budget (`budget N tokens`), dropping the costliest structures first.",
+            Direction::Trade => "Weigh tokens against what the evidence shows: `trade words at P` (or `steps`) after the rules keeps, per question, the subset of the mask with the highest share of all five's distinct content words (or steps) less P times its share of all five's tokens; P between 0.05 and 1, higher reads less.",
             Direction::Prune => "Be robust: drop rules that fire rarely or do not pay for themselves, merge rules with the same subset, prefer few general rules over many specific ones.",
         }
     }
@@ -156,9 +164,11 @@ mod tests {
 
     #[test]
     fn cover_five_axes_with_eight_or_more() {
-        for hide in [false, true] {
-            let ds = Direction::available(hide);
+        for (hide, shown) in [(false, true), (true, true), (true, false)] {
+            let ds = Direction::available(hide, shown);
             assert!(ds.len() >= 8);
+            assert_eq!(ds.contains(&Direction::Trade), shown);
+            assert_eq!(ds.contains(&Direction::QtypeRouting), !hide);
             let mut axes: Vec<Axis> = ds.iter().map(|d| d.axis()).collect();
             axes.dedup();
             for axis in [

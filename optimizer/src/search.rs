@@ -247,7 +247,7 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         train,
         val,
         runtime,
-        directions: Direction::available(opts.hide_qtype),
+        directions: Direction::available(opts.hide_qtype, problem.shown_available),
         archive,
         train_masks: HashMap::new(),
         keys: HashMap::new(),

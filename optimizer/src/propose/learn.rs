@@ -64,15 +64,15 @@ pub struct Fit<'a> {
     pub rate: f64,
 }
 
-/// Per train position: the objective of each mask after the budget, and
-/// the mask index the budget turns each mask into.
+/// Per train position: the objective of each mask after the trade and the
+/// budget, and the mask index they turn each mask into.
 struct Rows {
     eff: Vec<[f64; Mask::SUBSETS]>,
     post: Vec<[u8; Mask::SUBSETS]>,
 }
 
 impl<'a> Fit<'a> {
-    fn rows(&self, budget: Option<f64>) -> Rows {
+    fn rows(&self, base: &PolicySpec) -> Rows {
         let mut eff = Vec::with_capacity(self.idx.len());
         let mut post = Vec::with_capacity(self.idx.len());
         for &i in self.idx {
@@ -80,7 +80,12 @@ impl<'a> Fit<'a> {
             let mut e = [0.0; Mask::SUBSETS];
             let mut p = [0u8; Mask::SUBSETS];
             for k in 0..Mask::SUBSETS {
-                let m = apply_budget(Mask::subset(k), budget, &self.table.feats[i].previews);
+                let previews = &self.table.feats[i].previews;
+                let mut m = Mask::subset(k);
+                if let Some(t) = base.trade {
+                    m = t.apply(m, previews);
+                }
+                let m = apply_budget(m, base.budget, previews);
                 let k2 = Mask::subset_index(m).unwrap_or(k);
                 e[k] = q.objective[k2] - self.rate * q.tokens[k2];
                 p[k] = k2 as u8;
@@ -148,7 +153,7 @@ impl<'a> Fit<'a> {
         params: &Params,
         prefix: &str,
     ) -> (PolicySpec, Vec<String>) {
-        let rows = self.rows(base.budget);
+        let rows = self.rows(base);
         let (mut cur, stops) = self.outcomes(base);
         let mut reach: Vec<bool> = stops.iter().map(Option::is_none).collect();
         let holds: Vec<Vec<bool>> = pool
@@ -224,7 +229,7 @@ impl<'a> Fit<'a> {
     /// Re-chooses the mask of every `select` rule for the questions it
     /// decides, and the default for the rest (when no rule adds or removes).
     pub fn refit_masks(&self, base: &PolicySpec) -> (PolicySpec, Vec<String>) {
-        let rows = self.rows(base.budget);
+        let rows = self.rows(base);
         let (_, stops) = self.outcomes(base);
         let mut sums: BTreeMap<Option<usize>, [f64; Mask::SUBSETS]> = BTreeMap::new();
         for (p, stop) in stops.iter().enumerate() {
@@ -268,7 +273,7 @@ impl<'a> Fit<'a> {
         insert: Insert,
         params: &Params,
     ) -> Vec<Cond> {
-        let rows = self.rows(base.budget);
+        let rows = self.rows(base);
         let (cur, stops) = self.outcomes(base);
         let inside: Vec<bool> = match within {
             Some(c) => holds_vec(c, self.table, self.idx),

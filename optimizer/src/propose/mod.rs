@@ -7,6 +7,7 @@ pub mod learn;
 pub mod llm;
 pub mod offline;
 pub mod spec;
+mod trade;
 
 use crate::archive::ArchiveEntry;
 use crate::directions::Direction;

@@ -178,6 +178,7 @@ impl OfflineProposer {
                 Direction::BackendValue => fit.backend_value(base, p),
                 Direction::CostTrim => fit.cost_trim(base, p),
                 Direction::Budget => fit.budget(base, p),
+                Direction::Trade => fit.trade(base, p),
                 Direction::Prune => fit.prune(base, p),
                 Direction::PreviewGates | Direction::EvidenceGates => {
                     let pool = self.pool(fit, d, base, Insert::Front, p, hide);

@@ -44,7 +44,7 @@ mod refine;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_trade;
+pub(crate) mod tests_trade;
 mod tree;
 
 use crate::eval::{EvalError, Problem};

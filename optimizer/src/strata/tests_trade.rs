@@ -14,7 +14,7 @@ use mesa_runtime::EngineKind;
 /// A sweep where each question needs one structure that nothing a rule
 /// can read tells (it follows the question's number), and only that
 /// structure shows anything: a trade finds it, strata cannot.
-fn planted_shown() -> Problem {
+pub(crate) fn planted_shown() -> Problem {
     planted_with(UtilityKind::AnswerCoverage, |n, r| {
         let needs = Structure::ALL[(n * 7 + n / 5) % 5];
         for s in Structure::ALL {
