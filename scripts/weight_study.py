@@ -25,6 +25,7 @@ its `mesa sweep --items`)
 """
 import collections
 import json
+import statistics
 import sys
 
 from depth_study import PRICES, pct
@@ -68,7 +69,6 @@ def shares(rows, price):
 
 
 def holds(rows, price, target):
-    import statistics
     xs = []
     for r, c in rows:
         m = choose(r, c, price)

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn mesa(args: &[&str]) -> Output {
@@ -121,15 +121,23 @@ fn recompute(items: &Value, bits: usize) -> (f64, usize, usize, f64) {
     (tokens as f64, words.len(), steps.len(), utility)
 }
 
-#[test]
-fn the_items_recompute_the_sweep() {
-    let dir = std::env::temp_dir().join(format!("mesa-items-{}", std::process::id()));
+/// A new directory holding the dataset and a store built from it: the
+/// directory, the dataset's path and the store's.
+fn built(name: &str) -> (PathBuf, String, String) {
+    let dir = std::env::temp_dir().join(format!("mesa-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let data = dir.join("data.jsonl");
     std::fs::write(&data, dataset()).unwrap();
-    let store = dir.join("store");
-    let (data, store_s) = (data.to_str().unwrap(), store.to_str().unwrap());
-    ok(&mesa(&["build", data, "-o", store_s, "--quiet"]));
+    let data = data.to_string_lossy().into_owned();
+    let store = dir.join("store").to_string_lossy().into_owned();
+    ok(&mesa(&["build", &data, "-o", &store, "--quiet"]));
+    (dir, data, store)
+}
+
+#[test]
+fn the_items_recompute_the_sweep() {
+    let (dir, data, store) = built("items");
+    let (data, store_s) = (data.as_str(), store.as_str());
     for utility in ["evidence-recall", "answer-only-recall", "answer-coverage"] {
         let sweep = dir.join(format!("sweep-{utility}.jsonl"));
         let items = dir.join(format!("items-{utility}.jsonl"));
@@ -182,13 +190,8 @@ fn the_items_recompute_the_sweep() {
 /// An items file that cannot be written is an error naming it, and exit 1.
 #[test]
 fn an_items_path_that_cannot_be_written_is_an_error() {
-    let dir = std::env::temp_dir().join(format!("mesa-items-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let data = dir.join("data.jsonl");
-    std::fs::write(&data, dataset()).unwrap();
-    let store = dir.join("store");
-    let (data, store_s) = (data.to_str().unwrap(), store.to_str().unwrap());
-    ok(&mesa(&["build", data, "-o", store_s, "--quiet"]));
+    let (dir, data, store) = built("items-bad");
+    let (data, store_s) = (data.as_str(), store.as_str());
     let bad = dir.join("no-such-dir").join("items.jsonl");
     let sweep = dir.join("sweep.jsonl");
     let o = mesa(&[
