@@ -10,9 +10,12 @@ use mesa_core::Shown;
 
 impl Fit<'_> {
     /// The best of no trade and `trade UNIT at P` for both units and every
-    /// price on the train objective; a trade replaces none only when it
-    /// gains at least half of `min_gain`. Nothing changes when the sweep
-    /// records no subset counts (a trade could not be scored).
+    /// price on the train objective. Starting from no trade, each candidate
+    /// in turn (`words` then `steps`, prices rising) replaces the best so
+    /// far only when it gains at least half of `min_gain` over it, as the
+    /// budget direction does: a later candidate must earn its place.
+    /// Nothing changes when the sweep records no subset counts (a trade
+    /// could not be scored).
     pub fn trade(&self, base: &PolicySpec, params: &Params) -> (PolicySpec, Vec<String>) {
         if !self.problem.shown_available {
             return (
