@@ -206,19 +206,25 @@ impl<'a> Retrieval<'a> {
     /// What each subset of the five structures shows together (retrieves
     /// those not retrieved yet side by side).
     pub fn coverage(&self) -> Result<Coverage, RetrieveError> {
-        self.fetch(Mask::ALL);
-        let [s, t, g, v, r] = Structure::ALL.map(|k| self.content_words(k));
-        let content = [s?, t?, g?, v?, r?];
-        let [s, t, g, v, r] = Structure::ALL.map(|k| self.shown(k));
-        Ok(Coverage::from_sets(content, [s?, t?, g?, v?, r?]))
+        Ok(Coverage {
+            words: self.unit_counts(Shown::Words)?,
+            steps: self.unit_counts(Shown::Steps)?,
+        })
     }
 
     /// What each subset shows in `unit` alone, as a trading policy reads it
     /// (the same counts as [`Retrieval::coverage`]'s, without the other
     /// unit's: a `steps` trade does not count any evidence's words).
     pub fn shown_counts(&self, unit: Shown) -> Result<[f64; Mask::SUBSETS], RetrieveError> {
+        Ok(self.unit_counts(unit)?.map(f64::from))
+    }
+
+    /// Per subset, the distinct elements of `unit` its structures show:
+    /// the one count both [`Retrieval::coverage`] and
+    /// [`Retrieval::shown_counts`] read.
+    fn unit_counts(&self, unit: Shown) -> Result<[u32; Mask::SUBSETS], RetrieveError> {
         self.fetch(Mask::ALL);
-        let counts = match unit {
+        Ok(match unit {
             Shown::Words => {
                 let [s, t, g, v, r] = Structure::ALL.map(|k| self.content_words(k));
                 per_subset([s?, t?, g?, v?, r?].map(|w| w.iter()))
@@ -227,8 +233,7 @@ impl<'a> Retrieval<'a> {
                 let [s, t, g, v, r] = Structure::ALL.map(|k| self.shown(k));
                 per_subset([s?, t?, g?, v?, r?].map(|w| w.iter()))
             }
-        };
-        Ok(counts.map(f64::from))
+        })
     }
 
     /// The steps the question names (see the module doc).

@@ -5,7 +5,7 @@
 
 use super::cues::is_cue_word;
 use super::spec::{
-    apply_budget, holds_vec, Act, Cmp, Cond, FeatTable, PolicySpec, RuleSpec, Simulator,
+    after_rules, holds_vec, Act, Cmp, Cond, FeatTable, PolicySpec, RuleSpec, Simulator,
 };
 use crate::eval::problem::argmax;
 use crate::eval::Problem;
@@ -81,11 +81,7 @@ impl<'a> Fit<'a> {
             let mut p = [0u8; Mask::SUBSETS];
             for k in 0..Mask::SUBSETS {
                 let previews = &self.table.feats[i].previews;
-                let mut m = Mask::subset(k);
-                if let Some(t) = base.trade {
-                    m = t.apply(m, previews);
-                }
-                let m = apply_budget(m, base.budget, previews);
+                let m = after_rules(Mask::subset(k), base.trade, base.budget, previews);
                 let k2 = Mask::subset_index(m).unwrap_or(k);
                 e[k] = q.objective[k2] - self.rate * q.tokens[k2];
                 p[k] = k2 as u8;

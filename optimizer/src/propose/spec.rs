@@ -661,6 +661,18 @@ pub fn holds_vec(cond: &Cond, table: &FeatTable, idx: &[usize]) -> Vec<bool> {
     idx.iter().map(|&i| holds(&c, &table.feats[i])).collect()
 }
 
+/// What follows the rules, in the interpreter's order: the trade, then the
+/// budget. The simulator and the fitting's per-mask rows both read it.
+pub fn after_rules(
+    mask: Mask,
+    trade: Option<TradeSpec>,
+    budget: Option<f64>,
+    previews: &mesa_core::Previews,
+) -> Mask {
+    let mask = trade.map_or(mask, |t| t.apply(mask, previews));
+    apply_budget(mask, budget, previews)
+}
+
 /// The budget step: while more than one structure is chosen and their
 /// preview tokens exceed `budget`, drop the costliest (the later on ties).
 pub fn apply_budget(mask: Mask, budget: Option<f64>, previews: &mesa_core::Previews) -> Mask {
@@ -730,10 +742,7 @@ impl Simulator {
                 }
             }
         }
-        if let Some(t) = self.trade {
-            mask = t.apply(mask, &f.previews);
-        }
-        mask = apply_budget(mask, self.budget, &f.previews);
+        mask = after_rules(mask, self.trade, self.budget, &f.previews);
         if mask.is_empty() {
             mask = self.default;
         }
