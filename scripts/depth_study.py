@@ -137,6 +137,13 @@ def main():
                  f"for example `{missing[0]}`; write both with one `mesa sweep --items`")
     labelled = [r for r in records if r["labelled"]]
     opts = {r["question_id"]: options_of(r, items[r["question_id"]], count) for r in labelled}
+    r_only = OPTIONS.index((0, 2))
+    r1_only = OPTIONS.index((0, 1))
+    total = sum(o[ALL][1] for o in opts.values())
+    print(f"Over the {len(opts)} labelled questions, R costs "
+          f"{pct(sum(o[r_only][1] for o in opts.values()) / total)} of all five's tokens and its "
+          f"first window alone {pct(sum(o[r1_only][1] for o in opts.values()) / total)}.")
+    print()
     whole = [OPTIONS.index(o) for o in FULL]
     every = list(range(len(OPTIONS)))
     print("| seed | options | keep: J, tokens on val | fixed: tokens for 99% | oracle | "
