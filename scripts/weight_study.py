@@ -15,8 +15,12 @@ and chooses the price on train and scores on val as scripts/price_study.py
 does. Weights: "count" (1: the trade as it is), "agreement" (the number of
 the five structures that show the word), "learned" (the share of answer
 words among the train questions' words of that pattern, smoothed toward
-the overall share by 5 pseudo-words; fitted per seed on train only). It
-prints, per weight, the answer-word share of the train words by how many
+the overall share by 5 pseudo-words; fitted per seed on train only), and
+two that weigh a word by the items that show it rather than by its
+pattern: "rank" (1 / (1 + r) for the best rank r, from 0, of an item that
+shows it in each structure, the subset taking the highest over its
+structures: the retrievers' best items first) and "score" (the same with
+the item's score over the best score of its structure). It prints, per weight, the answer-word share of the train words by how many
 structures show them (seed 0) and the figures over five seeds. Test is not
 read.
 
@@ -77,6 +81,30 @@ def holds(rows, price, target):
     return sum(xs) - statistics.stdev(xs) * len(xs) ** 0.5 >= 0
 
 
+def by_items(items, weigh):
+    """Per subset (bit order), the sum over the words it shows of the
+    highest weight an item of its structures gives the word, where
+    `weigh(rank, score share)` weighs one item."""
+    best = []
+    for sec in items["sections"]:
+        top = max((it["score"] for it in sec["items"]), default=0.0) or 1.0
+        w = {}
+        for rank, it in enumerate(sec["items"]):
+            x = weigh(rank, it["score"] / top)
+            for word in it["words"]:
+                w[word] = max(w.get(word, 0.0), x)
+        best.append(w)
+    words = set().union(*best)
+    return [sum(max(best[k].get(word, 0.0) for k in range(5) if (m + 1) >> k & 1) for word in words)
+            for m in range(31)]
+
+
+ITEM_WEIGHTS = {
+    "rank": lambda rank, share: 1.0 / (1 + rank),
+    "score": lambda rank, share: share,
+}
+
+
 def learned(train):
     seen, hits = collections.Counter(), collections.Counter()
     for r, bits, wanted in train:
@@ -99,6 +127,8 @@ def main():
         sys.exit(f"{sys.argv[2]}: not an answer-coverage sweep's items")
     labelled = [(r, patterns(items[r["question_id"]]), set(items[r["question_id"]]["answer_words"]))
                 for r in records if r["labelled"]]
+    by_item = {name: {r["question_id"]: by_items(items[r["question_id"]], f) for r, _, _ in labelled}
+               for name, f in ITEM_WEIGHTS.items()}
     results = collections.defaultdict(list)
     for seed in range(5):
         sp = splits([r["episode"] for r in records], seed)
@@ -120,9 +150,12 @@ def main():
             "agreement": [float(bin(p).count("1")) for p in range(32)],
             "learned": table,
         }
-        for name, w in weights.items():
-            tr = [(r, weighted(b, w)) for r, b, _ in train]
-            va = [(r, weighted(b, w)) for r, b, _ in val]
+        counts = {name: (lambda r, b, w=w: weighted(b, w)) for name, w in weights.items()}
+        for name, table_of in by_item.items():
+            counts[name] = lambda r, b, t=table_of: t[r["question_id"]]
+        for name, count in counts.items():
+            tr = [(r, count(r, b)) for r, b, _ in train]
+            va = [(r, count(r, b)) for r, b, _ in val]
             # The weighted counts' scale differs: a finer grid near 0.
             prices = sorted(set(PRICES + [round(p / 10, 3) for p in PRICES]))
             keeps = [p for p in prices if holds(tr, p, "keep")]

@@ -115,6 +115,10 @@ pub struct RunSettings {
     /// then val).
     #[serde(default, skip_serializing_if = "is_train")]
     pub fit: crate::split::FitOn,
+    /// The offline proposer's trade prices when not the default (absent:
+    /// [`crate::strata::DEFAULT_TRADE_PRICES`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trade_prices: Option<Vec<f64>>,
 }
 
 fn is_train(f: &crate::split::FitOn) -> bool {

@@ -23,6 +23,7 @@ use crate::propose::{
 use crate::report::{write_run_report, OptimizeReport};
 use crate::rng::Rng;
 use crate::split::{FitOn, Split, ValHalf};
+use crate::strata::DEFAULT_TRADE_PRICES;
 use crate::sweep::Sweep;
 use crate::ucb::Ucb;
 use mesa_core::Mask;
@@ -86,6 +87,10 @@ pub struct OptimizeOptions {
     /// What rules are fitted and candidates compared on. Default
     /// [`FitOn::Train`]: fitted on train, compared on val.
     pub fit: FitOn,
+    /// The prices the offline proposer's `trade` direction tries, each
+    /// finite and above 0. Default [`DEFAULT_TRADE_PRICES`] (0.05 to 1 in
+    /// steps of 0.05, as `mesa stratify`).
+    pub trade_prices: Vec<f64>,
 }
 
 impl OptimizeOptions {
@@ -108,6 +113,7 @@ impl OptimizeOptions {
             choice: Choice::BestVal,
             val_half: None,
             fit: FitOn::Train,
+            trade_prices: DEFAULT_TRADE_PRICES.to_vec(),
         }
     }
 
@@ -146,6 +152,9 @@ pub enum OptimizeError {
     /// No candidate is valid (not even the seed).
     #[error("no valid candidate in the archive")]
     NoValidCandidate,
+    /// A trade price is not a finite number above 0, or none is given.
+    #[error("trade prices must be finite numbers above 0, and at least one is needed; got {0:?}")]
+    TradePrices(Vec<f64>),
     /// A report file could not be written.
     #[error("{path}: {source}")]
     Write {
@@ -195,6 +204,14 @@ fn ms(t: Instant) -> f64 {
 /// best.mesa, best.wasm, pareto.svg).
 pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
     let started = Instant::now();
+    if opts.trade_prices.is_empty()
+        || opts
+            .trade_prices
+            .iter()
+            .any(|p| !(p.is_finite() && *p > 0.0))
+    {
+        return Err(OptimizeError::TradePrices(opts.trade_prices.clone()));
+    }
     let sweep = Sweep::read(&opts.sweep).map_err(EvalError::from)?;
     let problem = Problem::new(&sweep, opts.lambda, opts.hide_qtype)?;
     let splits = problem.splits(opts.seed)?;
@@ -226,6 +243,8 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         no_qtype: opts.hide_qtype,
         val_half: opts.val_half,
         fit: opts.fit,
+        trade_prices: (opts.trade_prices != DEFAULT_TRADE_PRICES)
+            .then(|| opts.trade_prices.clone()),
     };
     let archive = Archive::open(&opts.out, &settings, opts.resume)?;
     if let (Some(r), true) = (&archive.recovered, opts.progress) {
@@ -238,7 +257,7 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
     let per_candidate = (train.inputs.len() + val.inputs.len()) as u64;
     let runtime = Runtime::with_config(RuntimeConfig::for_queries(per_candidate))?;
     let mut proposer: Box<dyn Proposer> = match &opts.proposer {
-        ProposerConfig::Offline => Box::new(OfflineProposer::new(&problem)),
+        ProposerConfig::Offline => Box::new(OfflineProposer::new(&problem, &opts.trade_prices)),
         ProposerConfig::Llm(o) => Box::new(LlmProposer::new(o.as_ref().clone())?),
     };
     let mut search = Search {

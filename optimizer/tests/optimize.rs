@@ -288,6 +288,21 @@ fn resume_after_a_kill_loses_nothing() {
 }
 
 #[test]
+fn bad_trade_prices_are_clear_errors_that_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 20, 4, 6);
+    for prices in [vec![], vec![0.0], vec![0.1, f64::NAN], vec![-0.5]] {
+        let out = dir.path().join("run");
+        let mut o = opts(&sweep, &out, 1);
+        o.trade_prices = prices.clone();
+        let e = optimize(&o).unwrap_err();
+        assert!(matches!(e, OptimizeError::TradePrices(_)), "{e}");
+        assert!(e.to_string().contains("trade prices must be"), "{e}");
+        assert!(!out.exists(), "{prices:?} wrote {}", out.display());
+    }
+}
+
+#[test]
 fn bad_sweeps_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let sweep = synthetic_sweep(dir.path(), 20, 4, 6);

@@ -138,6 +138,10 @@ pub struct OptimizeArgs {
     /// left out, as `mesa frontier --cross-fit` does).
     #[arg(long, value_enum, default_value_t)]
     pub fit: FitArg,
+    /// The prices the offline proposer's `trade` direction tries (comma-separated, each above
+    /// 0) [default: 0.05 to 1 in steps of 0.05].
+    #[arg(long, value_delimiter = ',')]
+    pub trade_price: Vec<f64>,
     /// No progress lines on standard error.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -216,8 +220,15 @@ pub fn options(args: &OptimizeArgs) -> Result<OptimizeOptions, CliError> {
             ProposerConfig::Llm(Box::new(o))
         }
     };
+    let defaults = OptimizeOptions::new(&args.sweep, &args.out);
+    let trade_prices = if args.trade_price.is_empty() {
+        defaults.trade_prices.clone()
+    } else {
+        args.trade_price.clone()
+    };
     Ok(OptimizeOptions {
         proposer,
+        trade_prices,
         iterations: args.iterations,
         lambda: args.lambda,
         beta: args.beta,
@@ -229,7 +240,7 @@ pub fn options(args: &OptimizeArgs) -> Result<OptimizeOptions, CliError> {
         choice: args.choose.into(),
         val_half: args.val_half.map(Into::into),
         fit: args.fit.into(),
-        ..OptimizeOptions::new(&args.sweep, &args.out)
+        ..defaults
     })
 }
 

@@ -41,13 +41,17 @@ fn gates_of(d: Direction) -> (&'static [Feature], &'static str) {
 /// The offline proposer.
 pub struct OfflineProposer {
     table: FeatTable,
+    /// The prices the `trade` direction tries.
+    trade_prices: Vec<f64>,
 }
 
 impl OfflineProposer {
-    /// A proposer over `problem`'s questions.
-    pub fn new(problem: &crate::eval::Problem) -> OfflineProposer {
+    /// A proposer over `problem`'s questions whose `trade` direction tries
+    /// `trade_prices`.
+    pub fn new(problem: &crate::eval::Problem, trade_prices: &[f64]) -> OfflineProposer {
         OfflineProposer {
             table: FeatTable::new(problem),
+            trade_prices: trade_prices.to_vec(),
         }
     }
 
@@ -178,7 +182,7 @@ impl OfflineProposer {
                 Direction::BackendValue => fit.backend_value(base, p),
                 Direction::CostTrim => fit.cost_trim(base, p),
                 Direction::Budget => fit.budget(base, p),
-                Direction::Trade => fit.trade(base, p),
+                Direction::Trade => fit.trade(base, p, &self.trade_prices),
                 Direction::Prune => fit.prune(base, p),
                 Direction::PreviewGates | Direction::EvidenceGates => {
                     let pool = self.pool(fit, d, base, Insert::Front, p, hide);

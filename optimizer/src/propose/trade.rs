@@ -1,22 +1,27 @@
 //! The `trade` direction: after the rules, each question keeps the subset
 //! of its mask that shows the most for its tokens (docs/LANGUAGE.md,
-//! "Trade"). The offline proposer tries each unit at each price of
-//! [`DEFAULT_TRADE_PRICES`] on train, as `mesa stratify` does.
+//! "Trade"). The offline proposer tries each unit at each of its prices
+//! on train ([`crate::strata::DEFAULT_TRADE_PRICES`] unless
+//! `mesa optimize --trade-price` says otherwise), as `mesa stratify` does.
 
 use super::learn::{Fit, Params};
 use super::spec::{PolicySpec, TradeSpec};
-use crate::strata::DEFAULT_TRADE_PRICES;
 use mesa_core::Shown;
 
 impl Fit<'_> {
     /// The best of no trade and `trade UNIT at P` for both units and every
-    /// price on the train objective. Starting from no trade, each candidate
+    /// price of `prices` on the train objective. Starting from no trade, each candidate
     /// in turn (`words` then `steps`, prices rising) replaces the best so
     /// far only when it gains at least half of `min_gain` over it, as the
     /// budget direction does: a later candidate must earn its place.
     /// Nothing changes when the sweep records no subset counts (a trade
     /// could not be scored).
-    pub fn trade(&self, base: &PolicySpec, params: &Params) -> (PolicySpec, Vec<String>) {
+    pub fn trade(
+        &self,
+        base: &PolicySpec,
+        params: &Params,
+        prices: &[f64],
+    ) -> (PolicySpec, Vec<String>) {
         if !self.problem.shown_available {
             return (
                 base.clone(),
@@ -29,7 +34,7 @@ impl Fit<'_> {
         };
         let mut best = (self.total(&with(None)), None);
         for unit in Shown::ALL {
-            for &price in &DEFAULT_TRADE_PRICES {
+            for &price in prices {
                 let trade = Some(TradeSpec { unit, price });
                 let v = self.total(&with(trade));
                 if v > best.0 + params.min_gain * 0.5 {
@@ -58,6 +63,7 @@ mod tests {
     use super::*;
     use crate::propose::spec::FeatTable;
     use crate::strata::tests_trade::planted_shown;
+    use crate::strata::DEFAULT_TRADE_PRICES;
     use mesa_core::Mask;
 
     /// Each question needs one structure that only what the subsets show
@@ -83,7 +89,7 @@ mod tests {
         let idx: Vec<usize> = (0..problem.questions.len()).step_by(2).collect();
         let fit = fit_of(&problem, &table, &idx);
         let base = PolicySpec::fixed("p", Mask::ALL);
-        let (spec, notes) = fit.trade(&base, &Params::default());
+        let (spec, notes) = fit.trade(&base, &Params::default(), &DEFAULT_TRADE_PRICES);
         let t = spec.trade.expect("a trade");
         assert!(notes[0].starts_with("trade none -> "), "{notes:?}");
         assert!(fit.total(&spec) > fit.total(&base) + 0.05 * idx.len() as f64);
@@ -94,13 +100,18 @@ mod tests {
             assert_eq!(Mask::subset(k).len(), 1, "{t:?} read {}", Mask::subset(k));
         }
         // Fitting again keeps it, with nothing to say.
-        let (again, notes) = fit.trade(&spec, &Params::default());
+        let (again, notes) = fit.trade(&spec, &Params::default(), &DEFAULT_TRADE_PRICES);
         assert_eq!(again.trade, spec.trade);
         assert!(notes.is_empty(), "{notes:?}");
         // Re-fitting the masks of a traded policy weighs the trade: it
         // does not lose what the trade gained.
         let (refit, _) = fit.refit_masks(&spec);
         assert!(fit.total(&refit) >= fit.total(&spec) - 1e-9);
+        // Only the prices given are tried.
+        for price in [0.37, 0.02] {
+            let (only, _) = fit.trade(&base, &Params::default(), &[price]);
+            assert_eq!(only.trade.map(|t| t.price), Some(price));
+        }
     }
 
     #[test]
@@ -111,7 +122,7 @@ mod tests {
         let idx: Vec<usize> = (0..problem.questions.len()).collect();
         let fit = fit_of(&problem, &table, &idx);
         let base = PolicySpec::fixed("p", Mask::ALL);
-        let (spec, notes) = fit.trade(&base, &Params::default());
+        let (spec, notes) = fit.trade(&base, &Params::default(), &DEFAULT_TRADE_PRICES);
         assert_eq!(spec.trade, None);
         assert!(notes[0].contains("no subset counts"), "{notes:?}");
     }
