@@ -83,15 +83,52 @@ pub(super) fn check_rules(
     fallback_declared: bool,
     default_span: Option<Span>,
 ) {
-    let mut reach = MaskSet::single(program.default);
-    let mut results = MaskSet::default();
-    let mut may_be_empty_from_top = false;
-    // The first rule that certainly stops evaluation, and every select rule so far.
-    let mut stopper: Option<usize> = None;
-    let mut selects: Vec<usize> = Vec::new();
+    let mut flow = Flow {
+        reach: MaskSet::single(program.default),
+        ..Flow::default()
+    };
     for (i, rule) in program.rules.iter().enumerate() {
         let span = stmts.get(i).map_or(rule.span, |s| s.span);
-        if reach.is_empty() {
+        if !flow.is_live(checker, program, i, span) {
+            continue;
+        }
+        flow.step(checker, i, rule, span);
+    }
+    flow.results.0 |= flow.reach.0;
+    let may_be_empty = flow.results.contains(Mask::EMPTY) || flow.may_be_empty_from_top;
+    if may_be_empty && !fallback_declared && program.default.is_empty() {
+        checker.diags.push(
+            Diagnostic::new(
+                Code::E0400,
+                default_span.unwrap_or_default(),
+                "the policy can return the empty mask: the default is empty and no fallback is declared",
+            )
+            .with_help("declare a non-empty `fallback {S}`, or start from a non-empty default"),
+        );
+    }
+}
+
+/// What the rules so far can leave, followed rule by rule.
+#[derive(Default)]
+struct Flow {
+    /// The masks that can reach the next rule.
+    reach: MaskSet,
+    /// The masks a `select` can return.
+    results: MaskSet,
+    /// Whether a `select top` can return the empty mask.
+    may_be_empty_from_top: bool,
+    /// The first rule that certainly stops evaluation.
+    stopper: Option<usize>,
+    /// Every select rule so far.
+    selects: Vec<usize>,
+}
+
+impl Flow {
+    /// Whether rule `i` can matter; when it cannot (unreachable, never
+    /// fires, shadowed), says why and returns false.
+    fn is_live(&self, checker: &mut Checker<'_>, program: &Program, i: usize, span: Span) -> bool {
+        let rule = &program.rules[i];
+        if self.reach.is_empty() {
             let mut d = Diagnostic::new(
                 Code::W0100,
                 span,
@@ -100,14 +137,13 @@ pub(super) fn check_rules(
             .with_help(
                 "an earlier rule always selects and stops; move this rule above it or remove it",
             );
-            if let Some(j) = stopper {
+            if let Some(j) = self.stopper {
                 d = d.with_label(program.rules[j].span, "this rule always stops evaluation");
             }
             checker.diags.push(d);
-            continue;
+            return false;
         }
-        let c = constant(&rule.cond);
-        if c == Some(false) {
+        if constant(&rule.cond) == Some(false) {
             checker.diags.push(
                 Diagnostic::new(
                     Code::W0101,
@@ -119,43 +155,49 @@ pub(super) fn check_rules(
                 )
                 .with_help("fix the condition or remove the rule"),
             );
-            continue;
+            return false;
         }
         // A condition that reads `size` may differ once a rule in between
         // has changed the mask, so only mask-free conditions shadow.
         let shadow = (!rule.cond.reads_size())
             .then(|| {
-                selects
+                self.selects
                     .iter()
                     .find(|&&j| program.rules[j].cond == rule.cond)
             })
             .flatten();
-        if let Some(&j) = shadow {
-            checker.diags.push(
-                Diagnostic::new(
-                    Code::W0102,
-                    span,
-                    format!(
-                        "rule `{}` is shadowed: `{}` has the same condition and selects first",
-                        rule.name, program.rules[j].name
-                    ),
-                )
-                .with_label(program.rules[j].span, "this rule fires first and stops")
-                .with_help("merge the two rules or change one condition"),
-            );
-            continue;
-        }
-        match (&rule.action, &rule.mask) {
+        let Some(&j) = shadow else { return true };
+        checker.diags.push(
+            Diagnostic::new(
+                Code::W0102,
+                span,
+                format!(
+                    "rule `{}` is shadowed: `{}` has the same condition and selects first",
+                    rule.name, program.rules[j].name
+                ),
+            )
+            .with_label(program.rules[j].span, "this rule fires first and stops")
+            .with_help("merge the two rules or change one condition"),
+        );
+        false
+    }
+
+    /// Follows rule `i` (a live one): what it selects, or what it leaves
+    /// for the next rule; warns when an add or remove cannot change the mask.
+    fn step(&mut self, checker: &mut Checker<'_>, i: usize, rule: &crate::ir::Rule, span: Span) {
+        let always = constant(&rule.cond) == Some(true);
+        let after = match (&rule.action, &rule.mask) {
             (ActionKind::Select, mask) => {
                 match mask {
-                    MaskExpr::Const(m) => results.insert(*m),
-                    MaskExpr::Top { .. } => may_be_empty_from_top = true,
+                    MaskExpr::Const(m) => self.results.insert(*m),
+                    MaskExpr::Top { .. } => self.may_be_empty_from_top = true,
                 }
-                selects.push(i);
-                if c == Some(true) {
-                    reach = MaskSet::default();
-                    stopper = Some(i);
+                self.selects.push(i);
+                if always {
+                    self.reach = MaskSet::default();
+                    self.stopper = Some(i);
                 }
+                return;
             }
             (action, MaskExpr::Const(m)) => {
                 let m = *m;
@@ -163,7 +205,7 @@ pub(super) fn check_rules(
                     ActionKind::Add => x.union(m),
                     _ => x.without(m),
                 };
-                if reach.iter().all(|x| apply(x) == x) {
+                if self.reach.iter().all(|x| apply(x) == x) {
                     checker.diags.push(
                         Diagnostic::new(Code::W0105, span, format!("rule `{}` cannot change the mask", rule.name))
                             .with_help(format!(
@@ -173,44 +215,28 @@ pub(super) fn check_rules(
                             )),
                     );
                 }
-                let after = reach.map(apply);
-                reach = if c == Some(true) {
-                    after
-                } else {
-                    MaskSet(reach.0 | after.0)
-                };
+                self.reach.map(apply)
             }
-            (_, MaskExpr::Top { .. }) => {
-                // add/remove top-k: any mask the union/difference can give.
+            // add/remove top-k: any mask the union/difference can give.
+            (action, MaskExpr::Top { .. }) => {
                 let mut any = MaskSet::default();
-                for x in reach.iter() {
+                for x in self.reach.iter() {
                     for b in 0..32u8 {
                         let t = Mask::from_bits(b);
-                        any.insert(if rule.action == ActionKind::Add {
+                        any.insert(if *action == ActionKind::Add {
                             x.union(t)
                         } else {
                             x.without(t)
                         });
                     }
                 }
-                reach = if c == Some(true) {
-                    any
-                } else {
-                    MaskSet(reach.0 | any.0)
-                };
+                any
             }
-        }
-    }
-    results.0 |= reach.0;
-    let may_be_empty = results.contains(Mask::EMPTY) || may_be_empty_from_top;
-    if may_be_empty && !fallback_declared && program.default.is_empty() {
-        checker.diags.push(
-            Diagnostic::new(
-                Code::E0400,
-                default_span.unwrap_or_default(),
-                "the policy can return the empty mask: the default is empty and no fallback is declared",
-            )
-            .with_help("declare a non-empty `fallback {S}`, or start from a non-empty default"),
-        );
+        };
+        self.reach = if always {
+            after
+        } else {
+            MaskSet(self.reach.0 | after.0)
+        };
     }
 }

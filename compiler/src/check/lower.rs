@@ -4,7 +4,7 @@ use super::{Checker, Export, MAX_EXPR_DEPTH, MAX_EXPR_NODES, MAX_KEYWORDS, MAX_K
 use crate::cues::{self, PatternProblem};
 use crate::ir::{BoolExpr, CmpOp, KeywordSet, MaskExpr, NumExpr, PatternDef};
 use mesa_core::Mask;
-use mesa_grammar::ast::{BinaryOp, CallName, Expr, ExprKind, StrLit};
+use mesa_grammar::ast::{BinaryOp, CallName, Expr, ExprKind, Ident, StrLit};
 use mesa_grammar::{did_you_mean, Code, Diagnostic, Span};
 use std::collections::HashSet;
 
@@ -269,47 +269,9 @@ impl Checker<'_> {
                 let (line, col) = self.lines.line_column(self.source, span.start);
                 self.pattern(p, format!("pattern@{line}:{col}"))
             }
-            ExprKind::Mask(items) => {
-                let mut mask = Mask::EMPTY;
-                let mut ok = true;
-                for item in items {
-                    match self.structure(item) {
-                        Some(s) if mask.contains(s) => self.diags.push(
-                            Diagnostic::new(
-                                Code::W0107,
-                                item.span,
-                                format!("{} is listed twice in this mask", s.letter()),
-                            )
-                            .with_help("remove the repetition"),
-                        ),
-                        Some(s) => mask = mask.with(s),
-                        None => ok = false,
-                    }
-                }
-                if ok {
-                    Value::Mask(MaskExpr::Const(mask))
-                } else {
-                    Value::Error
-                }
-            }
+            ExprKind::Mask(items) => self.mask_literal(items),
             ExprKind::All => Value::Mask(MaskExpr::Const(Mask::ALL)),
-            ExprKind::Top { k, k_span, above } => {
-                let above = match above {
-                    Some(a) => match self.sub_num(a) {
-                        Some(n) => Some(Box::new(n)),
-                        None => return Value::Error,
-                    },
-                    None => None,
-                };
-                if !(1..=5).contains(k) {
-                    self.diags.push(
-                        Diagnostic::new(Code::E0304, *k_span, format!("`top {k}` is out of range"))
-                            .with_help("there are five structures: use a count from 1 to 5"),
-                    );
-                    return Value::Error;
-                }
-                Value::Mask(MaskExpr::Top { k: *k as u8, above })
-            }
+            ExprKind::Top { k, k_span, above } => self.top(*k, *k_span, above.as_deref()),
             ExprKind::Has { subject, set } => wrap_b(
                 self.sub_set(set, "has")
                     .map(|id| BoolExpr::Has(*subject, id)),
@@ -327,55 +289,11 @@ impl Checker<'_> {
                 self.sub_set(set, "hits")
                     .map(|id| NumExpr::Hits(*subject, id)),
             ),
-            ExprKind::Preview { structure, feature } => {
-                let s = self.structure(structure);
-                let f = self.preview_feature(feature);
-                match (s, f) {
-                    (Some(s), Some(f)) if f.partner() == Some(s) => {
-                        self.diags.push(
-                            Diagnostic::new(
-                                Code::E0204,
-                                feature.span,
-                                format!(
-                                    "`{}` is {}'s overlap with itself",
-                                    feature.name,
-                                    s.letter()
-                                ),
-                            )
-                            .with_help("an overlap compares two structures: name another one"),
-                        );
-                        Value::Error
-                    }
-                    (Some(s), Some(f)) => {
-                        let key = mesa_core::PreviewKey::new(s, f);
-                        Value::Num(NumExpr::Preview(key.structure, key.feature))
-                    }
-                    _ => Value::Error,
-                }
-            }
+            ExprKind::Preview { structure, feature } => self.preview(structure, feature),
             ExprKind::Size => Value::Num(NumExpr::Size),
             ExprKind::Neg(x) => wrap_n(self.sub_num(x).map(|n| NumExpr::Neg(Box::new(n)))),
             ExprKind::Not(x) => wrap_b(self.sub_bool(x).map(|b| BoolExpr::Not(Box::new(b)))),
-            ExprKind::Binary { op, lhs, rhs } => {
-                let a = self.sub_num(lhs);
-                let b = self.sub_num(rhs);
-                let (Some(a), Some(b)) = (a, b) else {
-                    return Value::Error;
-                };
-                let (a, b) = (Box::new(a), Box::new(b));
-                match op {
-                    BinaryOp::Add => Value::Num(NumExpr::Add(a, b)),
-                    BinaryOp::Sub => Value::Num(NumExpr::Sub(a, b)),
-                    BinaryOp::Mul => Value::Num(NumExpr::Mul(a, b)),
-                    BinaryOp::Div => Value::Num(NumExpr::Div(a, b)),
-                    BinaryOp::Lt => Value::Bool(BoolExpr::Cmp(CmpOp::Lt, a, b)),
-                    BinaryOp::Le => Value::Bool(BoolExpr::Cmp(CmpOp::Le, a, b)),
-                    BinaryOp::Gt => Value::Bool(BoolExpr::Cmp(CmpOp::Gt, a, b)),
-                    BinaryOp::Ge => Value::Bool(BoolExpr::Cmp(CmpOp::Ge, a, b)),
-                    BinaryOp::Eq => Value::Bool(BoolExpr::Cmp(CmpOp::Eq, a, b)),
-                    BinaryOp::Ne => Value::Bool(BoolExpr::Cmp(CmpOp::Ne, a, b)),
-                }
-            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs),
             ExprKind::And(items) | ExprKind::Or(items) => {
                 let lowered: Vec<Option<BoolExpr>> =
                     items.iter().map(|x| self.sub_bool(x)).collect();
@@ -402,42 +320,136 @@ impl Checker<'_> {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let c = self.sub_bool(cond);
-                let t = self.lower(then);
-                let o = self.lower(otherwise);
-                let Some(c) = c else { return Value::Error };
-                match (t, o) {
-                    (Value::Num(a), Value::Num(b)) => {
-                        Value::Num(NumExpr::If(Box::new(c), Box::new(a), Box::new(b)))
-                    }
-                    (Value::Bool(a), Value::Bool(b)) => {
-                        Value::Bool(BoolExpr::If(Box::new(c), Box::new(a), Box::new(b)))
-                    }
-                    (Value::Error, _) | (_, Value::Error) => Value::Error,
-                    (a @ (Value::Num(_) | Value::Bool(_)), b) => {
-                        let want = a.type_name();
-                        self.mismatch(
-                            otherwise.span,
-                            want,
-                            &b,
-                            Some("both branches of `if` must have the same type".into()),
-                        );
-                        Value::Error
-                    }
-                    (a, _) => {
-                        self.mismatch(
-                            then.span,
-                            "a number or a boolean",
-                            &a,
-                            Some("`if` chooses between numbers or between booleans".into()),
-                        );
-                        Value::Error
-                    }
-                }
-            }
+            } => self.if_value(cond, then, otherwise),
             ExprKind::Paren(x) => self.lower(x),
             _ => Value::Error,
+        }
+    }
+
+    /// A mask literal `{S, T}`; a structure listed twice is a warning.
+    fn mask_literal(&mut self, items: &[Ident]) -> Value {
+        let mut mask = Mask::EMPTY;
+        let mut ok = true;
+        for item in items {
+            match self.structure(item) {
+                Some(s) if mask.contains(s) => self.diags.push(
+                    Diagnostic::new(
+                        Code::W0107,
+                        item.span,
+                        format!("{} is listed twice in this mask", s.letter()),
+                    )
+                    .with_help("remove the repetition"),
+                ),
+                Some(s) => mask = mask.with(s),
+                None => ok = false,
+            }
+        }
+        if ok {
+            Value::Mask(MaskExpr::Const(mask))
+        } else {
+            Value::Error
+        }
+    }
+
+    /// `top K by score [above X]`: K from 1 to 5.
+    fn top(&mut self, k: u64, k_span: Span, above: Option<&Expr>) -> Value {
+        let above = match above {
+            Some(a) => match self.sub_num(a) {
+                Some(n) => Some(Box::new(n)),
+                None => return Value::Error,
+            },
+            None => None,
+        };
+        if !(1..=5).contains(&k) {
+            self.diags.push(
+                Diagnostic::new(Code::E0304, k_span, format!("`top {k}` is out of range"))
+                    .with_help("there are five structures: use a count from 1 to 5"),
+            );
+            return Value::Error;
+        }
+        Value::Mask(MaskExpr::Top { k: k as u8, above })
+    }
+
+    /// `preview.S.feature`: a known structure and feature; an overlap
+    /// feature must name a structure other than `S`.
+    fn preview(&mut self, structure: &Ident, feature: &Ident) -> Value {
+        let s = self.structure(structure);
+        let f = self.preview_feature(feature);
+        match (s, f) {
+            (Some(s), Some(f)) if f.partner() == Some(s) => {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::E0204,
+                        feature.span,
+                        format!("`{}` is {}'s overlap with itself", feature.name, s.letter()),
+                    )
+                    .with_help("an overlap compares two structures: name another one"),
+                );
+                Value::Error
+            }
+            (Some(s), Some(f)) => {
+                let key = mesa_core::PreviewKey::new(s, f);
+                Value::Num(NumExpr::Preview(key.structure, key.feature))
+            }
+            _ => Value::Error,
+        }
+    }
+
+    /// Arithmetic and comparisons: numbers on both sides.
+    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> Value {
+        let a = self.sub_num(lhs);
+        let b = self.sub_num(rhs);
+        let (Some(a), Some(b)) = (a, b) else {
+            return Value::Error;
+        };
+        let (a, b) = (Box::new(a), Box::new(b));
+        match op {
+            BinaryOp::Add => Value::Num(NumExpr::Add(a, b)),
+            BinaryOp::Sub => Value::Num(NumExpr::Sub(a, b)),
+            BinaryOp::Mul => Value::Num(NumExpr::Mul(a, b)),
+            BinaryOp::Div => Value::Num(NumExpr::Div(a, b)),
+            BinaryOp::Lt => Value::Bool(BoolExpr::Cmp(CmpOp::Lt, a, b)),
+            BinaryOp::Le => Value::Bool(BoolExpr::Cmp(CmpOp::Le, a, b)),
+            BinaryOp::Gt => Value::Bool(BoolExpr::Cmp(CmpOp::Gt, a, b)),
+            BinaryOp::Ge => Value::Bool(BoolExpr::Cmp(CmpOp::Ge, a, b)),
+            BinaryOp::Eq => Value::Bool(BoolExpr::Cmp(CmpOp::Eq, a, b)),
+            BinaryOp::Ne => Value::Bool(BoolExpr::Cmp(CmpOp::Ne, a, b)),
+        }
+    }
+
+    /// `if c then a else b`: a boolean condition, branches of one type.
+    fn if_value(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> Value {
+        let c = self.sub_bool(cond);
+        let t = self.lower(then);
+        let o = self.lower(otherwise);
+        let Some(c) = c else { return Value::Error };
+        match (t, o) {
+            (Value::Num(a), Value::Num(b)) => {
+                Value::Num(NumExpr::If(Box::new(c), Box::new(a), Box::new(b)))
+            }
+            (Value::Bool(a), Value::Bool(b)) => {
+                Value::Bool(BoolExpr::If(Box::new(c), Box::new(a), Box::new(b)))
+            }
+            (Value::Error, _) | (_, Value::Error) => Value::Error,
+            (a @ (Value::Num(_) | Value::Bool(_)), b) => {
+                let want = a.type_name();
+                self.mismatch(
+                    otherwise.span,
+                    want,
+                    &b,
+                    Some("both branches of `if` must have the same type".into()),
+                );
+                Value::Error
+            }
+            (a, _) => {
+                self.mismatch(
+                    then.span,
+                    "a number or a boolean",
+                    &a,
+                    Some("`if` chooses between numbers or between booleans".into()),
+                );
+                Value::Error
+            }
         }
     }
 

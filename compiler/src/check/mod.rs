@@ -204,141 +204,7 @@ impl<'f> Checker<'f> {
                 );
                 continue;
             }
-            match &stmt.kind {
-                StatementKind::Header { kind, name } => {
-                    if i > 0 {
-                        let code = if d.header.is_some() {
-                            Code::E0104
-                        } else {
-                            Code::E0103
-                        };
-                        self.help(
-                            code,
-                            stmt.span,
-                            "the header must be the first statement, once",
-                            "remove this line or move it to the top",
-                        );
-                    } else {
-                        d.header = Some((*kind, name.value.clone()));
-                    }
-                }
-                StatementKind::Use { module } => {
-                    if module.name != "std" {
-                        let hint = match did_you_mean(&module.name, ["std"]) {
-                            Some(s) => format!("did you mean `{s}`? the only module is `std`"),
-                            None => "the only module is `std`".into(),
-                        };
-                        self.help(
-                            Code::E0210,
-                            module.span,
-                            format!("unknown module `{}`", module.name),
-                            hint,
-                        );
-                    } else if self.uses_std {
-                        self.help(
-                            Code::W0109,
-                            stmt.span,
-                            "`use std` is given twice",
-                            "remove the second one",
-                        );
-                    } else {
-                        self.uses_std = true;
-                        d.uses.push(module);
-                    }
-                }
-                StatementKind::Let { name, value } => {
-                    if mesa_grammar::RESERVED.contains(&name.name.as_str()) {
-                        self.help(
-                            Code::E0208,
-                            name.span,
-                            format!("`{}` is a reserved word and cannot name a `let`", name.name),
-                            format!("rename it, e.g. `{}_set`", name.name),
-                        );
-                        continue;
-                    }
-                    if let Some(&prev) = self.let_index.get(name.name.as_str()) {
-                        let first = self.lets[prev].name.span;
-                        self.diags.push(
-                            Diagnostic::new(
-                                Code::E0205,
-                                name.span,
-                                format!("`{}` is defined twice", name.name),
-                            )
-                            .with_label(first, "first defined here")
-                            .with_help("rename one of them"),
-                        );
-                        continue;
-                    }
-                    if self.lets.len() == MAX_LETS {
-                        self.help(
-                            Code::E0505,
-                            name.span,
-                            format!("more than {MAX_LETS} `let`s"),
-                            "merge keyword sets or split the policy",
-                        );
-                    }
-                    self.let_index.insert(&name.name, self.lets.len());
-                    self.lets.push(LetDecl {
-                        name,
-                        value,
-                        lowered: None,
-                        used: false,
-                    });
-                }
-                StatementKind::Score { structure, value } => d.scores.push((structure, value)),
-                StatementKind::Rule { name, .. } => {
-                    if let Some(prev) = rule_names.insert(&name.name, name.span) {
-                        self.diags.push(
-                            Diagnostic::new(
-                                Code::E0206,
-                                name.span,
-                                format!("rule name `{}` is used twice", name.name),
-                            )
-                            .with_label(prev, "first used here")
-                            .with_help("rule names appear in traces; give each rule its own"),
-                        );
-                    }
-                    if d.rules.len() == MAX_RULES {
-                        self.help(
-                            Code::E0500,
-                            stmt.span,
-                            format!("more than {MAX_RULES} rules"),
-                            "merge rules that share an action",
-                        );
-                    }
-                    d.rules.push(stmt);
-                }
-                StatementKind::Default(e) => self.once(&mut d.default, e, stmt.span, "default"),
-                StatementKind::Fallback(e) => self.once(&mut d.fallback, e, stmt.span, "fallback"),
-                StatementKind::Budget {
-                    amount,
-                    amount_span,
-                } => {
-                    if d.budget.is_some() {
-                        self.help(
-                            Code::E0104,
-                            stmt.span,
-                            "`budget` is given twice",
-                            "keep one budget",
-                        );
-                    } else {
-                        d.budget = Some((*amount, *amount_span));
-                    }
-                }
-                StatementKind::Trade { .. } => {
-                    if d.trade.is_some() {
-                        self.help(
-                            Code::E0104,
-                            stmt.span,
-                            "`trade` is given twice",
-                            "keep one trade",
-                        );
-                    } else {
-                        d.trade = Some(stmt);
-                    }
-                }
-                _ => {}
-            }
+            self.collect_one(i, stmt, &mut d, &mut rule_names);
         }
         if !is_module && d.default.is_none() && d.header.is_some() {
             self.help(
@@ -349,6 +215,158 @@ impl<'f> Checker<'f> {
             );
         }
         d
+    }
+
+    /// Files statement `i` of the file into `d`, reporting what is out of place.
+    fn collect_one(
+        &mut self,
+        i: usize,
+        stmt: &'f mesa_grammar::ast::Statement,
+        d: &mut Decls<'f>,
+        rule_names: &mut HashMap<&'f str, Span>,
+    ) {
+        match &stmt.kind {
+            StatementKind::Header { kind, name } => {
+                if i == 0 {
+                    d.header = Some((*kind, name.value.clone()));
+                    return;
+                }
+                let code = if d.header.is_some() {
+                    Code::E0104
+                } else {
+                    Code::E0103
+                };
+                self.help(
+                    code,
+                    stmt.span,
+                    "the header must be the first statement, once",
+                    "remove this line or move it to the top",
+                );
+            }
+            StatementKind::Use { module } => self.collect_use(module, stmt.span, d),
+            StatementKind::Let { name, value } => self.collect_let(name, value),
+            StatementKind::Score { structure, value } => d.scores.push((structure, value)),
+            StatementKind::Rule { name, .. } => {
+                if let Some(prev) = rule_names.insert(&name.name, name.span) {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::E0206,
+                            name.span,
+                            format!("rule name `{}` is used twice", name.name),
+                        )
+                        .with_label(prev, "first used here")
+                        .with_help("rule names appear in traces; give each rule its own"),
+                    );
+                }
+                if d.rules.len() == MAX_RULES {
+                    self.help(
+                        Code::E0500,
+                        stmt.span,
+                        format!("more than {MAX_RULES} rules"),
+                        "merge rules that share an action",
+                    );
+                }
+                d.rules.push(stmt);
+            }
+            StatementKind::Default(e) => self.once(&mut d.default, e, stmt.span, "default"),
+            StatementKind::Fallback(e) => self.once(&mut d.fallback, e, stmt.span, "fallback"),
+            StatementKind::Budget {
+                amount,
+                amount_span,
+            } => {
+                if d.budget.is_some() {
+                    self.help(
+                        Code::E0104,
+                        stmt.span,
+                        "`budget` is given twice",
+                        "keep one budget",
+                    );
+                } else {
+                    d.budget = Some((*amount, *amount_span));
+                }
+            }
+            StatementKind::Trade { .. } => {
+                if d.trade.is_some() {
+                    self.help(
+                        Code::E0104,
+                        stmt.span,
+                        "`trade` is given twice",
+                        "keep one trade",
+                    );
+                } else {
+                    d.trade = Some(stmt);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `use MODULE`: only `std`, once.
+    fn collect_use(&mut self, module: &'f Ident, span: Span, d: &mut Decls<'f>) {
+        if module.name != "std" {
+            let hint = match did_you_mean(&module.name, ["std"]) {
+                Some(s) => format!("did you mean `{s}`? the only module is `std`"),
+                None => "the only module is `std`".into(),
+            };
+            self.help(
+                Code::E0210,
+                module.span,
+                format!("unknown module `{}`", module.name),
+                hint,
+            );
+        } else if self.uses_std {
+            self.help(
+                Code::W0109,
+                span,
+                "`use std` is given twice",
+                "remove the second one",
+            );
+        } else {
+            self.uses_std = true;
+            d.uses.push(module);
+        }
+    }
+
+    /// `let NAME = VALUE`: not a reserved word, not defined twice, at most
+    /// [`MAX_LETS`].
+    fn collect_let(&mut self, name: &'f Ident, value: &'f Expr) {
+        if mesa_grammar::RESERVED.contains(&name.name.as_str()) {
+            self.help(
+                Code::E0208,
+                name.span,
+                format!("`{}` is a reserved word and cannot name a `let`", name.name),
+                format!("rename it, e.g. `{}_set`", name.name),
+            );
+            return;
+        }
+        if let Some(&prev) = self.let_index.get(name.name.as_str()) {
+            let first = self.lets[prev].name.span;
+            self.diags.push(
+                Diagnostic::new(
+                    Code::E0205,
+                    name.span,
+                    format!("`{}` is defined twice", name.name),
+                )
+                .with_label(first, "first defined here")
+                .with_help("rename one of them"),
+            );
+            return;
+        }
+        if self.lets.len() == MAX_LETS {
+            self.help(
+                Code::E0505,
+                name.span,
+                format!("more than {MAX_LETS} `let`s"),
+                "merge keyword sets or split the policy",
+            );
+        }
+        self.let_index.insert(&name.name, self.lets.len());
+        self.lets.push(LetDecl {
+            name,
+            value,
+            lowered: None,
+            used: false,
+        });
     }
 
     /// A `trade` statement's unit and price.
@@ -453,27 +471,7 @@ impl<'f> Checker<'f> {
             self.check_module_exports();
             return None;
         }
-        let mut scores: [Option<crate::ir::NumExpr>; 5] = Default::default();
-        let mut score_spans: [Option<Span>; 5] = [None; 5];
-        for (structure, value) in &decls.scores {
-            let s = self.structure(structure);
-            let lowered = self.lower_num(value);
-            if let Some(s) = s {
-                if let Some(prev) = score_spans[s.index()] {
-                    let mut d = Diagnostic::new(
-                        Code::E0209,
-                        structure.span,
-                        format!("structure {} is scored twice", s.letter()),
-                    )
-                    .with_help("keep one `score` line per structure");
-                    d = d.with_label(prev, "first scored here");
-                    self.diags.push(d);
-                } else {
-                    score_spans[s.index()] = Some(structure.span);
-                    scores[s.index()] = lowered;
-                }
-            }
-        }
+        let scores = self.lower_scores(&decls);
         let default = decls.default.and_then(|e| self.fixed_mask(e, "default"));
         let fallback_decl = decls.fallback.and_then(|e| self.fixed_mask(e, "fallback"));
         if let (Some(fb), Some(e)) = (fallback_decl, decls.fallback) {
@@ -486,51 +484,11 @@ impl<'f> Checker<'f> {
                 );
             }
         }
-        let budget = decls.budget.and_then(|(amount, span)| {
-            if amount > 0.0 {
-                Some(amount)
-            } else {
-                self.help(
-                    Code::E0305,
-                    span,
-                    "the budget must be more than 0 tokens",
-                    "remove the budget or give a positive number of tokens",
-                );
-                None
-            }
-        });
+        let budget = decls
+            .budget
+            .and_then(|(amount, span)| self.budget(amount, span));
         let trade = decls.trade.and_then(|stmt| self.trade(stmt));
-        let mut rules = Vec::new();
-        for stmt in &decls.rules {
-            if let StatementKind::Rule {
-                name,
-                when,
-                action,
-                mask,
-                ..
-            } = &stmt.kind
-            {
-                let cond = match when {
-                    Some(c) => self.lower_bool(c),
-                    None => Some(crate::ir::BoolExpr::Const(true)),
-                };
-                let mask_expr = self.lower_mask(mask);
-                if let (Some(cond), Some(mask_expr)) = (cond, mask_expr) {
-                    rules.push(crate::ir::Rule {
-                        name: name.name.clone(),
-                        line: self.line_of(stmt.span.start),
-                        span: stmt.span,
-                        cond,
-                        action: *action,
-                        mask: mask_expr,
-                        cond_text: when
-                            .as_ref()
-                            .map_or_else(|| "always".to_string(), |c| self.text(c.span)),
-                        mask_text: self.text(mask.span),
-                    });
-                }
-            }
-        }
+        let rules = self.lower_rules(&decls);
         self.report_unused(&decls);
         if self.diags.iter().any(Diagnostic::is_error) {
             return None;
@@ -585,6 +543,83 @@ impl<'f> Checker<'f> {
             self.compile_patterns(&mut program)?;
         }
         Some(program)
+    }
+
+    /// The `score` lines by structure; a structure scored twice is an error.
+    fn lower_scores(&mut self, decls: &Decls<'f>) -> [Option<crate::ir::NumExpr>; 5] {
+        let mut scores: [Option<crate::ir::NumExpr>; 5] = Default::default();
+        let mut score_spans: [Option<Span>; 5] = [None; 5];
+        for (structure, value) in &decls.scores {
+            let s = self.structure(structure);
+            let lowered = self.lower_num(value);
+            if let Some(s) = s {
+                if let Some(prev) = score_spans[s.index()] {
+                    let mut d = Diagnostic::new(
+                        Code::E0209,
+                        structure.span,
+                        format!("structure {} is scored twice", s.letter()),
+                    )
+                    .with_help("keep one `score` line per structure");
+                    d = d.with_label(prev, "first scored here");
+                    self.diags.push(d);
+                } else {
+                    score_spans[s.index()] = Some(structure.span);
+                    scores[s.index()] = lowered;
+                }
+            }
+        }
+        scores
+    }
+
+    /// A `budget`'s amount, which must be above 0 tokens.
+    fn budget(&mut self, amount: f64, span: Span) -> Option<f64> {
+        if amount > 0.0 {
+            return Some(amount);
+        }
+        self.help(
+            Code::E0305,
+            span,
+            "the budget must be more than 0 tokens",
+            "remove the budget or give a positive number of tokens",
+        );
+        None
+    }
+
+    /// The rules, lowered; a rule whose condition or mask fails is left out
+    /// (its errors are reported).
+    fn lower_rules(&mut self, decls: &Decls<'f>) -> Vec<crate::ir::Rule> {
+        let mut rules = Vec::new();
+        for stmt in &decls.rules {
+            if let StatementKind::Rule {
+                name,
+                when,
+                action,
+                mask,
+                ..
+            } = &stmt.kind
+            {
+                let cond = match when {
+                    Some(c) => self.lower_bool(c),
+                    None => Some(crate::ir::BoolExpr::Const(true)),
+                };
+                let mask_expr = self.lower_mask(mask);
+                if let (Some(cond), Some(mask_expr)) = (cond, mask_expr) {
+                    rules.push(crate::ir::Rule {
+                        name: name.name.clone(),
+                        line: self.line_of(stmt.span.start),
+                        span: stmt.span,
+                        cond,
+                        action: *action,
+                        mask: mask_expr,
+                        cond_text: when
+                            .as_ref()
+                            .map_or_else(|| "always".to_string(), |c| self.text(c.span)),
+                        mask_text: self.text(mask.span),
+                    });
+                }
+            }
+        }
+        rules
     }
 
     /// Compiles the patterns to the DFAs the Wasm module will carry, so that
