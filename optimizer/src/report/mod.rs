@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+mod markdown;
+
 fn pm(s: &Stat, digits: usize) -> String {
     if s.values.len() > 1 {
         format!("{:.d$} ± {:.d$}", s.mean, s.std, d = digits)
@@ -291,91 +293,14 @@ impl OptimizeReport {
         run_seconds: f64,
     ) -> OptimizeReport {
         let entries = &archive.entries;
-        let mut counts = Counts {
-            total: entries.len(),
-            ..Counts::default()
-        };
-        for e in entries {
-            if e.valid {
-                counts.valid += 1;
-            }
-            if e.duplicate_of.is_some() {
-                counts.duplicates += 1;
-            } else if e.valid {
-                counts.evaluated += 1;
-            }
-            if e.endpoint_failed() {
-                counts.endpoint_failures += 1;
-            } else if let Some(f) = &e.failure {
-                *counts
-                    .failed_by_stage
-                    .entry(f.stage.name().to_string())
-                    .or_default() += 1;
-            }
-        }
-        let llm_entries: Vec<&ArchiveEntry> = entries
-            .iter()
-            .filter(|e| e.llm.is_some() && !e.endpoint_failed())
-            .collect();
-        let llm = (opts.proposer.name() == "llm").then(|| {
-            let n = llm_entries.len();
-            let count = |f: fn(&crate::propose::LlmTrace) -> bool| {
-                llm_entries
-                    .iter()
-                    .filter(|e| e.llm.as_ref().is_some_and(f))
-                    .count()
-            };
-            let first_try = count(|l| l.first_try_valid);
-            let valid = count(|l| l.valid);
-            LlmValidity {
-                candidates: n,
-                first_try,
-                autofixed: count(|l| l.autofixed),
-                repaired: count(|l| l.repaired),
-                share_first_try: first_try as f64 / n.max(1) as f64,
-                share_after_repair: valid as f64 / n.max(1) as f64,
-            }
-        });
         let evaluated: Vec<&ArchiveEntry> = entries
             .iter()
             .filter(|e| e.valid && e.duplicate_of.is_none())
             .collect();
-        let col = |f: fn(&ArchiveEntry) -> f64| Dist::of(evaluated.iter().map(|e| f(e)).collect());
-        let timings = Timings {
-            turnaround_ms: col(|e| e.timings.turnaround_ms()),
-            check_ms: col(|e| e.timings.check_ms),
-            compile_ms: col(|e| e.timings.compile_ms),
-            instantiate_ms: col(|e| e.timings.instantiate_ms),
-            eval_val_ms: col(|e| e.timings.eval_val_ms),
-            eval_train_ms: col(|e| e.timings.eval_train_ms),
-            propose_ms: Dist::of(
-                entries
-                    .iter()
-                    .filter(|e| e.iteration > 0)
-                    .map(|e| e.propose_ms)
-                    .collect(),
-            ),
-            run_seconds,
-        };
-        let mut ranked = evaluated.clone();
-        ranked.sort_by(|a, b| {
-            b.val_objective()
-                .unwrap_or(f64::MIN)
-                .total_cmp(&a.val_objective().unwrap_or(f64::MIN))
-                .then(a.id.cmp(&b.id))
-        });
-        let top = ranked
-            .iter()
-            .take(10)
-            .map(|e| TopRow {
-                id: e.id,
-                iteration: e.iteration,
-                mode: e.mode.name().into(),
-                direction: e.direction.clone().unwrap_or_else(|| "-".into()),
-                train: e.train,
-                val: e.val,
-            })
-            .collect();
+        let counts = Counts::of(entries);
+        let llm = (opts.proposer.name() == "llm").then(|| LlmValidity::of(entries));
+        let timings = Timings::of(entries, &evaluated, run_seconds);
+        let top = top_rows(evaluated);
         OptimizeReport {
             settings: settings.clone(),
             iterations: opts.iterations,
@@ -405,170 +330,6 @@ impl OptimizeReport {
             recovered: archive.recovered.clone(),
             val_test: None,
         }
-    }
-
-    /// The report as Markdown.
-    pub fn to_markdown(&self) -> String {
-        let mut s = String::new();
-        let st = &self.settings;
-        let _ = writeln!(s, "# Optimizer run\n");
-        let _ = writeln!(s, "- sweep: `{}` (FNV-1a {})", st.sweep, st.sweep_fnv1a64);
-        let _ = writeln!(
-            s,
-            "- proposer: {}; iterations: {} (exploit, explore, repair each); beta {}; lambda {}; seed {}",
-            st.proposer, self.iterations, st.beta, st.lambda, st.seed
-        );
-        let _ = writeln!(s, "- inputs the policies saw: {}", self.inputs.describe());
-        let _ = writeln!(
-            s,
-            "- splits (episode-level 2:2:6): train {} questions / {} episodes, val {} / {}, test {} / {}",
-            self.split_questions[0],
-            self.split_episodes[0],
-            self.split_questions[1],
-            self.split_episodes[1],
-            self.split_questions[2],
-            self.split_episodes[2]
-        );
-        if st.fit == crate::split::FitOn::TrainVal {
-            let _ = writeln!(
-                s,
-                "- rules fitted and candidates compared on train and val together: the val figures below are not held out"
-            );
-        }
-        if let Some(h) = st.val_half {
-            let _ = writeln!(
-                s,
-                "- candidates compared on val's {} half only ({} of its questions); the other half is left for choosing among runs",
-                h.name(),
-                self.split_questions[1]
-            );
-        }
-        let c = &self.counts;
-        let _ = writeln!(
-            s,
-            "- candidates: {} archived, {} valid ({} evaluated, {} duplicates), {} endpoint failures, failures by stage: {:?}",
-            c.total, c.valid, c.evaluated, c.duplicates, c.endpoint_failures, c.failed_by_stage
-        );
-        if let Some(l) = &self.llm {
-            let _ = writeln!(
-                s,
-                "- LLM candidates valid at the first try: {}/{} ({:.0}%); after suggestions and one repair round: {:.0}% ({} fixed by suggestions, {} by the repair round)",
-                l.first_try,
-                l.candidates,
-                100.0 * l.share_first_try,
-                100.0 * l.share_after_repair,
-                l.autofixed,
-                l.repaired
-            );
-        }
-        if let Some(r) = &self.recovered {
-            let _ = writeln!(s, "- resumed: a cut-off last archive line was dropped (line {}, {} bytes) and that candidate proposed again", r.line, r.dropped_bytes);
-        }
-        let b = &self.best;
-        let _ = writeln!(
-            s,
-            "\n## Frozen best: #{} ({} {}, iteration {})\n",
-            b.id, b.mode, b.direction, b.iteration
-        );
-        let how = match b.chosen_by.as_str() {
-            "one-se" => "the fewest rules within one standard error of the best val objective",
-            _ => "the best val objective",
-        };
-        let _ = writeln!(s, "Chosen by {how}, then tested once on test.\n");
-        let _ = writeln!(
-            s,
-            "| split | objective | J | C (tokens) | structures |\n| --- | --- | --- | --- | --- |"
-        );
-        for (name, m) in [("train", b.train), ("val", b.val), ("test", Some(b.test))] {
-            if let Some(m) = m {
-                let _ = writeln!(
-                    s,
-                    "| {name} | {:.4} | {:.4} | {:.0} | {:.2} |",
-                    m.objective, m.j, m.c, m.structures
-                );
-            }
-        }
-        let _ = writeln!(s, "\n```mesa\n{}```", b.source);
-        if let Some(v) = &self.val_test {
-            let _ = writeln!(
-                s,
-                "\nAcross the {} evaluated candidates, val and test objectives correlate with Pearson r = {:.3} and Spearman rho = {:.3}; the best val candidate ranks {} of {} on test.",
-                v.n, v.pearson, v.spearman, v.best_val_test_rank, v.n
-            );
-        }
-        if !b.rules.is_empty() {
-            let _ = writeln!(s, "\nEach rule: the questions it decides (support) and its gain (the objective of its choice minus all five's over them, per question of the split).\n\n| rule | train support | train gain | val support | val gain |\n| --- | --- | --- | --- | --- |");
-            for r in &b.rules {
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {:+.4} | {} | {:+.4} |",
-                    r.name, r.train_support, r.train_gain, r.val_support, r.val_gain
-                );
-            }
-        }
-        let _ = writeln!(s, "\n## Test split: best against the baselines\n");
-        let _ = writeln!(s, "| policy | objective | J | C (tokens) | structures | detail |\n| --- | --- | --- | --- | --- | --- |");
-        let _ = writeln!(
-            s,
-            "{}",
-            metrics_row(&format!("**best #{}**", b.id), "", &b.test)
-        );
-        for r in &self.baselines_test {
-            let _ = writeln!(s, "{}", metrics_row(&r.name, &r.detail, &r.metrics));
-        }
-        breakdown_md(&mut s, "Best", &b.breakdown);
-        let _ = writeln!(s, "\n## Directions (UCB statistics)\n\n| direction | axis | candidates | mean val objective | UCB |\n| --- | --- | --- | --- | --- |");
-        for d in &self.directions {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {:.4} | {:.4} |",
-                d.direction, d.axis, d.n, d.mean, d.ucb
-            );
-        }
-        let _ = writeln!(s, "\n## Top candidates (val)\n\n| id | iteration | kind | direction | train objective | val objective | val J | val C |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
-        for t in &self.top {
-            let f = |m: Option<Metrics>, g: fn(&Metrics) -> f64, d: usize| {
-                m.map_or("-".into(), |m| format!("{:.d$}", g(&m), d = d))
-            };
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                t.id,
-                t.iteration,
-                t.mode,
-                t.direction,
-                f(t.train, |m| m.objective, 4),
-                f(t.val, |m| m.objective, 4),
-                f(t.val, |m| m.j, 4),
-                f(t.val, |m| m.c, 0)
-            );
-        }
-        let tm = &self.timings;
-        let _ = writeln!(s, "\n## Timings (ms per evaluated candidate)\n\n| stage | n | mean | median | p95 | max |\n| --- | --- | --- | --- | --- | --- |");
-        for (name, d) in [
-            (
-                "**candidate compile time** (check + compile + instantiate + eval val)",
-                &tm.turnaround_ms,
-            ),
-            ("check", &tm.check_ms),
-            ("compile to Wasm", &tm.compile_ms),
-            ("wasmtime compile + instantiate", &tm.instantiate_ms),
-            ("select val split", &tm.eval_val_ms),
-            ("select train split", &tm.eval_train_ms),
-            ("propose", &tm.propose_ms),
-        ] {
-            let _ = writeln!(
-                s,
-                "| {name} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
-                d.n, d.mean, d.median, d.p95, d.max
-            );
-        }
-        let _ = writeln!(
-            s,
-            "\nWhole run: {:.1} s.\n\n![tokens against utility](pareto.svg)",
-            tm.run_seconds
-        );
-        s
     }
 
     /// The Pareto plot's points: the archive's valid candidates and the
@@ -604,6 +365,109 @@ impl OptimizeReport {
         }
         pts
     }
+}
+
+impl Counts {
+    /// The archive's candidates by outcome.
+    fn of(entries: &[ArchiveEntry]) -> Counts {
+        let mut counts = Counts {
+            total: entries.len(),
+            ..Counts::default()
+        };
+        for e in entries {
+            if e.valid {
+                counts.valid += 1;
+            }
+            if e.duplicate_of.is_some() {
+                counts.duplicates += 1;
+            } else if e.valid {
+                counts.evaluated += 1;
+            }
+            if e.endpoint_failed() {
+                counts.endpoint_failures += 1;
+            } else if let Some(f) = &e.failure {
+                *counts
+                    .failed_by_stage
+                    .entry(f.stage.name().to_string())
+                    .or_default() += 1;
+            }
+        }
+        counts
+    }
+}
+
+impl LlmValidity {
+    /// How often the LLM's candidates were valid, at the first try and after
+    /// repair (endpoint failures left out).
+    fn of(entries: &[ArchiveEntry]) -> LlmValidity {
+        let entries: Vec<&ArchiveEntry> = entries
+            .iter()
+            .filter(|e| e.llm.is_some() && !e.endpoint_failed())
+            .collect();
+        let n = entries.len();
+        let count = |f: fn(&crate::propose::LlmTrace) -> bool| {
+            entries
+                .iter()
+                .filter(|e| e.llm.as_ref().is_some_and(f))
+                .count()
+        };
+        let first_try = count(|l| l.first_try_valid);
+        let valid = count(|l| l.valid);
+        LlmValidity {
+            candidates: n,
+            first_try,
+            autofixed: count(|l| l.autofixed),
+            repaired: count(|l| l.repaired),
+            share_first_try: first_try as f64 / n.max(1) as f64,
+            share_after_repair: valid as f64 / n.max(1) as f64,
+        }
+    }
+}
+
+impl Timings {
+    /// Each stage's times over the evaluated candidates (proposing over every
+    /// candidate after the seeds).
+    fn of(entries: &[ArchiveEntry], evaluated: &[&ArchiveEntry], run_seconds: f64) -> Timings {
+        let col = |f: fn(&ArchiveEntry) -> f64| Dist::of(evaluated.iter().map(|e| f(e)).collect());
+        Timings {
+            turnaround_ms: col(|e| e.timings.turnaround_ms()),
+            check_ms: col(|e| e.timings.check_ms),
+            compile_ms: col(|e| e.timings.compile_ms),
+            instantiate_ms: col(|e| e.timings.instantiate_ms),
+            eval_val_ms: col(|e| e.timings.eval_val_ms),
+            eval_train_ms: col(|e| e.timings.eval_train_ms),
+            propose_ms: Dist::of(
+                entries
+                    .iter()
+                    .filter(|e| e.iteration > 0)
+                    .map(|e| e.propose_ms)
+                    .collect(),
+            ),
+            run_seconds,
+        }
+    }
+}
+
+/// The ten best evaluated candidates by val objective (ties to the older).
+fn top_rows(mut ranked: Vec<&ArchiveEntry>) -> Vec<TopRow> {
+    ranked.sort_by(|a, b| {
+        b.val_objective()
+            .unwrap_or(f64::MIN)
+            .total_cmp(&a.val_objective().unwrap_or(f64::MIN))
+            .then(a.id.cmp(&b.id))
+    });
+    ranked
+        .iter()
+        .take(10)
+        .map(|e| TopRow {
+            id: e.id,
+            iteration: e.iteration,
+            mode: e.mode.name().into(),
+            direction: e.direction.clone().unwrap_or_else(|| "-".into()),
+            train: e.train,
+            val: e.val,
+        })
+        .collect()
 }
 
 /// Writes RUN/report.json, report.md, best.mesa, best.wasm and pareto.svg.
