@@ -12,36 +12,64 @@ pub(crate) fn request_body<S: AsRef<str>>(model: &str, texts: &[S]) -> Value {
     json!({ "model": model, "input": input })
 }
 
+/// A problem with one field of a reply: the field's path and what is wrong.
+type FieldProblem = (String, String);
+
 /// Reads an embeddings reply body for `expected` inputs: one vector per input, put in input
 /// order by each item's `index` (or by position when no item has an `index`), all of one
 /// non-zero dimension, all values finite as `f32`.
 pub(crate) fn parse_reply(url: &str, text: &str, expected: usize) -> Result<Vec<Vec<f32>>, Error> {
-    let malformed = |field: String, problem: String| Error::MalformedReply {
+    let malformed = |(field, problem): FieldProblem| Error::MalformedReply {
         url: url.to_string(),
         field,
         problem,
         body_excerpt: excerpt(text),
     };
     let root: Value = serde_json::from_str(text)
-        .map_err(|e| malformed("(body)".into(), format!("is not JSON ({e})")))?;
+        .map_err(|e| malformed(("(body)".into(), format!("is not JSON ({e})"))))?;
+    let data = data_items(&root, expected).map_err(malformed)?;
+    let any_index = data.iter().any(|item| item.get("index").is_some());
+    let mut slots: Vec<Option<Vec<f32>>> = vec![None; expected];
+    let mut dim: Option<usize> = None;
+    for (pos, item) in data.iter().enumerate() {
+        let slot = if any_index {
+            slot_of(item, pos, expected).map_err(malformed)?
+        } else {
+            pos
+        };
+        let vector = vector_of(item, pos, &mut dim).map_err(malformed)?;
+        if slots[slot].is_some() {
+            return Err(malformed((
+                format!("data[{pos}].index"),
+                format!("repeats index {slot}; every input must get exactly one embedding"),
+            )));
+        }
+        slots[slot] = Some(vector);
+    }
+    // `expected` items, each filling a distinct slot in 0..expected: every slot is filled.
+    Ok(slots.into_iter().flatten().collect())
+}
+
+/// The reply's `data` array, which must hold `expected` items.
+fn data_items(root: &Value, expected: usize) -> Result<&Vec<Value>, FieldProblem> {
     if !root.is_object() {
-        return Err(malformed(
+        return Err((
             "(body)".into(),
-            format!("is a JSON {}, not an object", kind(&root)),
+            format!("is a JSON {}, not an object", kind(root)),
         ));
     }
     let data = match root.get("data") {
         Some(Value::Array(a)) => a,
         Some(other) => {
-            return Err(malformed(
+            return Err((
                 "data".into(),
                 format!("is a JSON {}, not an array", kind(other)),
             ))
         }
-        None => return Err(malformed("data".into(), "is missing".into())),
+        None => return Err(("data".into(), "is missing".into())),
     };
     if data.len() != expected {
-        return Err(malformed(
+        return Err((
             "data".into(),
             format!(
                 "has {} item(s) for {expected} input(s); the server may cap the batch size, \
@@ -50,99 +78,86 @@ pub(crate) fn parse_reply(url: &str, text: &str, expected: usize) -> Result<Vec<
             ),
         ));
     }
-    let any_index = data.iter().any(|item| item.get("index").is_some());
-    let mut slots: Vec<Option<Vec<f32>>> = vec![None; expected];
-    let mut dim: Option<usize> = None;
-    for (pos, item) in data.iter().enumerate() {
-        let slot = if any_index {
-            let index = item.get("index").ok_or_else(|| {
-                malformed(
-                    format!("data[{pos}].index"),
-                    "is missing while other items have one".into(),
-                )
-            })?;
-            match index.as_u64().and_then(|i| usize::try_from(i).ok()) {
-                Some(i) if i < expected => i,
-                _ => {
-                    return Err(malformed(
-                        format!("data[{pos}].index"),
-                        format!(
-                            "is {index}, not an input position from 0 to {}",
-                            expected - 1
-                        ),
-                    ))
-                }
-            }
-        } else {
-            pos
-        };
-        let field = format!("data[{pos}].embedding");
-        let values = match item.get("embedding") {
-            Some(Value::Array(a)) => a,
-            Some(Value::String(_)) => {
-                return Err(malformed(
-                    field,
-                    "is a string (base64?), not an array of numbers; the server must reply \
-                     with encoding_format float"
-                        .into(),
-                ))
-            }
-            Some(other) => {
-                return Err(malformed(
-                    field,
-                    format!("is a JSON {}, not an array of numbers", kind(other)),
-                ))
-            }
-            None => return Err(malformed(field, "is missing".into())),
-        };
-        if values.is_empty() {
-            return Err(malformed(field, "is empty".into()));
+    Ok(data)
+}
+
+/// The input position item `pos` names with its `index`.
+fn slot_of(item: &Value, pos: usize, expected: usize) -> Result<usize, FieldProblem> {
+    let field = format!("data[{pos}].index");
+    let Some(index) = item.get("index") else {
+        return Err((field, "is missing while other items have one".into()));
+    };
+    match index.as_u64().and_then(|i| usize::try_from(i).ok()) {
+        Some(i) if i < expected => Ok(i),
+        _ => Err((
+            field,
+            format!(
+                "is {index}, not an input position from 0 to {}",
+                expected - 1
+            ),
+        )),
+    }
+}
+
+/// Item `pos`'s embedding: a non-empty array of finite `f32`s, of the same
+/// dimension as the items before it (`dim`, set by the first).
+fn vector_of(item: &Value, pos: usize, dim: &mut Option<usize>) -> Result<Vec<f32>, FieldProblem> {
+    let field = format!("data[{pos}].embedding");
+    let values = match item.get("embedding") {
+        Some(Value::Array(a)) => a,
+        Some(Value::String(_)) => {
+            return Err((
+                field,
+                "is a string (base64?), not an array of numbers; the server must reply \
+                 with encoding_format float"
+                    .into(),
+            ))
         }
-        match dim {
-            None => dim = Some(values.len()),
-            Some(d) if d != values.len() => {
-                return Err(malformed(
-                    field,
-                    format!(
-                        "has {} dimensions where earlier items have {d}; all embeddings of one \
-                         model must have the same size",
-                        values.len()
-                    ),
-                ))
-            }
-            Some(_) => {}
+        Some(other) => {
+            return Err((
+                field,
+                format!("is a JSON {}, not an array of numbers", kind(other)),
+            ))
         }
-        let mut vector = Vec::with_capacity(values.len());
-        for (j, v) in values.iter().enumerate() {
+        None => return Err((field, "is missing".into())),
+    };
+    if values.is_empty() {
+        return Err((field, "is empty".into()));
+    }
+    match *dim {
+        None => *dim = Some(values.len()),
+        Some(d) if d != values.len() => {
+            return Err((
+                field,
+                format!(
+                    "has {} dimensions where earlier items have {d}; all embeddings of one \
+                     model must have the same size",
+                    values.len()
+                ),
+            ))
+        }
+        Some(_) => {}
+    }
+    values
+        .iter()
+        .enumerate()
+        .map(|(j, v)| {
             // Narrowing to f32 is the point: out-of-range values become infinite and are refused.
             #[allow(clippy::cast_possible_truncation)]
             let x = v.as_f64().map(|x| x as f32);
             match x {
-                Some(x) if x.is_finite() => vector.push(x),
-                Some(_) => {
-                    return Err(malformed(
-                        format!("{field}[{j}]"),
-                        format!("is {v}, which is not a finite 32-bit float"),
-                    ))
-                }
-                None => {
-                    return Err(malformed(
-                        format!("{field}[{j}]"),
-                        format!("is a JSON {}, not a number", kind(v)),
-                    ))
-                }
+                Some(x) if x.is_finite() => Ok(x),
+                Some(_) => Err((
+                    format!("{field}[{j}]"),
+                    format!("is {v}, which is not a finite 32-bit float"),
+                )),
+                None => Err((
+                    format!("{field}[{j}]"),
+                    format!("is a JSON {}, not a number", kind(v)),
+                )),
             }
-        }
-        if slots[slot].is_some() {
-            return Err(malformed(
-                format!("data[{pos}].index"),
-                format!("repeats index {slot}; every input must get exactly one embedding"),
-            ));
-        }
-        slots[slot] = Some(vector);
-    }
-    // `expected` items, each filling a distinct slot in 0..expected: every slot is filled.
-    Ok(slots.into_iter().flatten().collect())
+        })
+        .collect()
 }
 
 #[cfg(test)]
