@@ -69,6 +69,20 @@ pub struct ArchiveEntry {
 }
 
 impl ArchiveEntry {
+    /// Marks this entry as the same policy as `dup`, which was evaluated:
+    /// valid, with `dup`'s metrics and warnings.
+    pub(crate) fn same_as(&mut self, dup: &ArchiveEntry) {
+        self.valid = true;
+        self.duplicate_of = Some(dup.id);
+        self.train = dup.train;
+        self.val = dup.val;
+        self.warnings = dup.warnings.clone();
+        self.note.push_str(&format!(
+            "; same policy as #{}, not evaluated again",
+            dup.id
+        ));
+    }
+
     /// Whether the endpoint failed: such an entry is no verdict on the
     /// direction, and a resumed run proposes that candidate again.
     pub fn endpoint_failed(&self) -> bool {

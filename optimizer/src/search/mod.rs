@@ -10,19 +10,19 @@
 //! from (seed, iteration, kind): a resumed run makes the same choices as
 //! an uninterrupted one, and with the offline proposer the same candidates.
 
-use crate::archive::{Archive, ArchiveEntry, ArchiveError, RunSettings};
-use crate::baselines::{baselines, best_fixed, BaselineResult, DEFAULT_DRAWS};
+use crate::archive::{Archive, ArchiveEntry, RunSettings};
+use crate::baselines::{baselines, best_fixed, BaselineResult};
 use crate::choice::{one_se, Choice, Contender};
 use crate::directions::Direction;
 use crate::eval::engine::{compile_policy, CandidateFailure, CompiledPolicy, Stage, StageTimings};
 use crate::eval::{EvalError, Metrics, Problem, SplitData};
 use crate::propose::{
-    error_groups, policy_key, DirectionStat, LlmOptions, LlmProposer, Mode, OfflineProposer,
-    PolicySpec, Proposal, ProposeContext, Proposer,
+    error_groups, policy_key, DirectionStat, LlmProposer, Mode, OfflineProposer, PolicySpec,
+    Proposal, ProposeContext, Proposer,
 };
 use crate::report::{write_run_report, OptimizeReport};
 use crate::rng::Rng;
-use crate::split::{FitOn, Split, ValHalf};
+use crate::split::{FitOn, Split};
 use crate::strata::DEFAULT_TRADE_PRICES;
 use crate::sweep::Sweep;
 use crate::ucb::Ucb;
@@ -30,149 +30,10 @@ use mesa_core::Mask;
 use mesa_runtime::{Runtime, RuntimeConfig};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Instant;
 
-/// Where candidates come from.
-#[derive(Debug, Clone)]
-pub enum ProposerConfig {
-    /// Rules fitted on train, no network.
-    Offline,
-    /// An OpenAI-compatible endpoint.
-    Llm(Box<LlmOptions>),
-}
-
-impl ProposerConfig {
-    /// `offline` or `llm`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ProposerConfig::Offline => "offline",
-            ProposerConfig::Llm(_) => "llm",
-        }
-    }
-}
-
-/// The settings of a run.
-#[derive(Debug, Clone)]
-pub struct OptimizeOptions {
-    /// The sweep file.
-    pub sweep: PathBuf,
-    /// The run directory.
-    pub out: PathBuf,
-    /// The proposer.
-    pub proposer: ProposerConfig,
-    /// Iterations (three candidates each). Default 30.
-    pub iterations: usize,
-    /// The token price in the objective `J - lambda * C`. Default 1e-6.
-    pub lambda: f64,
-    /// The UCB exploration weight. Default 0.08.
-    pub beta: f64,
-    /// The split seed (and the seed of every random choice). Default 0.
-    pub seed: u64,
-    /// Continue the run in `out`.
-    pub resume: bool,
-    /// Hide the question type from policies.
-    pub hide_qtype: bool,
-    /// Print a line per candidate on stderr.
-    pub progress: bool,
-    /// Stop after this many endpoint failures in a row. Default 3.
-    pub max_endpoint_failures: usize,
-    /// Draws of the random baseline. Default [`DEFAULT_DRAWS`] (32).
-    pub draws: usize,
-    /// How the tested candidate is chosen. Default [`Choice::BestVal`].
-    pub choice: Choice,
-    /// Compare candidates on this half of val only (leaving the other to
-    /// choose among runs). Default `None`: all of val.
-    pub val_half: Option<ValHalf>,
-    /// What rules are fitted and candidates compared on. Default
-    /// [`FitOn::Train`]: fitted on train, compared on val.
-    pub fit: FitOn,
-    /// The prices the offline proposer's `trade` direction tries, each
-    /// finite and above 0. Default [`DEFAULT_TRADE_PRICES`] (0.05 to 1 in
-    /// steps of 0.05, as `mesa stratify`).
-    pub trade_prices: Vec<f64>,
-}
-
-impl OptimizeOptions {
-    /// The defaults each field names, with the offline proposer, for a
-    /// run over `sweep` into `out`.
-    pub fn new(sweep: impl Into<PathBuf>, out: impl Into<PathBuf>) -> OptimizeOptions {
-        OptimizeOptions {
-            sweep: sweep.into(),
-            out: out.into(),
-            proposer: ProposerConfig::Offline,
-            iterations: 30,
-            lambda: 1e-6,
-            beta: 0.08,
-            seed: 0,
-            resume: false,
-            hide_qtype: false,
-            progress: false,
-            max_endpoint_failures: 3,
-            draws: DEFAULT_DRAWS,
-            choice: Choice::BestVal,
-            val_half: None,
-            fit: FitOn::Train,
-            trade_prices: DEFAULT_TRADE_PRICES.to_vec(),
-        }
-    }
-
-    /// The defaults alone (empty paths), for a front end to show them.
-    pub fn defaults() -> OptimizeOptions {
-        OptimizeOptions::new("", "")
-    }
-}
-
-/// Why a run stopped.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum OptimizeError {
-    /// The sweep or the splits.
-    #[error(transparent)]
-    Eval(#[from] EvalError),
-    /// The archive.
-    #[error(transparent)]
-    Archive(#[from] ArchiveError),
-    /// The Wasm runtime could not start.
-    #[error("cannot start the Wasm runtime: {0}")]
-    Runtime(#[from] mesa_runtime::LoadError),
-    /// The LLM client could not be configured.
-    #[error("LLM proposer: {0}")]
-    Llm(#[from] mesa_llm::Error),
-    /// The endpoint failed too many times in a row.
-    #[error("the LLM endpoint failed {count} times in a row (last: {last}); the archive keeps every candidate so far ({archived}); fix the endpoint and rerun with --resume")]
-    EndpointDown {
-        /// Failures in a row.
-        count: usize,
-        /// The last error.
-        last: String,
-        /// Entries in the archive.
-        archived: usize,
-    },
-    /// No candidate is valid (not even the seed).
-    #[error("no valid candidate in the archive")]
-    NoValidCandidate,
-    /// A trade price is not a finite number above 0, or none is given.
-    #[error("trade prices must be finite numbers above 0, and at least one is needed; got {0:?}")]
-    TradePrices(Vec<f64>),
-    /// A report file could not be written.
-    #[error("{path}: {source}")]
-    Write {
-        /// The file.
-        path: String,
-        /// What the OS said.
-        source: std::io::Error,
-    },
-}
-
-/// What a finished run produced.
-#[derive(Debug, Clone)]
-pub struct RunSummary {
-    /// The report (also in RUN/report.json).
-    pub report: OptimizeReport,
-    /// The run directory.
-    pub out: PathBuf,
-}
+mod options;
+pub use options::{OptimizeError, OptimizeOptions, ProposerConfig, RunSummary};
 
 /// Everything the loop works with.
 struct Search<'a> {
@@ -225,27 +86,7 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         }
     };
     let test = problem.split_data(&splits, Split::Test)?;
-    let bytes = std::fs::read(&opts.sweep).map_err(|e| {
-        EvalError::from(crate::sweep::SweepError::Io {
-            path: opts.sweep.clone(),
-            source: e,
-        })
-    })?;
-    let settings = RunSettings {
-        format: "mesa-optimizer-run".into(),
-        version: 1,
-        sweep: opts.sweep.display().to_string(),
-        sweep_fnv1a64: format!("{:016x}", crate::rng::fnv1a64(&bytes)),
-        seed: opts.seed,
-        lambda: opts.lambda,
-        beta: opts.beta,
-        proposer: opts.proposer.name().into(),
-        no_qtype: opts.hide_qtype,
-        val_half: opts.val_half,
-        fit: opts.fit,
-        trade_prices: (opts.trade_prices != DEFAULT_TRADE_PRICES)
-            .then(|| opts.trade_prices.clone()),
-    };
+    let settings = run_settings(opts)?;
     let archive = Archive::open(&opts.out, &settings, opts.resume)?;
     if let (Some(r), true) = (&archive.recovered, opts.progress) {
         eprintln!(
@@ -280,54 +121,92 @@ pub fn optimize(opts: &OptimizeOptions) -> Result<RunSummary, OptimizeError> {
         }
     }
     search.seed()?;
-    let mut endpoint_failures = 0usize;
-    for t in 1..=opts.iterations {
-        let ucb = search.ucb_before(t);
-        let all = |_: usize| true;
-        let Some(exploit) = ucb.best(all) else { break };
-        let exploit_dir = search.directions[exploit];
-        let explore_dir = search.directions[ucb.explore(exploit, all).unwrap_or(exploit)];
-        for (mode, dir) in [
-            (Mode::Exploit, exploit_dir),
-            (Mode::Explore, explore_dir),
-            (Mode::Repair, exploit_dir),
-        ] {
-            if search.done(t, mode) {
-                continue;
-            }
-            let entry = search.candidate(proposer.as_mut(), &ucb, t, mode, dir)?;
-            let failed_endpoint = entry.endpoint_failed();
-            let last = entry
-                .failure
-                .as_ref()
-                .map(|f| f.message.clone())
-                .unwrap_or_default();
-            if opts.progress {
-                eprintln!(
-                    "{}",
-                    progress_line(
-                        &entry,
-                        search.best().and_then(|b| b.val_objective()),
-                        opts.iterations
-                    )
-                );
-            }
-            search.archive.append(entry)?;
-            if failed_endpoint {
-                endpoint_failures += 1;
-                if endpoint_failures >= opts.max_endpoint_failures.max(1) {
-                    return Err(OptimizeError::EndpointDown {
-                        count: endpoint_failures,
-                        last,
-                        archived: search.archive.entries.len(),
-                    });
+    search.iterate(proposer.as_mut())?;
+    search.finish(&test, &splits, started, settings)
+}
+
+/// The run's settings, as RUN/'s archive records them (the sweep's
+/// checksum read from its bytes).
+fn run_settings(opts: &OptimizeOptions) -> Result<RunSettings, OptimizeError> {
+    let bytes = std::fs::read(&opts.sweep).map_err(|e| {
+        EvalError::from(crate::sweep::SweepError::Io {
+            path: opts.sweep.clone(),
+            source: e,
+        })
+    })?;
+    let settings = RunSettings {
+        format: "mesa-optimizer-run".into(),
+        version: 1,
+        sweep: opts.sweep.display().to_string(),
+        sweep_fnv1a64: format!("{:016x}", crate::rng::fnv1a64(&bytes)),
+        seed: opts.seed,
+        lambda: opts.lambda,
+        beta: opts.beta,
+        proposer: opts.proposer.name().into(),
+        no_qtype: opts.hide_qtype,
+        val_half: opts.val_half,
+        fit: opts.fit,
+        trade_prices: (opts.trade_prices != DEFAULT_TRADE_PRICES)
+            .then(|| opts.trade_prices.clone()),
+    };
+    Ok(settings)
+}
+
+impl Search<'_> {
+    /// The UCB iterations: at each, an exploit, an explore and a repair
+    /// candidate, archived as they come; stops when the endpoint fails
+    /// `max_endpoint_failures` times in a row.
+    fn iterate(&mut self, proposer: &mut dyn Proposer) -> Result<(), OptimizeError> {
+        let opts = self.opts;
+        let mut endpoint_failures = 0usize;
+        for t in 1..=opts.iterations {
+            let ucb = self.ucb_before(t);
+            let all = |_: usize| true;
+            let Some(exploit) = ucb.best(all) else { break };
+            let exploit_dir = self.directions[exploit];
+            let explore_dir = self.directions[ucb.explore(exploit, all).unwrap_or(exploit)];
+            for (mode, dir) in [
+                (Mode::Exploit, exploit_dir),
+                (Mode::Explore, explore_dir),
+                (Mode::Repair, exploit_dir),
+            ] {
+                if self.done(t, mode) {
+                    continue;
                 }
-            } else {
-                endpoint_failures = 0;
+                let entry = self.candidate(proposer, &ucb, t, mode, dir)?;
+                let failed_endpoint = entry.endpoint_failed();
+                let last = entry
+                    .failure
+                    .as_ref()
+                    .map(|f| f.message.clone())
+                    .unwrap_or_default();
+                if opts.progress {
+                    eprintln!(
+                        "{}",
+                        progress_line(
+                            &entry,
+                            self.best().and_then(|b| b.val_objective()),
+                            opts.iterations
+                        )
+                    );
+                }
+                self.archive.append(entry)?;
+                if failed_endpoint {
+                    endpoint_failures += 1;
+                    if endpoint_failures >= opts.max_endpoint_failures.max(1) {
+                        return Err(OptimizeError::EndpointDown {
+                            count: endpoint_failures,
+                            last,
+                            archived: self.archive.entries.len(),
+                        });
+                    }
+                } else {
+                    endpoint_failures = 0;
+                }
             }
         }
+        Ok(())
     }
-    search.finish(&test, &splits, started, settings)
 }
 
 fn progress_line(e: &ArchiveEntry, best: Option<f64>, iterations: usize) -> String {
@@ -646,15 +525,7 @@ impl Search<'_> {
             .get(&key)
             .and_then(|&id| self.archive.entries.get(id))
         {
-            entry.valid = true;
-            entry.duplicate_of = Some(dup.id);
-            entry.train = dup.train;
-            entry.val = dup.val;
-            entry.warnings = dup.warnings.clone();
-            entry.note.push_str(&format!(
-                "; same policy as #{}, not evaluated again",
-                dup.id
-            ));
+            entry.same_as(dup);
             return Ok(entry);
         }
         let validated = self.validated.get_mut().remove(&source);
@@ -669,35 +540,14 @@ impl Search<'_> {
                 return Ok(entry);
             }
         };
-        let mut out = Vec::new();
-        let val_ms = match compiled.select_all(&self.val.inputs, &mut out) {
-            Ok(ms) => ms,
+        let (val, train, train_masks) = match self.score(&mut compiled) {
+            Ok(scored) => scored,
             Err(f) => {
                 entry.failure = Some(f);
                 entry.timings = compiled.timings;
                 return Ok(entry);
             }
         };
-        compiled.timings.eval_val_ms = val_ms;
-        let val_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
-        let val = Metrics::of(self.problem, &self.val.idx, |i| {
-            let pos = self.val.idx.binary_search(&i).unwrap_or(0);
-            val_masks[pos]
-        });
-        let train_ms = match compiled.select_all(&self.train.inputs, &mut out) {
-            Ok(ms) => ms,
-            Err(f) => {
-                entry.failure = Some(f);
-                entry.timings = compiled.timings;
-                return Ok(entry);
-            }
-        };
-        compiled.timings.eval_train_ms = train_ms;
-        let train_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
-        let train = Metrics::of(self.problem, &self.train.idx, |i| {
-            let pos = self.train.idx.binary_search(&i).unwrap_or(0);
-            train_masks[pos]
-        });
         self.train_masks.insert(id, train_masks);
         self.keys.insert(key, id);
         entry.valid = true;
@@ -711,6 +561,28 @@ impl Search<'_> {
             self.best_compiled = Some((id, compiled));
         }
         Ok(entry)
+    }
+
+    /// A compiled candidate's metrics on val and on train, and its train
+    /// masks (kept for the fitting); the selection times go into its timings.
+    fn score(
+        &self,
+        compiled: &mut CompiledPolicy,
+    ) -> Result<(Metrics, Metrics, Vec<Mask>), CandidateFailure> {
+        let mut out = Vec::new();
+        compiled.timings.eval_val_ms = compiled.select_all(&self.val.inputs, &mut out)?;
+        let val_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
+        let val = Metrics::of(self.problem, &self.val.idx, |i| {
+            let pos = self.val.idx.binary_search(&i).unwrap_or(0);
+            val_masks[pos]
+        });
+        compiled.timings.eval_train_ms = compiled.select_all(&self.train.inputs, &mut out)?;
+        let train_masks: Vec<Mask> = out.iter().map(|s| s.mask).collect();
+        let train = Metrics::of(self.problem, &self.train.idx, |i| {
+            let pos = self.train.idx.binary_search(&i).unwrap_or(0);
+            train_masks[pos]
+        });
+        Ok((val, train, train_masks))
     }
 
     fn finish(
