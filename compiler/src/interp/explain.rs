@@ -51,6 +51,34 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
         meta(&input.task),
         meta(&input.qtype)
     );
+    cues(selector, input, &mut out);
+    let _ = writeln!(out, "start: default {}", outcome.trace.start);
+    let mut evaluated = 0;
+    for step in &outcome.trace.steps {
+        if matches!(step, Step::Rule { .. }) {
+            evaluated += 1;
+        }
+        step_line(p, step, &mut out);
+    }
+    let skipped = p.rules.len() - evaluated;
+    if skipped > 0 {
+        let _ = writeln!(out, "({skipped} later rule(s) not evaluated)");
+    }
+    let decided = match outcome.rule {
+        Some(i) => format!(
+            "decided by rule {} (line {})",
+            p.rules[i].name, p.rules[i].line
+        ),
+        None => "no rule changed the default".to_string(),
+    };
+    let _ = writeln!(out, "result: {} ({decided})", outcome.mask);
+    out
+}
+
+/// The `cues:` lines: each keyword set and pattern that matches the query
+/// or the task, with what it matched.
+fn cues(selector: &Selector, input: &Input, out: &mut String) {
+    let p = selector.program();
     let subjects = [
         (Subject::Query, Some(input.query.as_str())),
         (Subject::Task, input.task.as_deref()),
@@ -90,73 +118,59 @@ pub fn explain(selector: &Selector, input: &Input, outcome: &Outcome) -> String 
             out.push('\n');
         }
     }
-    let _ = writeln!(out, "start: default {}", outcome.trace.start);
-    let mut evaluated = 0;
-    for step in &outcome.trace.steps {
-        match step {
-            Step::Rule {
-                index,
-                fired,
-                before,
-                after,
-            } => {
-                evaluated += 1;
-                let rule = &p.rules[*index];
-                let head = format!("rule {} (line {})", rule.name, rule.line);
-                if !fired {
-                    let _ = writeln!(out, "{head}: not fired, `{}` does not hold", rule.cond_text);
-                    continue;
-                }
-                let effect = match rule.action {
-                    ActionKind::Select => format!("mask {after}; evaluation stops"),
-                    _ if before == after => format!("mask stays {after}"),
-                    _ => format!("mask {before} -> {after}"),
-                };
-                let _ = writeln!(
-                    out,
-                    "{head}: fired, `{}` holds -> {} {}: {effect}",
-                    rule.cond_text,
-                    rule.action.keyword(),
-                    rule.mask_text
-                );
+}
+
+/// One line of the evaluation's trace.
+fn step_line(p: &crate::ir::Program, step: &Step, out: &mut String) {
+    match step {
+        Step::Rule {
+            index,
+            fired,
+            before,
+            after,
+        } => {
+            let rule = &p.rules[*index];
+            let head = format!("rule {} (line {})", rule.name, rule.line);
+            if !fired {
+                let _ = writeln!(out, "{head}: not fired, `{}` does not hold", rule.cond_text);
+                return;
             }
-            Step::Budget {
-                dropped,
-                tokens,
-                estimate,
-            } => {
-                let _ = writeln!(
-                    out,
-                    "budget {} tokens: estimate {estimate} is over; dropped {} ({tokens} tokens)",
-                    p.budget.unwrap_or(0.0),
-                    dropped.letter()
-                );
-            }
-            Step::Trade { before, after } => {
-                let (unit, price) = p.trade.map_or(("?", 0.0), |t| (t.unit.name(), t.price));
-                let effect = if before == after {
-                    format!("mask stays {after}")
-                } else {
-                    format!("mask {before} -> {after}")
-                };
-                let _ = writeln!(out, "trade {unit} at {price}: {effect}");
-            }
-            Step::Fallback { mask } => {
-                let _ = writeln!(out, "the mask is empty: fallback {mask}");
-            }
+            let effect = match rule.action {
+                ActionKind::Select => format!("mask {after}; evaluation stops"),
+                _ if before == after => format!("mask stays {after}"),
+                _ => format!("mask {before} -> {after}"),
+            };
+            let _ = writeln!(
+                out,
+                "{head}: fired, `{}` holds -> {} {}: {effect}",
+                rule.cond_text,
+                rule.action.keyword(),
+                rule.mask_text
+            );
+        }
+        Step::Budget {
+            dropped,
+            tokens,
+            estimate,
+        } => {
+            let _ = writeln!(
+                out,
+                "budget {} tokens: estimate {estimate} is over; dropped {} ({tokens} tokens)",
+                p.budget.unwrap_or(0.0),
+                dropped.letter()
+            );
+        }
+        Step::Trade { before, after } => {
+            let (unit, price) = p.trade.map_or(("?", 0.0), |t| (t.unit.name(), t.price));
+            let effect = if before == after {
+                format!("mask stays {after}")
+            } else {
+                format!("mask {before} -> {after}")
+            };
+            let _ = writeln!(out, "trade {unit} at {price}: {effect}");
+        }
+        Step::Fallback { mask } => {
+            let _ = writeln!(out, "the mask is empty: fallback {mask}");
         }
     }
-    let skipped = p.rules.len() - evaluated;
-    if skipped > 0 {
-        let _ = writeln!(out, "({skipped} later rule(s) not evaluated)");
-    }
-    let decided = match outcome.rule {
-        Some(i) => format!(
-            "decided by rule {} (line {})",
-            p.rules[i].name, p.rules[i].line
-        ),
-        None => "no rule changed the default".to_string(),
-    };
-    let _ = writeln!(out, "result: {} ({decided})", outcome.mask);
-    out
 }

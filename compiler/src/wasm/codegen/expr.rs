@@ -64,38 +64,7 @@ impl Gen<'_> {
                     I::I64Ne,
                 ]);
             }
-            BoolExpr::MetaIn(field, values) => {
-                let f = field_index(*field);
-                if values.is_empty() {
-                    a.op(I::I32Const(0));
-                }
-                for (n, v) in values.iter().enumerate() {
-                    let at = self
-                        .meta_consts
-                        .iter()
-                        .find(|(x, _)| x == v)
-                        .map_or(0, |(_, at)| *at);
-                    if n > 0 {
-                        a.ops([
-                            I::If(BlockType::Result(ValType::I32)),
-                            I::I32Const(1),
-                            I::Else,
-                        ]);
-                    }
-                    a.ops([
-                        I::I32Const(0),
-                        I::I32Load(ma(FIELD_PTR + 4 * f, 2)),
-                        I::I32Const(0),
-                        I::I32Load(ma(FIELD_LEN + 4 * f, 2)),
-                        I::I32Const(at as i32),
-                        I::I32Const(v.len() as i32),
-                        I::Call(F_EQ_CI),
-                    ]);
-                }
-                for _ in 1..values.len() {
-                    a.op(I::End);
-                }
-            }
+            BoolExpr::MetaIn(field, values) => self.meta_in(a, *field, values),
             BoolExpr::Cmp(op, x, y) => {
                 self.num(a, x);
                 self.num(a, y);
@@ -155,6 +124,41 @@ impl Gen<'_> {
                     |a| self.boolean(a, y),
                 );
             }
+        }
+    }
+
+    /// `FIELD in [V, ...]`: a case-insensitive comparison with each value,
+    /// the later ones only when the earlier ones fail; false for no value.
+    fn meta_in(&self, a: &mut Asm, field: MetaField, values: &[String]) {
+        let f = field_index(field);
+        if values.is_empty() {
+            a.op(I::I32Const(0));
+        }
+        for (n, v) in values.iter().enumerate() {
+            let at = self
+                .meta_consts
+                .iter()
+                .find(|(x, _)| x == v)
+                .map_or(0, |(_, at)| *at);
+            if n > 0 {
+                a.ops([
+                    I::If(BlockType::Result(ValType::I32)),
+                    I::I32Const(1),
+                    I::Else,
+                ]);
+            }
+            a.ops([
+                I::I32Const(0),
+                I::I32Load(ma(FIELD_PTR + 4 * f, 2)),
+                I::I32Const(0),
+                I::I32Load(ma(FIELD_LEN + 4 * f, 2)),
+                I::I32Const(at as i32),
+                I::I32Const(v.len() as i32),
+                I::Call(F_EQ_CI),
+            ]);
+        }
+        for _ in 1..values.len() {
+            a.op(I::End);
         }
     }
 

@@ -173,27 +173,7 @@ pub fn compile_with(
     // Keywords numbered as the interpreter numbers them.
     let (distinct, sets_of) = program.distinct_keywords();
     let scanner = (!distinct.is_empty()).then(|| KeywordScanner::new(&distinct, options.word_hash));
-    // Byte maps shared by every scan: raw byte to class (see `byte_class`;
-    // with `FIRST` where a word-hash keyword begins with the byte), and
-    // normalized byte to word-byte flag.
-    let first = scanner
-        .as_ref()
-        .map_or([false; 256], KeywordScanner::first_bytes);
-    let classes = data.put_w(
-        2,
-        (0..=255u8).map(|b| {
-            let class = byte_class(b);
-            if first[(class & 0xff) as usize] {
-                class | kwscan::FIRST
-            } else {
-                class
-            }
-        }),
-    );
-    let word_map: Vec<u8> = (0..=255u8)
-        .map(|b| u8::from(crate::cues::is_word_byte(b)))
-        .collect();
-    let word = data.put(1, &word_map);
+    let (classes, word) = byte_maps(&mut data, scanner.as_ref());
 
     let nsets = program.keyword_sets.len() as u32;
     if nsets > u16::MAX as u32 {
@@ -225,29 +205,7 @@ pub fn compile_with(
         .collect::<Result<Vec<_>, _>>()
         .map_err(CompileError::TooLarge)?;
 
-    // Constant strings for `domain`/`qtype` comparisons, lower-cased.
-    let mut strings: Vec<(String, u64)> = Vec::new();
-    let mut intern = |data: &mut Data, s: &str| -> u64 {
-        let lower = s.to_ascii_lowercase();
-        if let Some((_, at)) = strings.iter().find(|(x, _)| *x == lower) {
-            return *at;
-        }
-        let at = data.put(1, lower.as_bytes());
-        strings.push((lower, at));
-        at
-    };
-    let mut meta_consts: Vec<(String, u64)> = Vec::new();
-    let mut values: Vec<&str> = Vec::new();
-    let mut uses_words = false;
-    walk_program(program, &mut |node| match node {
-        Node::Bool(BoolExpr::MetaIn(_, vs)) => values.extend(vs.iter().map(String::as_str)),
-        Node::Num(NumExpr::WordCount(_)) => uses_words = true,
-        _ => {}
-    });
-    for v in values {
-        let at = intern(&mut data, v);
-        meta_consts.push((v.to_string(), at));
-    }
+    let (meta_consts, uses_words) = meta_constants(program, &mut data);
 
     let action_codes: Vec<u8> = program
         .rules
@@ -293,8 +251,78 @@ pub fn compile_with(
         nsets,
         uses_words,
     };
-    // The metadata JSON goes after the input buffer; its size depends on
-    // the page count it states, so settle the two together.
+    let (pages, json) = metadata_pages(program, source, end)?;
+
+    let gen = Gen {
+        program,
+        layout: &layout,
+        slots: program.features.previews.clone(),
+        meta_consts,
+        metadata_at: end,
+        metadata_len: json.len() as u32,
+    };
+    Ok(gen.module(&data, pages, &json))
+}
+
+/// The byte maps shared by every scan: raw byte to class (see
+/// `byte_class`; with `FIRST` where a word-hash keyword begins with the
+/// byte), and normalized byte to word-byte flag. Returns their addresses.
+fn byte_maps(data: &mut Data, scanner: Option<&KeywordScanner>) -> (u64, u64) {
+    let first = scanner.map_or([false; 256], KeywordScanner::first_bytes);
+    let classes = data.put_w(
+        2,
+        (0..=255u8).map(|b| {
+            let class = byte_class(b);
+            if first[(class & 0xff) as usize] {
+                class | kwscan::FIRST
+            } else {
+                class
+            }
+        }),
+    );
+    let word_map: Vec<u8> = (0..=255u8)
+        .map(|b| u8::from(crate::cues::is_word_byte(b)))
+        .collect();
+    let word = data.put(1, &word_map);
+    (classes, word)
+}
+
+/// The constant strings of `domain`/`qtype` comparisons, lower-cased and
+/// interned in the data, by value; and whether the program counts words.
+fn meta_constants(program: &Program, data: &mut Data) -> (Vec<(String, u64)>, bool) {
+    let mut strings: Vec<(String, u64)> = Vec::new();
+    let mut intern = |data: &mut Data, s: &str| -> u64 {
+        let lower = s.to_ascii_lowercase();
+        if let Some((_, at)) = strings.iter().find(|(x, _)| *x == lower) {
+            return *at;
+        }
+        let at = data.put(1, lower.as_bytes());
+        strings.push((lower, at));
+        at
+    };
+    let mut meta_consts: Vec<(String, u64)> = Vec::new();
+    let mut values: Vec<&str> = Vec::new();
+    let mut uses_words = false;
+    walk_program(program, &mut |node| match node {
+        Node::Bool(BoolExpr::MetaIn(_, vs)) => values.extend(vs.iter().map(String::as_str)),
+        Node::Num(NumExpr::WordCount(_)) => uses_words = true,
+        _ => {}
+    });
+    for v in values {
+        let at = intern(data, v);
+        meta_consts.push((v.to_string(), at));
+    }
+    (meta_consts, uses_words)
+}
+
+/// The page count and the metadata JSON, which goes after the input buffer
+/// (ending at `end`): its size depends on the page count it states, so the
+/// two are settled together.
+fn metadata_pages(
+    program: &Program,
+    source: &str,
+    end: u64,
+) -> Result<(u32, Vec<u8>), CompileError> {
     let mut pages = end.div_ceil(65536) as u32;
     let json = loop {
         let metadata = abi::metadata(program, source, pages);
@@ -306,16 +334,62 @@ pub fn compile_with(
         }
         pages = needed;
     };
+    Ok((pages, json))
+}
 
-    let gen = Gen {
-        program,
-        layout: &layout,
-        slots: program.features.previews.clone(),
-        meta_consts,
-        metadata_at: end,
-        metadata_len: json.len() as u32,
-    };
-    Ok(gen.module(&data, pages, &json))
+/// The function types, by index (the comments name the functions using
+/// each).
+fn types() -> TypeSection {
+    let mut types = TypeSection::new();
+    types.ty().function([], [ValType::I32]); // 0
+    types.ty().function(
+        [
+            ValType::I32,
+            ValType::I32,
+            ValType::I32,
+            ValType::I32,
+            ValType::I32,
+            ValType::F64,
+            ValType::F64,
+        ],
+        [],
+    ); // 1 trace
+    types
+        .ty()
+        .function([ValType::I32, ValType::I32, ValType::I32], []); // 2 scan
+    types
+        .ty()
+        .function([ValType::I32, ValType::I32, ValType::I32, ValType::I32], []); // 3 check
+    types.ty().function(
+        [ValType::I32, ValType::I32, ValType::I32, ValType::I32],
+        [ValType::I32],
+    ); // 4 eq_ci
+    types
+        .ty()
+        .function([ValType::I32, ValType::I32, ValType::F64], [ValType::I32]); // 5 top_k
+    types
+        .ty()
+        .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
+    types.ty().function([ValType::I32, ValType::I32], []); // 7 found
+    types
+        .ty()
+        .function([ValType::I32, ValType::I32], [ValType::I64]); // 8 pattern scan
+    types
+}
+
+/// The module's exports: memory, ABI version and the ABI's functions.
+fn exports() -> ExportSection {
+    let mut exps = ExportSection::new();
+    exps.export(exports::MEMORY, ExportKind::Memory, 0);
+    exps.export(exports::ABI_VERSION, ExportKind::Global, 0);
+    exps.export(exports::INPUT_PTR, ExportKind::Func, F_INPUT_PTR);
+    exps.export(exports::INPUT_CAP, ExportKind::Func, F_INPUT_CAP);
+    exps.export(exports::SELECT, ExportKind::Func, F_SELECT);
+    exps.export(exports::TRACE_PTR, ExportKind::Func, F_TRACE_PTR);
+    exps.export(exports::TRACE_LEN, ExportKind::Func, F_TRACE_LEN);
+    exps.export(exports::METADATA_PTR, ExportKind::Func, F_METADATA_PTR);
+    exps.export(exports::METADATA_LEN, ExportKind::Func, F_METADATA_LEN);
+    exps
 }
 
 struct Gen<'a> {
@@ -329,40 +403,7 @@ struct Gen<'a> {
 
 impl Gen<'_> {
     pub(super) fn module(&self, data: &Data, pages: u32, json: &[u8]) -> Vec<u8> {
-        let mut types = TypeSection::new();
-        types.ty().function([], [ValType::I32]); // 0
-        types.ty().function(
-            [
-                ValType::I32,
-                ValType::I32,
-                ValType::I32,
-                ValType::I32,
-                ValType::I32,
-                ValType::F64,
-                ValType::F64,
-            ],
-            [],
-        ); // 1 trace
-        types
-            .ty()
-            .function([ValType::I32, ValType::I32, ValType::I32], []); // 2 scan
-        types
-            .ty()
-            .function([ValType::I32, ValType::I32, ValType::I32, ValType::I32], []); // 3 check
-        types.ty().function(
-            [ValType::I32, ValType::I32, ValType::I32, ValType::I32],
-            [ValType::I32],
-        ); // 4 eq_ci
-        types
-            .ty()
-            .function([ValType::I32, ValType::I32, ValType::F64], [ValType::I32]); // 5 top_k
-        types
-            .ty()
-            .function([ValType::I32, ValType::F64], [ValType::I32]); // 6 budget
-        types.ty().function([ValType::I32, ValType::I32], []); // 7 found
-        types
-            .ty()
-            .function([ValType::I32, ValType::I32], [ValType::I64]); // 8 pattern scan
+        let types = types();
         let mut funcs = FunctionSection::new();
         // In function-index order; found, events, trace_rules and trade,
         // then the pattern scans.
@@ -389,16 +430,37 @@ impl Gen<'_> {
             },
             &ConstExpr::i32_const(abi::ABI_VERSION as i32),
         );
-        let mut exps = ExportSection::new();
-        exps.export(exports::MEMORY, ExportKind::Memory, 0);
-        exps.export(exports::ABI_VERSION, ExportKind::Global, 0);
-        exps.export(exports::INPUT_PTR, ExportKind::Func, F_INPUT_PTR);
-        exps.export(exports::INPUT_CAP, ExportKind::Func, F_INPUT_CAP);
-        exps.export(exports::SELECT, ExportKind::Func, F_SELECT);
-        exps.export(exports::TRACE_PTR, ExportKind::Func, F_TRACE_PTR);
-        exps.export(exports::TRACE_LEN, ExportKind::Func, F_TRACE_LEN);
-        exps.export(exports::METADATA_PTR, ExportKind::Func, F_METADATA_PTR);
-        exps.export(exports::METADATA_LEN, ExportKind::Func, F_METADATA_LEN);
+        let exps = exports();
+        let code = self.code();
+        let mut datas = DataSection::new();
+        datas.active(
+            0,
+            &ConstExpr::i32_const(DATA_BASE as i32),
+            data.bytes.iter().copied(),
+        );
+        datas.active(
+            0,
+            &ConstExpr::i32_const(self.metadata_at as i32),
+            json.iter().copied(),
+        );
+        let mut module = Module::new();
+        module
+            .section(&types)
+            .section(&funcs)
+            .section(&memories)
+            .section(&globals)
+            .section(&exps)
+            .section(&code)
+            .section(&datas)
+            .section(&CustomSection {
+                name: abi::METADATA_SECTION.into(),
+                data: json.to_vec().into(),
+            });
+        module.finish()
+    }
+
+    /// The code of every function, in function-index order.
+    fn code(&self) -> CodeSection {
         let mut code = CodeSection::new();
         let constant = |v: i32| {
             let mut a = Asm::new(0);
@@ -434,30 +496,6 @@ impl Gen<'_> {
         for p in &self.layout.patterns {
             code.function(&p.function());
         }
-        let mut datas = DataSection::new();
-        datas.active(
-            0,
-            &ConstExpr::i32_const(DATA_BASE as i32),
-            data.bytes.iter().copied(),
-        );
-        datas.active(
-            0,
-            &ConstExpr::i32_const(self.metadata_at as i32),
-            json.iter().copied(),
-        );
-        let mut module = Module::new();
-        module
-            .section(&types)
-            .section(&funcs)
-            .section(&memories)
-            .section(&globals)
-            .section(&exps)
-            .section(&code)
-            .section(&datas)
-            .section(&CustomSection {
-                name: abi::METADATA_SECTION.into(),
-                data: json.to_vec().into(),
-            });
-        module.finish()
+        code
     }
 }

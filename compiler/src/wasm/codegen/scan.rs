@@ -68,20 +68,7 @@ impl Gen<'_> {
             I::LocalSet(end),
         ]);
         // Patterns first, a loop per group (see `pattern_scan`).
-        if !l.patterns.is_empty() {
-            a.ops([I::LocalGet(subj), I::I32Const(3), I::I32Shl]);
-            for g in 0..l.patterns.len() {
-                a.ops([
-                    I::LocalGet(ptr),
-                    I::LocalGet(end),
-                    I::Call(F_PATTERNS + g as u32),
-                ]);
-                if g > 0 {
-                    a.op(I::I64Or);
-                }
-            }
-            a.op(I::I64Store(ma(PMASK, 3)));
-        }
+        self.emit_pattern_groups(&mut a, ptr, end, subj);
         if let Some(k_t) = &l.keywords {
             k_t.emit_start(&mut a, &kw_locals, &scratch);
         }
@@ -93,23 +80,7 @@ impl Gen<'_> {
         if per_byte {
             a.op(I::Block(BlockType::Empty)); // $done
             a.op(I::Loop(BlockType::Empty)); // $chunk
-            if l.keywords.is_some() {
-                // lim = min(ptr + EVENT_CHUNK, end)
-                a.ops([
-                    I::LocalGet(ptr),
-                    I::I32Const(EVENT_CHUNK as i32),
-                    I::I32Add,
-                    I::LocalTee(lim),
-                    I::LocalGet(end),
-                    I::LocalGet(lim),
-                    I::LocalGet(end),
-                    I::I32LtU,
-                    I::Select,
-                    I::LocalSet(lim),
-                ]);
-            } else {
-                a.ops([I::LocalGet(end), I::LocalSet(lim)]);
-            }
+            emit_chunk_limit(&mut a, l.keywords.is_some(), ptr, end, lim);
             a.op(I::Block(BlockType::Empty)); // $chunk_done
             a.op(I::Loop(BlockType::Empty)); // $next
             a.ops([
@@ -135,27 +106,7 @@ impl Gen<'_> {
                 I::LocalSet(c),
             ]);
             if l.uses_words {
-                // Without a branch: in = byte is not whitespace;
-                // words += in & !in_word; in_word = in.
-                a.ops([
-                    I::LocalGet(cls),
-                    I::I32Const(kwscan::SPACE.trailing_zeros() as i32),
-                    I::I32ShrU,
-                    I::I32Const(1),
-                    I::I32And,
-                    I::I32Const(1),
-                    I::I32Xor,
-                    I::LocalTee(b),
-                    I::LocalGet(in_word),
-                    I::I32Const(1),
-                    I::I32Xor,
-                    I::I32And,
-                    I::LocalGet(words),
-                    I::I32Add,
-                    I::LocalSet(words),
-                    I::LocalGet(b),
-                    I::LocalSet(in_word),
-                ]);
+                emit_word_step(&mut a, cls, b, in_word, words);
             }
             if let Some(k_t) = &l.keywords {
                 k_t.emit_byte(&mut a, &kw_locals, &scratch);
@@ -184,4 +135,68 @@ impl Gen<'_> {
         }
         a.finish(vec![(15, ValType::I32)])
     }
+
+    /// Stores the text's pattern bits: each group's scan, or-ed together.
+    fn emit_pattern_groups(&self, a: &mut Asm, ptr: u32, end: u32, subj: u32) {
+        if self.layout.patterns.is_empty() {
+            return;
+        }
+        a.ops([I::LocalGet(subj), I::I32Const(3), I::I32Shl]);
+        for g in 0..self.layout.patterns.len() {
+            a.ops([
+                I::LocalGet(ptr),
+                I::LocalGet(end),
+                I::Call(F_PATTERNS + g as u32),
+            ]);
+            if g > 0 {
+                a.op(I::I64Or);
+            }
+        }
+        a.op(I::I64Store(ma(PMASK, 3)));
+    }
+}
+
+/// `lim = min(ptr + EVENT_CHUNK, end)` with keywords (their events are
+/// flushed every chunk); `lim = end` without.
+fn emit_chunk_limit(a: &mut Asm, keywords: bool, ptr: u32, end: u32, lim: u32) {
+    if keywords {
+        a.ops([
+            I::LocalGet(ptr),
+            I::I32Const(EVENT_CHUNK as i32),
+            I::I32Add,
+            I::LocalTee(lim),
+            I::LocalGet(end),
+            I::LocalGet(lim),
+            I::LocalGet(end),
+            I::I32LtU,
+            I::Select,
+            I::LocalSet(lim),
+        ]);
+    } else {
+        a.ops([I::LocalGet(end), I::LocalSet(lim)]);
+    }
+}
+
+/// One byte's step of the word count, without a branch: `in` = the byte is
+/// not whitespace; `words += in & !in_word`; `in_word = in`. Uses `tmp`.
+fn emit_word_step(a: &mut Asm, cls: u32, tmp: u32, in_word: u32, words: u32) {
+    a.ops([
+        I::LocalGet(cls),
+        I::I32Const(kwscan::SPACE.trailing_zeros() as i32),
+        I::I32ShrU,
+        I::I32Const(1),
+        I::I32And,
+        I::I32Const(1),
+        I::I32Xor,
+        I::LocalTee(tmp),
+        I::LocalGet(in_word),
+        I::I32Const(1),
+        I::I32Xor,
+        I::I32And,
+        I::LocalGet(words),
+        I::I32Add,
+        I::LocalSet(words),
+        I::LocalGet(tmp),
+        I::LocalSet(in_word),
+    ]);
 }

@@ -34,31 +34,8 @@ impl Gen<'_> {
                 I::F64Load(ma(shown - 8, 3)),
             ]
         };
-        // tokens(x) summed into `into`, S T G V R order, from +0.0.
-        let sum_tokens = |a: &mut Asm, x: u32, into: u32| {
-            a.ops([
-                I::F64Const(0.0.into()),
-                I::LocalSet(into),
-                I::I32Const(0),
-                I::LocalSet(s),
-            ]);
-            a.counted_loop(s, I::I32Const(5), |a| {
-                a.bit(x, s);
-                a.ops([
-                    I::If(BlockType::Empty),
-                    I::LocalGet(into),
-                    I::LocalGet(s),
-                    I::I32Const(3),
-                    I::I32Shl,
-                    I::F64Load(ma(TOKENS, 3)),
-                    I::F64Add,
-                    I::LocalSet(into),
-                    I::End,
-                ]);
-            });
-        };
         a.ops([I::I32Const(31), I::LocalSet(m)]);
-        sum_tokens(&mut a, m, all);
+        emit_sum_tokens(&mut a, m, all, s);
         a.ops(count_of(m));
         a.ops([
             I::LocalTee(total),
@@ -86,7 +63,7 @@ impl Gen<'_> {
                 I::I32Eqz,
                 I::If(BlockType::Empty),
             ]);
-            sum_tokens(a, m, tokens);
+            emit_sum_tokens(a, m, tokens, s);
             a.ops(count_of(m));
             a.ops([
                 I::LocalGet(total),
@@ -134,4 +111,29 @@ impl Gen<'_> {
         ]);
         a.finish(vec![(3, ValType::I32), (6, ValType::F64)])
     }
+}
+
+/// `tokens(x)` summed into `into`, in S T G V R order from +0.0 (as the
+/// interpreter sums), with `s` as the loop's counter.
+fn emit_sum_tokens(a: &mut Asm, x: u32, into: u32, s: u32) {
+    a.ops([
+        I::F64Const(0.0.into()),
+        I::LocalSet(into),
+        I::I32Const(0),
+        I::LocalSet(s),
+    ]);
+    a.counted_loop(s, I::I32Const(5), |a| {
+        a.bit(x, s);
+        a.ops([
+            I::If(BlockType::Empty),
+            I::LocalGet(into),
+            I::LocalGet(s),
+            I::I32Const(3),
+            I::I32Shl,
+            I::F64Load(ma(TOKENS, 3)),
+            I::F64Add,
+            I::LocalSet(into),
+            I::End,
+        ]);
+    });
 }
