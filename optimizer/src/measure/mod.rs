@@ -187,11 +187,8 @@ fn measure_one(
         .episode(&episode.id)
         .ok_or_else(|| MeasureError::UnknownEpisode(episode.id.clone()))?;
     let retrieval = Retrieval::new(memory, &q.question);
-    let failed = |source| MeasureError::Retrieve {
-        question: q.id.clone(),
-        source,
-    };
-    let retrieve = |s: Structure| retrieval.evidence(s).cloned().map_err(failed);
+    let failed = failed(q);
+    let retrieve = |s: Structure| retrieval.evidence(s).cloned().map_err(&failed);
     let sections = Sections([
         retrieve(Structure::Summary)?,
         retrieve(Structure::Temporal)?,
@@ -201,8 +198,8 @@ fn measure_one(
     ]);
     // The same function a query's host calls, so a policy reads the same
     // values in the sweep and at query time.
-    let previews = retrieval.all_previews().map_err(failed)?;
-    let coverage = retrieval.coverage().map_err(failed)?;
+    let previews = retrieval.all_previews().map_err(&failed)?;
+    let coverage = retrieval.coverage().map_err(&failed)?;
     let mut tokens = [0.0; Mask::SUBSETS];
     for (k, t) in tokens.iter_mut().enumerate() {
         let mask = Mask::subset(k);
@@ -215,49 +212,10 @@ fn measure_one(
     };
     let (utility, labelled, source, wanted) = match options.utility {
         UtilityKind::EvidenceRecall | UtilityKind::AnswerOnlyRecall => {
-            let (mut labels, source) = utility::evidence_labels(episode, q);
-            let mut source = source;
-            if options.utility == UtilityKind::AnswerOnlyRecall {
-                labels = utility::answer_only(episode, q, labels);
-                if labels.is_empty() {
-                    source = LabelSource::None;
-                }
-            }
-            // The same lists the previews read.
-            let by_structure = Structure::ALL
-                .iter()
-                .map(|&s| retrieval.shown(s).map_err(failed))
-                .collect::<Result<Vec<&[usize]>, _>>()?;
-            let u = per_mask(|mask| {
-                let chosen: Vec<&[usize]> = Structure::ALL
-                    .into_iter()
-                    .filter(|s| mask.contains(*s))
-                    .map(|s| by_structure[s.index()])
-                    .collect();
-                utility::recall(&labels, &chosen)
-            });
-            let labelled = !labels.is_empty();
-            (u, labelled, source, Wanted::Labels(labels))
+            let answer_only = options.utility == UtilityKind::AnswerOnlyRecall;
+            recall_utility(&retrieval, episode, q, answer_only)?
         }
-        UtilityKind::AnswerCoverage => {
-            // The answer words are content words of the same question,
-            // so the evidence's content words are the ones to look in.
-            let wanted = utility::answer_words(q);
-            let words = Structure::ALL
-                .iter()
-                .map(|&s| retrieval.content_words(s).map_err(failed))
-                .collect::<Result<Vec<&HashSet<String>>, _>>()?;
-            let u = per_mask(|mask| {
-                let chosen: Vec<&HashSet<String>> = Structure::ALL
-                    .into_iter()
-                    .filter(|s| mask.contains(*s))
-                    .map(|s| words[s.index()])
-                    .collect();
-                utility::coverage(&wanted, &chosen)
-            });
-            let labelled = !wanted.is_empty();
-            (u, labelled, LabelSource::None, Wanted::AnswerWords(wanted))
-        }
+        UtilityKind::AnswerCoverage => coverage_utility(&retrieval, q)?,
         UtilityKind::Judge => {
             let judge = options.judge.ok_or(MeasureError::NoJudge)?;
             let Some(reference) = q.answer.as_deref() else {
@@ -296,6 +254,74 @@ fn measure_one(
         source,
         items: items(wanted),
     })
+}
+
+/// What one question's utility per subset comes to: the utilities, whether
+/// the question is labelled, where its labels came from, and what the items
+/// record looks for.
+type Utilities = ([f64; Mask::SUBSETS], bool, LabelSource, Wanted);
+
+/// A retrieval failure of question `q`, as a measuring error.
+fn failed(q: &Question) -> impl Fn(RetrieveError) -> MeasureError + '_ {
+    |source| MeasureError::Retrieve {
+        question: q.id.clone(),
+        source,
+    }
+}
+
+/// Evidence recall per subset, on all labels or on the answer-only ones.
+fn recall_utility(
+    retrieval: &Retrieval<'_>,
+    episode: &Episode,
+    q: &Question,
+    answer_only: bool,
+) -> Result<Utilities, MeasureError> {
+    let failed = failed(q);
+    let (mut labels, source) = utility::evidence_labels(episode, q);
+    let mut source = source;
+    if answer_only {
+        labels = utility::answer_only(episode, q, labels);
+        if labels.is_empty() {
+            source = LabelSource::None;
+        }
+    }
+    // The same lists the previews read.
+    let by_structure = Structure::ALL
+        .iter()
+        .map(|&s| retrieval.shown(s).map_err(&failed))
+        .collect::<Result<Vec<&[usize]>, _>>()?;
+    let u = per_mask(|mask| {
+        let chosen: Vec<&[usize]> = Structure::ALL
+            .into_iter()
+            .filter(|s| mask.contains(*s))
+            .map(|s| by_structure[s.index()])
+            .collect();
+        utility::recall(&labels, &chosen)
+    });
+    let labelled = !labels.is_empty();
+    Ok((u, labelled, source, Wanted::Labels(labels)))
+}
+
+/// Answer coverage per subset.
+fn coverage_utility(retrieval: &Retrieval<'_>, q: &Question) -> Result<Utilities, MeasureError> {
+    let failed = failed(q);
+    // The answer words are content words of the same question,
+    // so the evidence's content words are the ones to look in.
+    let wanted = utility::answer_words(q);
+    let words = Structure::ALL
+        .iter()
+        .map(|&s| retrieval.content_words(s).map_err(&failed))
+        .collect::<Result<Vec<&HashSet<String>>, _>>()?;
+    let u = per_mask(|mask| {
+        let chosen: Vec<&HashSet<String>> = Structure::ALL
+            .into_iter()
+            .filter(|s| mask.contains(*s))
+            .map(|s| words[s.index()])
+            .collect();
+        utility::coverage(&wanted, &chosen)
+    });
+    let labelled = !wanted.is_empty();
+    Ok((u, labelled, LabelSource::None, Wanted::AnswerWords(wanted)))
 }
 
 /// The utility of every non-empty mask.
