@@ -4,6 +4,7 @@
 //! a trace; whatever parses must survive formatting unchanged.
 
 use mesa_compiler::{check, Input, Selector, Structure};
+use mesa_grammar::ast::{HeaderKind, StatementKind};
 use proptest::prelude::*;
 
 const TOKENS: &[&str] = &[
@@ -140,7 +141,14 @@ proptest! {
     #[test]
     fn token_soup_never_panics(src in soup()) {
         let checked = check(&src);
-        prop_assert_eq!(checked.program.is_some(), !checked.has_errors());
+        // A module checks without a program of its own.
+        let module = mesa_grammar::parse(&src).is_ok_and(|f| {
+            matches!(
+                f.statements.first().map(|s| &s.kind),
+                Some(StatementKind::Header { kind: HeaderKind::Module, .. })
+            )
+        });
+        prop_assert_eq!(checked.program.is_some(), !checked.has_errors() && !module);
         if let Some(program) = checked.program {
             let selector = Selector::new(program).expect("checked programs prepare");
             for input in inputs() {
@@ -308,4 +316,12 @@ fn only_mask_free_conditions_are_shadowed() {
         "{:?}",
         codes(on_words)
     );
+}
+
+/// The case the soup found: a module alone checks clean, without a program.
+#[test]
+fn a_module_checks_without_a_program() {
+    let checked = check("module \"why\"\nlet cues = words [\"why\"]\n");
+    assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
+    assert!(checked.program.is_none());
 }

@@ -34,7 +34,9 @@ pub const MAX_EXPR_DEPTH: usize = 512;
 /// diagnostic (errors and warnings) in source order.
 #[derive(Debug, Clone)]
 pub struct Checked {
-    /// The checked program, present exactly when there are no errors.
+    /// The checked program, present exactly when there are no errors and the
+    /// file is a policy (a module's `let`s are checked, but it is not a
+    /// program of its own).
     pub program: Option<Program>,
     /// Errors and warnings, sorted by position.
     pub diagnostics: Vec<Diagnostic>,
