@@ -290,14 +290,7 @@ fn recall_utility(
         .iter()
         .map(|&s| retrieval.shown(s).map_err(&failed))
         .collect::<Result<Vec<&[usize]>, _>>()?;
-    let u = per_mask(|mask| {
-        let chosen: Vec<&[usize]> = Structure::ALL
-            .into_iter()
-            .filter(|s| mask.contains(*s))
-            .map(|s| by_structure[s.index()])
-            .collect();
-        utility::recall(&labels, &chosen)
-    });
+    let u = per_mask(&by_structure, |chosen| utility::recall(&labels, chosen));
     let labelled = !labels.is_empty();
     Ok((u, labelled, source, Wanted::Labels(labels)))
 }
@@ -312,23 +305,26 @@ fn coverage_utility(retrieval: &Retrieval<'_>, q: &Question) -> Result<Utilities
         .iter()
         .map(|&s| retrieval.content_words(s).map_err(&failed))
         .collect::<Result<Vec<&HashSet<String>>, _>>()?;
-    let u = per_mask(|mask| {
-        let chosen: Vec<&HashSet<String>> = Structure::ALL
-            .into_iter()
-            .filter(|s| mask.contains(*s))
-            .map(|s| words[s.index()])
-            .collect();
-        utility::coverage(&wanted, &chosen)
-    });
+    let u = per_mask(&words, |chosen| utility::coverage(&wanted, chosen));
     let labelled = !wanted.is_empty();
     Ok((u, labelled, LabelSource::None, Wanted::AnswerWords(wanted)))
 }
 
-/// The utility of every non-empty mask.
-fn per_mask(f: impl Fn(mesa_core::Mask) -> f64) -> [f64; Mask::SUBSETS] {
+/// The utility of every non-empty mask, from what each structure shows
+/// (`by_structure`, in S T G V R order): `f` gets the mask's structures' parts.
+fn per_mask<T: Copy>(by_structure: &[T], f: impl Fn(&[T]) -> f64) -> [f64; Mask::SUBSETS] {
     let mut out = [0.0; Mask::SUBSETS];
+    let mut chosen = Vec::with_capacity(Structure::ALL.len());
     for (k, u) in out.iter_mut().enumerate() {
-        *u = f(Mask::subset(k));
+        let mask = Mask::subset(k);
+        chosen.clear();
+        chosen.extend(
+            Structure::ALL
+                .into_iter()
+                .filter(|s| mask.contains(*s))
+                .map(|s| by_structure[s.index()]),
+        );
+        *u = f(&chosen);
     }
     out
 }
