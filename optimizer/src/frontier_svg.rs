@@ -159,7 +159,20 @@ pub fn frontier_svg(title: &str, f: &SplitFrontier) -> String {
     );
     anchors.push((ox, oy, "oracle".into()));
     let area = (left + 2.0, top + 22.0, w - right - 2.0, h - bottom - 2.0);
-    for ((r, lead), (ax, ay, text)) in place_labels(&anchors, area).into_iter().zip(&anchors) {
+    labels_and_legend(&mut s, &anchors, area, (left + 10.0, top + 12.0));
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Each marker's label where it overlaps no other (with a leader line
+/// when it had to move away), and the legend at `legend`.
+fn labels_and_legend(
+    s: &mut String,
+    anchors: &[(f64, f64, String)],
+    area: (f64, f64, f64, f64),
+    legend: (f64, f64),
+) {
+    for ((r, lead), (ax, ay, text)) in place_labels(anchors, area).into_iter().zip(anchors) {
         if lead {
             let _ = writeln!(
                 s,
@@ -179,11 +192,8 @@ pub fn frontier_svg(title: &str, f: &SplitFrontier) -> String {
     let _ = writeln!(
         s,
         r##"<g transform="translate({:.1},{:.1})"><rect x="0" y="-3" width="6" height="6" fill="#3366cc"/><text x="10" y="4">fixed subsets (dashed: their frontier)</text><path d="M230,-6 L236,0 L230,6 L224,0 Z" fill="#d62728"/><text x="242" y="4">policies (line: their frontier)</text><circle cx="425" cy="0" r="5" fill="#2a9d48"/><text x="435" y="4">oracle</text></g>"##,
-        left + 10.0,
-        top + 12.0
+        legend.0, legend.1
     );
-    s.push_str("</svg>\n");
-    s
 }
 
 #[cfg(test)]

@@ -203,20 +203,7 @@ pub fn pareto_svg(title: &str, points: &[Point]) -> String {
         .iter()
         .filter(|p| p.x.is_finite() && p.y.is_finite())
         .collect();
-    let (mut x0, mut x1) = (f64::MAX, f64::MIN);
-    let (mut y0, mut y1) = (f64::MAX, f64::MIN);
-    for p in &finite {
-        x0 = x0.min(p.x);
-        x1 = x1.max(p.x);
-        y0 = y0.min(p.y);
-        y1 = y1.max(p.y);
-    }
-    if finite.is_empty() {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    let pad_x = ((x1 - x0) * 0.06).max(1.0);
-    let pad_y = ((y1 - y0) * 0.08).max(0.005);
-    let (x0, x1, y0, y1) = ((x0 - pad_x).max(0.0), x1 + pad_x, y0 - pad_y, y1 + pad_y);
+    let (x0, x1, y0, y1) = padded_range(&finite);
     let frame = Frame {
         size: (w, h),
         margins: (left, right, top, bottom),
@@ -248,47 +235,7 @@ pub fn pareto_svg(title: &str, points: &[Point]) -> String {
     }
     for kind in [PointKind::Candidate, PointKind::Baseline, PointKind::Best] {
         for p in finite.iter().filter(|p| p.kind == kind) {
-            let (px, py) = (sx(p.x), sy(p.y));
-            match kind {
-                PointKind::Candidate => {
-                    let _ = writeln!(
-                        s,
-                        r##"<circle cx="{px:.1}" cy="{py:.1}" r="3" fill="#999" fill-opacity="0.6"/>"##
-                    );
-                }
-                PointKind::Baseline => {
-                    let _ = writeln!(
-                        s,
-                        r##"<rect x="{:.1}" y="{:.1}" width="7" height="7" fill="#3366cc"/>"##,
-                        px - 3.5,
-                        py - 3.5
-                    );
-                }
-                PointKind::Best => {
-                    let _ = writeln!(
-                        s,
-                        r##"<path d="M{px:.1},{:.1} L{:.1},{py:.1} L{px:.1},{:.1} L{:.1},{py:.1} Z" fill="#d62728"/>"##,
-                        py - 7.0,
-                        px + 7.0,
-                        py + 7.0,
-                        px - 7.0
-                    );
-                }
-            }
-            if let Some(l) = &p.label {
-                let color = if kind == PointKind::Best {
-                    "#d62728"
-                } else {
-                    "#223"
-                };
-                let _ = writeln!(
-                    s,
-                    r#"<text x="{:.1}" y="{:.1}" fill="{color}">{}</text>"#,
-                    px + 8.0,
-                    py - 6.0,
-                    escape(l)
-                );
-            }
+            marker(&mut s, kind, (sx(p.x), sy(p.y)), p.label.as_deref());
         }
     }
     let _ = writeln!(
@@ -299,6 +246,69 @@ pub fn pareto_svg(title: &str, points: &[Point]) -> String {
     );
     s.push_str("</svg>\n");
     s
+}
+
+/// The plotted range: the points' extent (the unit square without any),
+/// padded, with tokens from 0 up.
+fn padded_range(finite: &[&Point]) -> (f64, f64, f64, f64) {
+    let (mut x0, mut x1) = (f64::MAX, f64::MIN);
+    let (mut y0, mut y1) = (f64::MAX, f64::MIN);
+    for p in finite {
+        x0 = x0.min(p.x);
+        x1 = x1.max(p.x);
+        y0 = y0.min(p.y);
+        y1 = y1.max(p.y);
+    }
+    if finite.is_empty() {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    let pad_x = ((x1 - x0) * 0.06).max(1.0);
+    let pad_y = ((y1 - y0) * 0.08).max(0.005);
+    ((x0 - pad_x).max(0.0), x1 + pad_x, y0 - pad_y, y1 + pad_y)
+}
+
+/// One point's marker at `(px, py)` (pixels), and its label.
+fn marker(s: &mut String, kind: PointKind, (px, py): (f64, f64), label: Option<&str>) {
+    match kind {
+        PointKind::Candidate => {
+            let _ = writeln!(
+                s,
+                r##"<circle cx="{px:.1}" cy="{py:.1}" r="3" fill="#999" fill-opacity="0.6"/>"##
+            );
+        }
+        PointKind::Baseline => {
+            let _ = writeln!(
+                s,
+                r##"<rect x="{:.1}" y="{:.1}" width="7" height="7" fill="#3366cc"/>"##,
+                px - 3.5,
+                py - 3.5
+            );
+        }
+        PointKind::Best => {
+            let _ = writeln!(
+                s,
+                r##"<path d="M{px:.1},{:.1} L{:.1},{py:.1} L{px:.1},{:.1} L{:.1},{py:.1} Z" fill="#d62728"/>"##,
+                py - 7.0,
+                px + 7.0,
+                py + 7.0,
+                px - 7.0
+            );
+        }
+    }
+    if let Some(l) = label {
+        let color = if kind == PointKind::Best {
+            "#d62728"
+        } else {
+            "#223"
+        };
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" fill="{color}">{}</text>"#,
+            px + 8.0,
+            py - 6.0,
+            escape(l)
+        );
+    }
 }
 
 #[cfg(test)]
