@@ -41,7 +41,10 @@
 //!   The manifest's episode list is rewritten (temp file + rename) after each
 //!   such change.
 
+mod files;
 mod vectors;
+
+use files::{ann_file, read_json, sync_dir, sync_tree, unique_suffix, write_episode, write_json};
 
 use crate::config::Config;
 use crate::dataset::{self, DatasetError, Episode, LoadOptions};
@@ -346,81 +349,6 @@ impl std::fmt::Debug for Store {
             .field("counts", &self.manifest.counts)
             .finish()
     }
-}
-
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
-    let file = File::create(path).map_err(io(path))?;
-    let mut w = BufWriter::new(file);
-    serde_json::to_writer(&mut w, value).map_err(|e| corrupt(path, e))?;
-    w.flush().map_err(io(path))?;
-    w.get_ref().sync_all().map_err(io(path))
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
-    serde_json::from_slice(&bytes).map_err(|source| StoreError::Json {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
-fn sync_dir(path: &Path) -> Result<(), StoreError> {
-    File::open(path)
-        .and_then(|d| d.sync_all())
-        .map_err(io(path))
-}
-
-fn sync_tree(path: &Path) -> Result<(), StoreError> {
-    for entry in std::fs::read_dir(path).map_err(io(path))? {
-        let entry = entry.map_err(io(path))?;
-        if entry.file_type().map_err(io(path))?.is_dir() {
-            sync_tree(&entry.path())?;
-        }
-    }
-    sync_dir(path)
-}
-
-fn unique_suffix() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{}-{nanos}", std::process::id())
-}
-
-/// Where an episode's HNSW graph is saved (past the threshold, for an
-/// embedder that is not the built-in hashed one): `ann/v.json` and the
-/// dump's files beside it, in the episode's directory.
-fn ann_file(dir: &Path, write: bool) -> AnnFile {
-    AnnFile {
-        dir: dir.join("ann"),
-        name: "v".into(),
-        write,
-    }
-}
-
-/// Writes one built episode into `dir` (the raw index is already there).
-fn write_episode(dir: &Path, memory: &EpisodeMemory, steps: &StepTexts) -> Result<(), StoreError> {
-    write_json(
-        &dir.join("episode.json"),
-        &EpisodeFile {
-            episode: (*memory.episode).clone(),
-            step_tokens: steps.tokens.clone(),
-        },
-    )?;
-    write_json(
-        &dir.join("summary.json"),
-        &SummaryFile {
-            lines: memory.summary.lines().to_vec(),
-            tokens: memory.summary.tokens(),
-        },
-    )?;
-    write_json(&dir.join("graph.json"), &memory.graph.relation_graph())?;
-    let v = dir.join("vectors.bin");
-    vectors::write(&v, memory.vector.dim(), memory.vector.data()).map_err(io(&v))?;
-    let ann = ann_file(dir, true);
-    memory.vector.index_and_save(&ann).map_err(io(&ann.dir))?;
-    write_json(&dir.join("windows.json"), &memory.raw.windows())?;
-    Ok(())
 }
 
 impl Store {
