@@ -282,7 +282,11 @@ impl Archive {
 
 fn compare(dir: &Path, old: &RunSettings, new: &RunSettings) -> Result<(), ArchiveError> {
     let half = |s: &RunSettings| s.val_half.map_or("all of val", |h| h.name()).to_string();
-    let fields: [(&str, String, String); 8] = [
+    let prices = |s: &RunSettings| match &s.trade_prices {
+        None => "the default (0.05 to 1 in steps of 0.05)".to_string(),
+        Some(p) => p.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+    };
+    let fields: [(&str, String, String); 9] = [
         (
             "the sweep's content (FNV-1a)",
             old.sweep_fnv1a64.clone(),
@@ -299,6 +303,7 @@ fn compare(dir: &Path, old: &RunSettings, new: &RunSettings) -> Result<(), Archi
         ),
         ("--val-half", half(old), half(new)),
         ("--fit", old.fit.name().into(), new.fit.name().into()),
+        ("--trade-price", prices(old), prices(new)),
     ];
     for (field, archived, given) in fields {
         if archived != given {

@@ -303,6 +303,25 @@ fn bad_trade_prices_are_clear_errors_that_write_nothing() {
 }
 
 #[test]
+fn a_resume_must_try_the_same_trade_prices() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(dir.path(), 20, 4, 6);
+    let out = dir.path().join("run");
+    let mut o = opts(&sweep, &out, 1);
+    optimize(&o).unwrap();
+    o.resume = true;
+    o.iterations = 2;
+    o.trade_prices = vec![0.1, 0.2];
+    let e = optimize(&o).unwrap_err();
+    assert!(matches!(e, OptimizeError::Archive(_)), "{e}");
+    assert!(e.to_string().contains("--trade-price"), "{e}");
+    assert!(e.to_string().contains("0.1,0.2"), "{e}");
+    // With the archived (default) prices the run goes on.
+    o.trade_prices = mesa_optimizer::strata::DEFAULT_TRADE_PRICES.to_vec();
+    optimize(&o).unwrap();
+}
+
+#[test]
 fn bad_sweeps_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let sweep = synthetic_sweep(dir.path(), 20, 4, 6);
