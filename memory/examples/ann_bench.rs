@@ -27,7 +27,7 @@ fn normalized(mut v: Vec<f32>) -> Vec<f32> {
     v
 }
 
-fn embed(e: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
+fn embed(e: &dyn Embedder, texts: &[String]) -> Outcome<Vec<Vec<f32>>> {
     let mut out = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(32) {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
@@ -36,15 +36,14 @@ fn embed(e: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f32>>, Box<dyn st
     Ok(out)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let data = args.get(1).ok_or("usage: ann_bench DATA ROWS")?;
-    let n: usize = args.get(2).ok_or("usage: ann_bench DATA ROWS")?.parse()?;
-    let loaded = mesa_memory::load(std::path::Path::new(data), &LoadOptions::default())?;
+type Outcome<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The first `n` rows' texts: the dataset's steps in order, as V embeds them.
+fn row_texts(loaded: &mesa_memory::dataset::Loaded, n: usize) -> Vec<String> {
     // As V embeds them: each step rendered as evidence shows it.
     let all: Vec<&Step> = loaded.episodes.iter().flat_map(|e| &e.steps).collect();
     let bytes = Config::default().evidence_text_bytes;
-    let texts: Vec<String> = (0..n)
+    (0..n)
         .map(|i| {
             let step = Step {
                 index: i,
@@ -56,30 +55,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 k => format!("{t} copy {k}"),
             }
         })
-        .collect();
-    let questions: Vec<String> = loaded
-        .episodes
-        .iter()
-        .flat_map(|e| e.questions.iter().map(|q| q.question.clone()))
-        .take(200)
-        .collect();
-    let embedder: Box<dyn Embedder> = match std::env::var("MESA_BENCH_EMBEDDER").as_deref() {
-        Ok("minilm") => Box::new(mesa_memory::plugins::MiniLmEmbedder::load(None)?),
-        _ => Box::new(HashEmbedder::default()),
-    };
-    let t = Instant::now();
-    let rows = embed(embedder.as_ref(), &texts)?;
-    let queries = embed(embedder.as_ref(), &questions)?;
-    println!(
-        "{} rows, {} queries, embedder {}: embedded in {:.1} s",
-        rows.len(),
-        queries.len(),
-        embedder.name(),
-        t.elapsed().as_secs_f64()
-    );
-    // How the rows look: the share of nonzero values of the rows and of
-    // the questions, and the median and the 99th percentile of a
-    // question's cosines with the rows.
+        .collect()
+}
+
+/// How the rows look: the share of nonzero values of the rows and of the
+/// questions, and the median and the 99th percentile of a question's
+/// cosines with the rows.
+fn describe(rows: &[Vec<f32>], queries: &[Vec<f32>]) {
     let share = |vs: &[Vec<f32>]| {
         let nonzero = vs.iter().flatten().filter(|x| **x != 0.0).count();
         100.0 * nonzero as f64 / (vs.len() * vs[0].len()) as f64
@@ -92,17 +74,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cos.sort_by(f32::total_cmp);
     println!(
         "nonzero values: rows {:.1}%, questions {:.1}%; cosine of a question with a row: median {:.3}, p99 {:.3}",
-        share(&rows),
-        share(&queries),
+        share(rows),
+        share(queries),
         cos[cos.len() / 2],
         cos[cos.len() * 99 / 100]
     );
-    let t = Instant::now();
-    let graph: Hnsw<f32, DistCosine> = Hnsw::new(16, n, 16, 200, DistCosine);
-    for (p, r) in rows.iter().enumerate() {
-        graph.insert((r.as_slice(), p));
-    }
-    println!("build: {:.1} s", t.elapsed().as_secs_f64());
+}
+
+/// The exact scan's time, and the index's time and recall of the exact top
+/// 5 at three search widths.
+fn search(graph: &Hnsw<f32, DistCosine>, rows: &[Vec<f32>], queries: &[Vec<f32>]) {
     let mut exact_ms = Vec::new();
     let kth: Vec<f32> = queries
         .iter()
@@ -137,6 +118,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             100.0 * found as f64 / (5 * queries.len()) as f64
         );
     }
+}
+
+/// The index's dump and load times and size.
+fn dump_and_load(graph: &Hnsw<f32, DistCosine>) -> Outcome<()> {
     let dir = tempfile::tempdir()?;
     let t = Instant::now();
     let name = graph.file_dump(dir.path(), "v")?;
@@ -154,4 +139,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         back.get_nb_point()
     );
     Ok(())
+}
+
+fn main() -> Outcome<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let data = args.get(1).ok_or("usage: ann_bench DATA ROWS")?;
+    let n: usize = args.get(2).ok_or("usage: ann_bench DATA ROWS")?.parse()?;
+    let loaded = mesa_memory::load(std::path::Path::new(data), &LoadOptions::default())?;
+    let texts = row_texts(&loaded, n);
+    let questions: Vec<String> = loaded
+        .episodes
+        .iter()
+        .flat_map(|e| e.questions.iter().map(|q| q.question.clone()))
+        .take(200)
+        .collect();
+    let embedder: Box<dyn Embedder> = match std::env::var("MESA_BENCH_EMBEDDER").as_deref() {
+        Ok("minilm") => Box::new(mesa_memory::plugins::MiniLmEmbedder::load(None)?),
+        _ => Box::new(HashEmbedder::default()),
+    };
+    let t = Instant::now();
+    let rows = embed(embedder.as_ref(), &texts)?;
+    let queries = embed(embedder.as_ref(), &questions)?;
+    println!(
+        "{} rows, {} queries, embedder {}: embedded in {:.1} s",
+        rows.len(),
+        queries.len(),
+        embedder.name(),
+        t.elapsed().as_secs_f64()
+    );
+    describe(&rows, &queries);
+    let t = Instant::now();
+    let graph: Hnsw<f32, DistCosine> = Hnsw::new(16, n, 16, 200, DistCosine);
+    for (p, r) in rows.iter().enumerate() {
+        graph.insert((r.as_slice(), p));
+    }
+    println!("build: {:.1} s", t.elapsed().as_secs_f64());
+    search(&graph, &rows, &queries);
+    dump_and_load(&graph)
 }

@@ -14,10 +14,11 @@
 //! against those episode lengths, with each snapshot build by part.
 
 use mesa_core::Mask;
-use mesa_memory::dataset::LoadOptions;
+use mesa_memory::dataset::{LoadOptions, Loaded};
 use mesa_memory::{
-    BuildOptions, Config, Forget, LiveMemory, NewEpisode, NewStep, Retrieval, Source, Store,
+    BuildOptions, Config, Forget, LiveMemory, NewEpisode, NewStep, Retrieval, Source, Store, Tenant,
 };
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -80,8 +81,8 @@ fn breakdown(
 /// opening without a state).
 fn by_length(
     mem: &LiveMemory,
-    t: &mesa_memory::Tenant,
-    batch: &dyn Fn(usize, usize) -> Vec<NewStep>,
+    t: &Tenant,
+    batch: Batch<'_>,
     lengths: &[usize],
 ) -> Result<(), Box<dyn std::error::Error>> {
     for &n in lengths {
@@ -164,43 +165,13 @@ fn by_length(
     Ok(())
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let data = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
-    let loaded = mesa_memory::load(std::path::Path::new(&data), &LoadOptions::default())?;
-    let all_steps: Vec<(String, String)> = loaded
-        .episodes
-        .iter()
-        .flat_map(|e| {
-            e.steps
-                .iter()
-                .map(|s| (s.action.clone(), s.observation.clone()))
-        })
-        .collect();
-    let dir = tempfile::tempdir()?;
-    let mem = LiveMemory::open(&dir.path().join("live"))?;
-    let t = Arc::new(mem.tenant("bench")?);
-    let batch = |from: usize, n: usize| -> Vec<NewStep> {
-        (from..from + n)
-            .map(|i| {
-                let (a, o) = &all_steps[i % all_steps.len()];
-                NewStep {
-                    index: None,
-                    action: a.clone(),
-                    observation: o.clone(),
-                    timestamp: None,
-                }
-            })
-            .collect()
-    };
-    // MESA_BENCH_LENGTHS=15000,...: only the latency against length.
-    if let Ok(list) = std::env::var("MESA_BENCH_LENGTHS") {
-        let lengths: Vec<usize> = list.split(',').map(str::parse).collect::<Result<_, _>>()?;
-        return by_length(&mem, &t, &batch, &lengths);
-    }
+type Outcome = Result<(), Box<dyn std::error::Error>>;
 
-    // 1. One step into a 1,000-step episode: append, then append + query.
+/// Makes `n` new steps from AMA-Bench's steps, starting at `from`.
+type Batch<'a> = &'a dyn Fn(usize, usize) -> Vec<NewStep>;
+
+/// One step into a 1,000-step episode: append, then append + query.
+fn append_latency(t: &Tenant, batch: Batch<'_>) -> Outcome {
     t.create_episode(&NewEpisode {
         id: "long".into(),
         task: "a generic long episode of AMA-Bench steps".into(),
@@ -232,9 +203,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         pct(&mut answered, 0.99)
     );
 
-    // 2. Query latency while a writer appends (snapshot rebuilt per version).
+    Ok(())
+}
+
+/// Query latency while a writer appends (snapshot rebuilt per version).
+fn during_writes(t: &Arc<Tenant>, batch: Batch<'_>) -> Outcome {
     let writer = {
-        let t = t.clone();
+        let t = Arc::clone(t);
         let steps = batch(2000, 200);
         std::thread::spawn(move || -> Result<(), mesa_memory::LiveError> {
             for s in steps {
@@ -260,7 +235,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         pct(&mut during, 0.99)
     );
 
-    // 3. Forget plus compaction.
+    Ok(())
+}
+
+/// Forget plus compaction.
+fn forget_and_compact(t: &Tenant) -> Outcome {
     let t0 = Instant::now();
     t.forget("long", Forget::Range(100, 199))?;
     let forget = t0.elapsed();
@@ -273,10 +252,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ms(t0.elapsed())
     );
 
-    by_length(&mem, &t, &batch, &[1_000, 15_000, 100_000])?;
+    Ok(())
+}
 
-    // 5. With MiniLM (when MESA_MINILM_DIR names its files): an append
-    //    against one embedding alone.
+/// With MiniLM (when MESA_MINILM_DIR names its files): an append against
+/// one embedding alone.
+fn minilm(mem: &LiveMemory, batch: Batch<'_>) -> Outcome {
     if let Some(dir) = std::env::var_os("MESA_MINILM_DIR") {
         let embedder = Arc::new(mesa_memory::plugins::MiniLmEmbedder::load(Some(
             std::path::Path::new(&dir),
@@ -317,7 +298,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    // 6. Batch import of all of AMA-Bench against `Store::build`.
+    Ok(())
+}
+
+/// Batch import of all of AMA-Bench against `Store::build`.
+fn batch_import(mem: &LiveMemory, loaded: &Loaded, data: &str, dir: &Path) -> Outcome {
     let imp = Arc::new(mem.tenant("import")?);
     let t0 = Instant::now();
     for e in &loaded.episodes {
@@ -342,18 +327,62 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let import = t0.elapsed();
     let t0 = Instant::now();
     let _store = Store::build(
-        Source::Path(data.clone().into(), LoadOptions::default()),
+        Source::Path(data.into(), LoadOptions::default()),
         &Config::default(),
-        &dir.path().join("store"),
+        &dir.join("store"),
         BuildOptions::default(),
     )?;
     let build = t0.elapsed();
     println!(
         "batch append of all {} episodes ({} steps): {:.1} s; Store::build of the same file: {:.1} s",
         loaded.episodes.len(),
-        all_steps.len(),
+        loaded.episodes.iter().map(|e| e.steps.len()).sum::<usize>(),
         import.as_secs_f64(),
         build.as_secs_f64()
     );
     Ok(())
+}
+
+fn main() -> Outcome {
+    let data = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
+    let loaded = mesa_memory::load(std::path::Path::new(&data), &LoadOptions::default())?;
+    let all_steps: Vec<(String, String)> = loaded
+        .episodes
+        .iter()
+        .flat_map(|e| {
+            e.steps
+                .iter()
+                .map(|s| (s.action.clone(), s.observation.clone()))
+        })
+        .collect();
+    let dir = tempfile::tempdir()?;
+    let mem = LiveMemory::open(&dir.path().join("live"))?;
+    let t = Arc::new(mem.tenant("bench")?);
+    let batch = |from: usize, n: usize| -> Vec<NewStep> {
+        (from..from + n)
+            .map(|i| {
+                let (a, o) = &all_steps[i % all_steps.len()];
+                NewStep {
+                    index: None,
+                    action: a.clone(),
+                    observation: o.clone(),
+                    timestamp: None,
+                }
+            })
+            .collect()
+    };
+    // MESA_BENCH_LENGTHS=15000,...: only the latency against length.
+    if let Ok(list) = std::env::var("MESA_BENCH_LENGTHS") {
+        let lengths: Vec<usize> = list.split(',').map(str::parse).collect::<Result<_, _>>()?;
+        return by_length(&mem, &t, &batch, &lengths);
+    }
+
+    append_latency(&t, &batch)?;
+    during_writes(&t, &batch)?;
+    forget_and_compact(&t)?;
+    by_length(&mem, &t, &batch, &[1_000, 15_000, 100_000])?;
+    minilm(&mem, &batch)?;
+    batch_import(&mem, &loaded, &data, dir.path())
 }

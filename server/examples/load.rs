@@ -36,16 +36,15 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let data = args
-        .get(1)
-        .cloned()
-        .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
-    let clients: usize = args.get(2).map_or(Ok(16), |s| s.parse())?;
-    let seconds: u64 = args.get(3).map_or(Ok(20), |s| s.parse())?;
+type Outcome<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Latencies in milliseconds by route.
+type Latencies = BTreeMap<&'static str, Vec<f64>>;
+
+/// AMA-Bench's episodes: their questions and their steps as the API takes them.
+fn read_episodes(data: &str) -> Outcome<Vec<Episode>> {
     let mut episodes = Vec::new();
-    for line in std::io::BufReader::new(std::fs::File::open(&data)?).lines() {
+    for line in std::io::BufReader::new(std::fs::File::open(data)?).lines() {
         let r: Value = serde_json::from_str(&line?)?;
         let steps = r["trajectory"].as_array().cloned().unwrap_or_default();
         episodes.push(Episode {
@@ -60,10 +59,104 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 // Observations cut at 32 KiB, as `mesa build` cuts them (one
                 // AMA-Bench observation is over the live memory's 1 MiB limit).
-                .map(|t| json!({"action": t["action"], "observation": cut(t["observation"].as_str().unwrap_or(""), 32 << 10)}))
+                .map(|t| {
+                    let observation = cut(t["observation"].as_str().unwrap_or(""), 32 << 10);
+                    json!({"action": t["action"], "observation": observation})
+                })
                 .collect(),
         });
     }
+    Ok(episodes)
+}
+
+/// Creates every episode and appends its steps, a thousand per request.
+fn import(http: &Client, base: &str, token: &str, episodes: &[Episode]) -> Outcome<()> {
+    for e in episodes {
+        http.post(format!("{base}/v1/episodes"))
+            .bearer_auth(token)
+            .json(&json!({"id": e.id, "task": "AMA-Bench"}))
+            .send()?
+            .error_for_status()?;
+        for chunk in e.steps.chunks(1000) {
+            http.post(format!("{base}/v1/episodes/{}/steps", e.id))
+                .bearer_auth(token)
+                .json(&json!({"steps": chunk}))
+                .send()?
+                .error_for_status()?;
+        }
+    }
+    Ok(())
+}
+
+/// What one client saw: latencies by route, the appends acknowledged
+/// (episode, index) and the requests that failed.
+struct Seen {
+    latencies: Latencies,
+    acked: Vec<(String, u64)>,
+    errors: usize,
+}
+
+/// Client `c`: until the deadline, one append to four queries.
+fn client(c: usize, base: &str, token: &str, episodes: &[Episode], deadline: Instant) -> Seen {
+    let mut seen = Seen {
+        latencies: Latencies::new(),
+        acked: Vec::new(),
+        errors: 0,
+    };
+    let Ok(http) = Client::builder().timeout(Duration::from_secs(120)).build() else {
+        seen.errors += 1;
+        return seen;
+    };
+    let mut k = c * 7919;
+    while Instant::now() < deadline {
+        k += 1;
+        let e = &episodes[k % episodes.len()];
+        let t = Instant::now();
+        let (route, ok) = if k.is_multiple_of(5) {
+            let note =
+                json!({"action": format!("client {c} note {k}"), "observation": "load test"});
+            let r = http
+                .post(format!("{base}/v1/episodes/{}/steps", e.id))
+                .bearer_auth(token)
+                .json(&note)
+                .send();
+            let reply = r.ok().filter(|r| r.status().is_success());
+            match reply.and_then(|r| r.json::<Value>().ok()) {
+                Some(v) => {
+                    let index = v["indices"][0].as_u64().unwrap_or(u64::MAX);
+                    seen.acked.push((e.id.clone(), index));
+                    ("append", true)
+                }
+                None => ("append", false),
+            }
+        } else {
+            let q = &e.questions[k % e.questions.len().max(1)];
+            let r = http
+                .post(format!("{base}/v1/episodes/{}/query", e.id))
+                .bearer_auth(token)
+                .json(&json!({"question": q, "structures": "all"}))
+                .send();
+            ("query", r.is_ok_and(|r| r.status().is_success()))
+        };
+        if ok {
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            seen.latencies.entry(route).or_default().push(ms);
+        } else {
+            seen.errors += 1;
+        }
+    }
+    seen
+}
+
+fn main() -> Outcome<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let data = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
+    let clients: usize = args.get(2).map_or(Ok(16), |s| s.parse())?;
+    let seconds: u64 = args.get(3).map_or(Ok(20), |s| s.parse())?;
+    let episodes = read_episodes(&data)?;
     let dir = tempfile::tempdir()?;
     let root = dir.path().join("mem");
     mesa_memory::LiveMemory::open(&root)?;
@@ -76,20 +169,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .timeout(Duration::from_secs(120))
         .build()?;
     let t0 = Instant::now();
-    for e in &episodes {
-        http.post(format!("{base}/v1/episodes"))
-            .bearer_auth(&token)
-            .json(&json!({"id": e.id, "task": "AMA-Bench"}))
-            .send()?
-            .error_for_status()?;
-        for chunk in e.steps.chunks(1000) {
-            http.post(format!("{base}/v1/episodes/{}/steps", e.id))
-                .bearer_auth(&token)
-                .json(&json!({"steps": chunk}))
-                .send()?
-                .error_for_status()?;
-        }
-    }
+    import(&http, &base, &token, &episodes)?;
     println!(
         "imported {} episodes through the API in {:.1} s",
         episodes.len(),
@@ -100,47 +180,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handles: Vec<_> = (0..clients)
         .map(|c| {
             let (base, token, episodes) = (base.clone(), token.clone(), episodes.clone());
-            std::thread::spawn(move || {
-                let http = Client::builder().timeout(Duration::from_secs(120)).build().expect("client");
-                let mut lat: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
-                let (mut acked, mut errors) = (Vec::new(), 0usize);
-                let mut k = c * 7919;
-                while Instant::now() < deadline {
-                    k += 1;
-                    let e = &episodes[k % episodes.len()];
-                    let t = Instant::now();
-                    let (route, ok) = if k % 5 == 0 {
-                        let r = http.post(format!("{base}/v1/episodes/{}/steps", e.id)).bearer_auth(&token)
-                            .json(&json!({"action": format!("client {c} note {k}"), "observation": "load test"})).send();
-                        match r.ok().filter(|r| r.status().is_success()).and_then(|r| r.json::<Value>().ok()) {
-                            Some(v) => { acked.push((e.id.clone(), v["indices"][0].as_u64().unwrap_or(u64::MAX))); ("append", true) }
-                            None => ("append", false),
-                        }
-                    } else {
-                        let q = &e.questions[k % e.questions.len().max(1)];
-                        let r = http.post(format!("{base}/v1/episodes/{}/query", e.id)).bearer_auth(&token)
-                            .json(&json!({"question": q, "structures": "all"})).send();
-                        ("query", r.is_ok_and(|r| r.status().is_success()))
-                    };
-                    if ok { lat.entry(route).or_default().push(t.elapsed().as_secs_f64() * 1e3) } else { errors += 1 }
-                }
-                (lat, acked, errors)
-            })
+            std::thread::spawn(move || client(c, &base, &token, &episodes, deadline))
         })
         .collect();
-    let mut lat: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let mut lat = Latencies::new();
     let (mut acked, mut errors) = (Vec::new(), 0);
     for h in handles {
-        let (l, a, e) = h.join().map_err(|_| "a client panicked")?;
-        for (k, v) in l {
+        let seen = h.join().map_err(|_| "a client panicked")?;
+        for (k, v) in seen.latencies {
             lat.entry(k).or_default().extend(v)
         }
-        acked.extend(a);
-        errors += e;
+        acked.extend(seen.acked);
+        errors += seen.errors;
     }
     for (route, v) in &mut lat {
         let n = v.len();
-        println!("{clients} clients, {seconds} s: {route}: {n} requests, {:.1}/s, p50 {:.1} ms, p99 {:.1} ms", n as f64 / seconds as f64, pct(v, 0.5), pct(v, 0.99));
+        let rate = n as f64 / seconds as f64;
+        let (p50, p99) = (pct(v, 0.5), pct(v, 0.99));
+        println!("{clients} clients, {seconds} s: {route}: {n} requests, {rate:.1}/s, p50 {p50:.1} ms, p99 {p99:.1} ms");
     }
     server.stop()?;
     let t = mesa_memory::LiveMemory::open(&root)?.tenant("bench")?;

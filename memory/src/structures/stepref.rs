@@ -119,6 +119,29 @@ fn blank(work: &mut String, start: usize, end: usize) {
     work.replace_range(start..end, &" ".repeat(end - start));
 }
 
+/// What `read` makes of each match of `re` in `work`, in order; each match it
+/// reads is then blanked.
+fn take<T>(
+    work: &mut String,
+    re: &Regex,
+    read: impl Fn(&regex::Captures<'_>) -> Option<T>,
+) -> Vec<T> {
+    let found: Vec<_> = re
+        .captures_iter(work)
+        .filter_map(|c| {
+            let m = c.get(0)?;
+            Some((m.start(), m.end(), read(&c)?))
+        })
+        .collect();
+    found
+        .into_iter()
+        .map(|(start, end, t)| {
+            blank(work, start, end);
+            t
+        })
+        .collect()
+}
+
 fn num(caps: &regex::Captures<'_>, i: usize) -> Option<usize> {
     caps.get(i).and_then(|m| m.as_str().parse().ok())
 }
@@ -137,65 +160,35 @@ impl StepRefs {
             .collect();
         let mut refs = Vec::new();
         for re in [&p.between, &p.from, &p.range] {
-            let found: Vec<_> = re
-                .captures_iter(&work)
-                .filter_map(|c| {
-                    let m = c.get(0)?;
-                    Some((m.start(), m.end(), num(&c, 1)?, num(&c, 2)?))
-                })
-                .collect();
-            for (start, end, a, b) in found {
-                refs.push(StepRef::Range(a.min(b), a.max(b)));
-                blank(&mut work, start, end);
-            }
+            let found = take(&mut work, re, |c| Some((num(c, 1)?, num(c, 2)?)));
+            refs.extend(
+                found
+                    .into_iter()
+                    .map(|(a, b)| StepRef::Range(a.min(b), a.max(b))),
+            );
         }
-        let found: Vec<_> = p
-            .relative
-            .captures_iter(&work)
-            .filter_map(|c| {
-                let m = c.get(0)?;
-                let kind = c.get(1)?.as_str();
-                Some((
-                    m.start(),
-                    m.end(),
-                    kind.starts_with('a') || kind.starts_with('f'),
-                    num(&c, 2)?,
-                ))
-            })
-            .collect();
-        for (start, end, after, x) in found {
-            refs.push(if after {
+        let found = take(&mut work, &p.relative, |c| {
+            let kind = c.get(1)?.as_str();
+            Some((kind.starts_with('a') || kind.starts_with('f'), num(c, 2)?))
+        });
+        refs.extend(found.into_iter().map(|(after, x)| {
+            if after {
                 StepRef::After(x)
             } else {
                 StepRef::Before(x)
-            });
-            blank(&mut work, start, end);
-        }
-        let found: Vec<_> = p
-            .list
-            .find_iter(&work)
-            .map(|m| {
-                let nums: Vec<usize> = p
-                    .list_number
-                    .find_iter(m.as_str())
-                    .filter_map(|n| n.as_str().parse().ok())
-                    .collect();
-                (m.start(), m.end(), nums)
-            })
-            .collect();
-        for (start, end, nums) in found {
-            refs.extend(nums.into_iter().map(StepRef::At));
-            blank(&mut work, start, end);
-        }
-        let found: Vec<_> = p
-            .single
-            .captures_iter(&work)
-            .filter_map(|c| Some((c.get(0)?.start(), c.get(0)?.end(), num(&c, 1)?)))
-            .collect();
-        for (start, end, x) in found {
-            refs.push(StepRef::At(x));
-            blank(&mut work, start, end);
-        }
+            }
+        }));
+        let found = take(&mut work, &p.list, |c| {
+            let nums: Vec<usize> = p
+                .list_number
+                .find_iter(c.get(0)?.as_str())
+                .filter_map(|n| n.as_str().parse().ok())
+                .collect();
+            Some(nums)
+        });
+        refs.extend(found.into_iter().flatten().map(StepRef::At));
+        let found = take(&mut work, &p.single, |c| num(c, 1));
+        refs.extend(found.into_iter().map(StepRef::At));
         for c in p.first_last.captures_iter(&work) {
             let (Some(kind), Some(n)) = (c.get(1), c.get(2).and_then(|n| word_number(n.as_str())))
             else {
