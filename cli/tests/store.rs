@@ -284,6 +284,28 @@ fn the_main_job_runs_end_to_end() {
     }
 }
 
+/// Each bad option of `mesa stratify` exits 1 (a value out of range, with
+/// what to do) or 2 (a usage error), and writes nothing.
+fn stratify_refuses_bad_options(sweep: &str, out: &Path) {
+    let out = out.to_string_lossy();
+    let cases: [(&[&str], i32, &str); 8] = [
+        (&["--trade-price=-1"], 1, "trade prices must be"),
+        (&["--folds", "100"], 1, "use --folds"),
+        (&["--folds", "1"], 1, "--folds must be at least 2"),
+        (&["--bag", "0"], 1, "--bag must be at least 1"),
+        (&["--min-leaf", "0"], 1, "--min-leaf must be"),
+        (&["--bound=-1"], 1, "--bound"),
+        (&["--target", "most"], 2, "most"),
+        (&["--prior", "ten"], 2, "ten"),
+    ];
+    for (args, code, says) in cases {
+        let o = mesa(&[&["stratify", "--sweep", sweep, "--out", &out][..], args].concat());
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!Path::new(&*out).exists(), "{args:?} wrote {out}");
+    }
+}
+
 /// `mesa stratify` on a sweep: writes a policy that `mesa check` accepts
 /// and a report whose strata cover train and val; bad options exit 1 or 2
 /// with what to do.
@@ -354,36 +376,17 @@ fn stratify_writes_a_checked_policy_and_its_report() {
             "{trade:?}"
         );
     }
-    let o = mesa(&[
-        "stratify",
-        "--sweep",
-        &sweep,
-        "--out",
-        &train,
-        "--trade-price=-1",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("trade prices must be"),
-        "{}",
-        stderr(&o)
-    );
-    let o = mesa(&[
-        "stratify", "--sweep", &sweep, "--out", &out, "--folds", "100",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("use --folds"), "{}", stderr(&o));
-    let o = mesa(&["stratify", "--sweep", &sweep, "--out", &out, "--folds", "1"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("--folds must be at least 2"),
-        "{}",
-        stderr(&o)
-    );
-    let o = mesa(&[
-        "stratify", "--sweep", &sweep, "--out", &out, "--target", "most",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `mesa stratify` with trees, bagged fits, refinements and two priors:
+/// the same checked output, a report that says what it tried; bad options
+/// are refused.
+#[test]
+fn stratify_variants_and_bad_options() {
+    let data = tmp("stratify-variants.jsonl", twenty_episodes().as_bytes());
+    let dir = std::env::temp_dir().join(format!("mesa-cli-variants-{}", std::process::id()));
+    let (_, sweep) = build_and_sweep(&data, &dir);
     // Trees, bagged fits and refinements: the same checked output.
     let trees = dir.join("strata-trees").to_string_lossy().into_owned();
     let o = mesa(&[
@@ -420,21 +423,6 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         &Path::new(&trees).join("best.mesa").to_string_lossy(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    for (flag, says) in [
-        ("--bag", "--bag must be at least 1"),
-        ("--min-leaf", "--min-leaf must be"),
-    ] {
-        let o = mesa(&["stratify", "--sweep", &sweep, "--out", &trees, flag, "0"]);
-        assert_eq!(o.status.code(), Some(1));
-        assert!(stderr(&o).contains(says), "{}", stderr(&o));
-    }
-    let o = mesa(&["stratify", "--sweep", &sweep, "--out", &trees, "--bound=-1"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("--bound"), "{}", stderr(&o));
-    let o = mesa(&[
-        "stratify", "--sweep", &sweep, "--out", &trees, "--prior", "ten",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
     // Two priors: every key set at both, the report says which it chose.
     let o = mesa(&[
         "stratify", "--sweep", &sweep, "--out", &trees, "--prior", "0,10", "--bound", "0",
@@ -447,5 +435,6 @@ fn stratify_writes_a_checked_policy_and_its_report() {
         6 * 2 * 14 + 2 * 20
     );
     assert_eq!(two["priors"], serde_json::json!([0, 10]));
+    stratify_refuses_bad_options(&sweep, &dir.join("strata-refused"));
     let _ = std::fs::remove_dir_all(&dir);
 }
