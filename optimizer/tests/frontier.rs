@@ -42,68 +42,32 @@ fn sweep(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// The hand-made sweep, a routed policy per seed (read through `{seed}`)
+/// and an all-five policy, in `dir`; the options that score both on two
+/// seeds.
+fn setup(dir: &Path) -> FrontierOptions {
+    let path = sweep(dir);
+    for seed in 0..2 {
+        let src = "policy \"routed\"\nrule x when qtype is X -> select {S}\ndefault {T}\n";
+        std::fs::write(dir.join(format!("routed-{seed}.mesa")), src).unwrap();
+    }
+    let all = dir.join("all.mesa");
+    std::fs::write(&all, "policy \"all\"\ndefault all\n").unwrap();
+    let policies = vec![
+        dir.join("routed-{seed}.mesa").display().to_string(),
+        all.display().to_string(),
+    ];
+    FrontierOptions {
+        seeds: 0..2,
+        ..FrontierOptions::new(&path, policies)
+    }
+}
+
 #[test]
 fn the_frontier_by_hand() {
     let dir = tempfile::tempdir().unwrap();
-    let path = sweep(dir.path());
-    // One policy file per seed, read through `{seed}`.
-    for seed in 0..2 {
-        let src = "policy \"routed\"\nrule x when qtype is X -> select {S}\ndefault {T}\n";
-        std::fs::write(dir.path().join(format!("routed-{seed}.mesa")), src).unwrap();
-    }
-    let all = dir.path().join("all.mesa");
-    std::fs::write(&all, "policy \"all\"\ndefault all\n").unwrap();
-    let policies = [
-        dir.path().join("routed-{seed}.mesa").display().to_string(),
-        all.display().to_string(),
-    ];
-    let opts = FrontierOptions {
-        seeds: 0..2,
-        ..FrontierOptions::new(&path, policies.to_vec())
-    };
+    let opts = setup(dir.path());
     let r = frontier(&opts).unwrap();
-    // Choosing on val's choice half only says so, and picks the same here.
-    let half = mesa_optimizer::ValHalf::Choice;
-    let on_half = FrontierOptions {
-        val: ValChoice::Half(half),
-        ..opts.clone()
-    };
-    let h = frontier(&on_half).unwrap();
-    for (a, b) in r.seeds.iter().zip(&h.seeds) {
-        assert_eq!((a.chosen_on_val.on, b.chosen_on_val.on), (None, Some(half)));
-        assert_eq!(a.chosen_on_val.rules, b.chosen_on_val.rules);
-    }
-    // Cross-fitted, with the stand-ins swapped: on val, policy 1 (routed)
-    // reads as the all-five policy and policy 2 (all five) as the routed
-    // one, so the choice follows the stand-ins, not the policies scored.
-    let all_path = all.display().to_string();
-    let crossed = FrontierOptions {
-        val: ValChoice::CrossFit(vec![
-            (all_path.clone(), all_path.clone()),
-            (policies[0].clone(), policies[0].clone()),
-        ]),
-        ..opts.clone()
-    };
-    for f in &frontier(&crossed).unwrap().seeds {
-        let v = &f.chosen_on_val;
-        assert!(v.cross_fit);
-        // Policy 2's stand-in (routed) keeps J with a fifth of the tokens
-        // on val, so `keep` picks policy 2, scored as what it is: all five.
-        let c = v.chosen(Rule::Keep).unwrap();
-        assert_eq!(c.policy, 1);
-        assert_eq!((c.j, c.c), (1.0, 1.0));
-    }
-    // Pairs must match the policies one to one.
-    let short = FrontierOptions {
-        val: ValChoice::CrossFit(vec![(all_path.clone(), all_path)]),
-        ..opts.clone()
-    };
-    let e = frontier(&short).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("1 --cross-fit pair(s) for 2 --policy"),
-        "{e}"
-    );
     assert_eq!(r.seeds.len(), 2);
     for f in &r.seeds {
         assert_eq!(f.fixed.len(), Mask::SUBSETS);
@@ -174,11 +138,67 @@ fn the_frontier_by_hand() {
     );
     let svg = r.to_svg();
     assert!(svg.starts_with("<svg") && svg.matches("<rect x=").count() >= Mask::SUBSETS);
+}
+
+#[test]
+fn the_choice_on_a_half_of_val_and_cross_fitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = setup(dir.path());
+    let r = frontier(&opts).unwrap();
+    // Choosing on val's choice half only says so, and picks the same here.
+    let half = mesa_optimizer::ValHalf::Choice;
+    let on_half = FrontierOptions {
+        val: ValChoice::Half(half),
+        ..opts.clone()
+    };
+    let h = frontier(&on_half).unwrap();
+    for (a, b) in r.seeds.iter().zip(&h.seeds) {
+        assert_eq!((a.chosen_on_val.on, b.chosen_on_val.on), (None, Some(half)));
+        assert_eq!(a.chosen_on_val.rules, b.chosen_on_val.rules);
+    }
+    let (routed, all_path) = (opts.policies[0].clone(), opts.policies[1].clone());
+    // Cross-fitted, with the stand-ins swapped: on val, policy 1 (routed)
+    // reads as the all-five policy and policy 2 (all five) as the routed
+    // one, so the choice follows the stand-ins, not the policies scored.
+    let crossed = FrontierOptions {
+        val: ValChoice::CrossFit(vec![
+            (all_path.clone(), all_path.clone()),
+            (routed.clone(), routed),
+        ]),
+        ..opts.clone()
+    };
+    for f in &frontier(&crossed).unwrap().seeds {
+        let v = &f.chosen_on_val;
+        assert!(v.cross_fit);
+        // Policy 2's stand-in (routed) keeps J with a fifth of the tokens
+        // on val, so `keep` picks policy 2, scored as what it is: all five.
+        let c = v.chosen(Rule::Keep).unwrap();
+        assert_eq!(c.policy, 1);
+        assert_eq!((c.j, c.c), (1.0, 1.0));
+    }
+}
+
+#[test]
+fn missing_policies_and_unmatched_pairs_are_errors_that_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = setup(dir.path());
+    let all_path = opts.policies[1].clone();
+    // Pairs must match the policies one to one.
+    let short = FrontierOptions {
+        val: ValChoice::CrossFit(vec![(all_path.clone(), all_path)]),
+        ..opts.clone()
+    };
+    let e = frontier(&short).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("1 --cross-fit pair(s) for 2 --policy"),
+        "{e}"
+    );
     // A missing policy file is an error that names it.
     let missing = [dir.path().join("none-{seed}.mesa").display().to_string()];
     let e = frontier(&FrontierOptions {
         seeds: 0..1,
-        ..FrontierOptions::new(&path, missing.to_vec())
+        ..FrontierOptions::new(&opts.sweep, missing.to_vec())
     })
     .unwrap_err();
     assert!(e.to_string().contains("none-0.mesa"), "{e}");
