@@ -110,6 +110,13 @@ impl CliError {
         }
     }
 
+    /// Whether this is a write to standard output whose reader closed the
+    /// pipe, which ends a command quietly (see the `out` module).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Io { path, source, .. }
+            if path == "standard output" && source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     /// An I/O error on `path`.
     pub fn io(
         action: &'static str,

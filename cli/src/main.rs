@@ -2,6 +2,9 @@
 
 #![forbid(unsafe_code)]
 
+#[macro_use]
+mod out;
+
 mod backend;
 mod cmd;
 mod error;
@@ -98,6 +101,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader closed the pipe: it has what it wanted (see `out`).
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())

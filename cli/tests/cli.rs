@@ -403,3 +403,67 @@ fn inspect_refuses_a_file_that_is_not_wasm_in_words() {
     assert!(err.contains("magic bytes"), "{err}");
     assert!(!err.contains("[112,"), "no raw bytes: {err}");
 }
+
+/// Standard output that is gone ends a command without a panic: quietly
+/// when the reader closed the pipe, with an error when the disk is full.
+#[test]
+fn a_closed_or_full_standard_output_is_no_panic() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mesa"))
+        .args(["std"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mesa");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("mesa ends");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let full = std::fs::File::create("/dev/full").expect("/dev/full");
+    let o = Command::new(env!("CARGO_BIN_EXE_mesa"))
+        .args(["std"])
+        .stdout(full)
+        .output()
+        .expect("run mesa");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot write to standard output"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Token prices past 1 and seeds past 2^64 are usage errors that say what
+/// to use, before any file is read.
+#[test]
+fn prices_and_seeds_out_of_range_are_usage_errors() {
+    let o = mesa(&[
+        "eval",
+        "none.mesa",
+        "--sweep",
+        "none.jsonl",
+        "--lambda",
+        "1e308",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("token price from 0 to 1"),
+        "{}",
+        stderr(&o)
+    );
+    let o = mesa(&[
+        "frontier",
+        "--sweep",
+        "none.jsonl",
+        "--first-seed",
+        "18446744073709551615",
+        "--seeds",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("smaller --first-seed"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -326,3 +326,43 @@ fn an_imported_dataset_answers_its_questions_as_a_built_store() {
     let left = answers(&["query", root, "--tenant", "t", "--all", "-s", "all"]);
     assert_eq!(left, built[2..]);
 }
+
+/// Commands that read, forget, correct or compact create nothing: a
+/// mistyped root or tenant is an error that says so, and leaves no
+/// directory behind; indices past a signed 64-bit integer are refused.
+#[test]
+fn only_append_creates_memories_and_tenants() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let r = root.to_str().unwrap();
+    let (ok, _, err) = run(&["episodes", r, "--tenant", "t"]);
+    assert!(!ok && err.contains("there is no MESA live memory"), "{err}");
+    let (ok, _, err) = run(&["compact", r, "--tenant", "t"]);
+    assert!(!ok && err.contains("there is no MESA live memory"), "{err}");
+    assert!(!root.exists(), "a failed command made {r}");
+    let (ok, _, err) = append(&root, b"{\"action\": \"open the file\"}\n");
+    assert!(ok, "{err}");
+    for (cmd, rest) in [
+        ("forget", &["--all"][..]),
+        ("correct", &["--step", "0", "--action", "x"][..]),
+    ] {
+        let mut args = vec![cmd, r, "--tenant", "ghost", "--episode", "e"];
+        args.extend_from_slice(rest);
+        let (ok, _, err) = run(&args);
+        assert!(
+            !ok && err.contains("there is no tenant `ghost`"),
+            "{cmd}: {err}"
+        );
+    }
+    let (ok, _, err) = run(&["compact", r, "--tenant", "ghost"]);
+    assert!(!ok && err.contains("there is no tenant `ghost`"), "{err}");
+    assert!(!root.join("tenants/ghost").exists());
+    let (ok, out, _) = append(
+        &root,
+        b"{\"action\": \"b\", \"index\": 9223372036854775808}\n",
+    );
+    assert!(
+        !ok && out.contains("above the largest a step may have"),
+        "{out}"
+    );
+}

@@ -2,7 +2,7 @@
 //! token, with policies uploaded, checked and hot-reloaded per tenant.
 //!
 //! ```text
-//! client ──HTTP──► axum router ─ track (metrics, JSON errors) ─ timeout ─ concurrency limit
+//! client ──HTTP──► axum router ─ track (metrics, JSON errors) ─ timeout ─ concurrency limit (one for all routes)
 //!                     │ Authed: Authorization: Bearer T ─sha256─► tokens ─► tenant name
 //!                     ▼
 //!                 AppState ── tenant(name) ──► TenantState { Tenant (writer), policies, active }
@@ -160,11 +160,16 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/policies/{name}", put(routes::put_policy))
         .route("/v1/active-policy", put(routes::set_active))
         .layer(DefaultBodyLimit::max(limits.body_bytes))
+        // One limit shared by every route (a plain `ConcurrencyLimitLayer`
+        // would give each route its own), inside the timeout, so a request
+        // waiting for its turn times out too.
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            limits.concurrency,
+        ))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             limits.timeout,
         ))
-        .layer(tower::limit::ConcurrencyLimitLayer::new(limits.concurrency))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             routes::track,

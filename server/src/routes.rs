@@ -387,7 +387,7 @@ pub async fn query(
         let memory = t.tenant.memory(&id)?;
         let (answer, trace) = chooser
             .ask(&memory, &q.question, q.qtype.as_deref(), q.trace)
-            .map_err(|e| ApiError::internal(format!("episode `{id}`: {e}")))?;
+            .map_err(|e| asking_failed(&id, e))?;
         let question = Question {
             episode: &id,
             text: &q.question,
@@ -492,14 +492,16 @@ pub async fn put_policy(
         let (asker, warnings) = s.load(&name, &b.source)?;
         let dir = policy_dir(&t);
         let io = |e: std::io::Error| ApiError::internal(format!("{}: {e}", dir.display()));
+        // The file and the served policy change under one lock, so that
+        // uploads of one name, even at once, leave the file holding the
+        // policy that is served (and never share the temporary file).
+        let mut policies = t.policies.write().unwrap_or_else(|p| p.into_inner());
         std::fs::create_dir_all(&dir).map_err(io)?;
         let tmp = dir.join(format!("{name}.mesa.tmp"));
         std::fs::write(&tmp, &b.source).map_err(io)?;
         std::fs::rename(&tmp, dir.join(format!("{name}.mesa"))).map_err(io)?;
-        t.policies
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(name.clone(), Arc::new(Mutex::new(asker)));
+        policies.insert(name.clone(), Arc::new(Mutex::new(asker)));
+        drop(policies);
         let warnings: Vec<_> = warnings
             .iter()
             .map(|d| d.to_json(&format!("{name}.mesa"), &b.source))
@@ -507,6 +509,22 @@ pub async fn put_policy(
         Ok(Json(json!({ "name": name, "diagnostics": warnings })))
     })
     .await
+}
+
+/// A query that failed: the request's fault when its texts do not fit the
+/// policy module's input (422, with what to do), else the server's.
+fn asking_failed(id: &str, e: mesa_query::QueryError) -> ApiError {
+    use mesa_runtime::SelectError;
+    match e {
+        mesa_query::QueryError::Select(SelectError::Input(e)) => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "input-too-large",
+            format!(
+                "episode `{id}`: {e}: the question, its qtype and the episode's task and domain together are too long for a compiled policy; shorten them, or ask with `structures` instead of a policy"
+            ),
+        ),
+        e => ApiError::internal(format!("episode `{id}`: {e}")),
+    }
 }
 
 /// `POST /v1/policies/reload`: rereads the tenant's policy files.
@@ -561,19 +579,25 @@ pub async fn set_active(
 /// Counts every request, and turns the framework's plain-text errors
 /// (unknown route, body too large, timeout) into the API's JSON errors.
 pub async fn track(State(s): State<Shared>, req: Request, next: Next) -> Response {
-    let method = req.method().to_string();
+    // The standard methods by name, any other as one label, so that
+    // made-up methods cannot grow the metrics without bound.
+    let method = match req.method().as_str() {
+        m @ ("GET" | "POST" | "PUT" | "DELETE" | "HEAD" | "OPTIONS" | "PATCH" | "CONNECT"
+        | "TRACE") => m.to_string(),
+        _ => "other".to_string(),
+    };
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
     let t0 = Instant::now();
-    let res = jsonify(next.run(req).await).await;
+    let res = jsonify(next.run(req).await, s.limits.timeout).await;
     s.metrics
         .record(&method, &route, res.status().as_u16(), t0.elapsed());
     res
 }
 
-async fn jsonify(res: Response) -> Response {
+async fn jsonify(res: Response, timeout: std::time::Duration) -> Response {
     let status = res.status();
     let is_json = res
         .headers()
@@ -586,7 +610,12 @@ async fn jsonify(res: Response) -> Response {
         .await
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
-    let message = if text.trim().is_empty() {
+    let message = if status == StatusCode::REQUEST_TIMEOUT {
+        format!(
+            "the request took longer than the server's limit ({} s, `mesa serve --timeout`); a write it asked for may still have been applied, so read the episode before retrying it",
+            timeout.as_secs_f64()
+        )
+    } else if text.trim().is_empty() {
         status.canonical_reason().unwrap_or("error").to_string()
     } else {
         text.trim().to_string()

@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
         Format::Json => {
             let text = serde_json::to_string_pretty(&json)?;
-            println!("{text}");
+            outln!("{text}");
         }
     }
     let failed = errors > 0 || (args.deny_warnings && warnings > 0);

@@ -29,7 +29,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             }
         };
         if path == "-" {
-            print!("{formatted}");
+            out!("{formatted}");
             failed |= args.check && formatted != text;
         } else if formatted == text {
             continue;

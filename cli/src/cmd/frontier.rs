@@ -96,10 +96,8 @@ impl FrontierSplit {
 
 /// Runs `mesa frontier`.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    if args.seeds == 0 {
-        return Err(CliError::Usage("--seeds must be at least 1".into()));
-    }
-    super::optimize::check_number("--lambda", args.lambda)?;
+    super::optimize::check_seeds(args.first_seed, args.seeds)?;
+    super::optimize::check_lambda(args.lambda)?;
     let val = match (args.val_half, args.cross_fit.as_slice()) {
         (Some(h), _) => ValChoice::Half(h.into()),
         (None, []) => ValChoice::All,
@@ -112,7 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     let report = frontier(&FrontierOptions {
         split: args.split.split(),
-        seeds: args.first_seed..args.first_seed.saturating_add(args.seeds),
+        seeds: args.first_seed..args.first_seed + args.seeds,
         lambda: args.lambda,
         hide_qtype: args.no_qtype,
         val,
@@ -122,8 +120,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         std::fs::write(path, report.to_svg()).map_err(CliError::io("write", path.display()))?;
     }
     match args.format {
-        ReportFormat::Md => print!("{}", report.to_markdown()),
-        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        ReportFormat::Md => out!("{}", report.to_markdown()),
+        ReportFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -27,9 +27,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
     };
     let m = policy.metadata();
-    println!("valid MESA policy module (ABI version {})", m.abi_version);
-    println!("file: {} ({} bytes)", args.file, bytes.len());
+    outln!("valid MESA policy module (ABI version {})", m.abi_version);
+    outln!("file: {} ({} bytes)", args.file, bytes.len());
     let text = serde_json::to_string_pretty(m)?;
-    println!("{text}");
+    outln!("{text}");
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,8 @@ use std::process::ExitCode;
 /// The memory directory and tenant every live command names.
 #[derive(clap::Args, Clone)]
 pub struct Target {
-    /// The live memory directory (created if new).
+    /// The live memory directory (`append` creates it if new; the other
+    /// commands need it to exist).
     pub root: PathBuf,
     /// The tenant: 1 to 64 letters, digits, `-` or `_`.
     #[arg(long, short)]
@@ -25,9 +26,15 @@ impl Target {
         Ok(LiveMemory::open(&self.root)?.tenant(&self.tenant)?)
     }
 
-    /// Opens an existing tenant for reading, beside any writer.
+    /// Opens an existing tenant for writing, creating nothing.
+    pub fn open_existing(&self) -> Result<Tenant, CliError> {
+        Ok(LiveMemory::open_existing(&self.root)?.existing_tenant(&self.tenant)?)
+    }
+
+    /// Opens an existing tenant for reading, beside any writer, creating
+    /// nothing.
     pub fn open_reader(&self) -> Result<Tenant, CliError> {
-        Ok(LiveMemory::open(&self.root)?.reader(&self.tenant)?)
+        Ok(LiveMemory::open_existing(&self.root)?.reader(&self.tenant)?)
     }
 }
 
@@ -178,7 +185,7 @@ pub fn forget(args: ForgetArgs) -> Result<ExitCode, CliError> {
             ))
         }
     };
-    let tenant = args.target.open()?;
+    let tenant = args.target.open_existing()?;
     let n = tenant.forget(&args.episode, what)?;
     if args.compact {
         tenant.compact()?;
@@ -218,7 +225,7 @@ pub struct CorrectArgs {
 }
 
 pub fn correct(args: CorrectArgs) -> Result<ExitCode, CliError> {
-    let tenant = args.target.open()?;
+    let tenant = args.target.open_existing()?;
     tenant.correct(
         &args.episode,
         args.step,
@@ -241,7 +248,7 @@ pub struct CompactArgs {
 }
 
 pub fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
-    args.target.open()?.compact()?;
+    args.target.open_existing()?.compact()?;
     eprintln!("compacted tenant `{}`", args.target.tenant);
     Ok(ExitCode::SUCCESS)
 }
@@ -255,7 +262,7 @@ pub struct EpisodesArgs {
 
 pub fn episodes(args: EpisodesArgs) -> Result<ExitCode, CliError> {
     for e in args.target.open_reader()?.episodes()? {
-        println!("{}\t{} steps\t{}\t{}", e.id, e.steps, e.domain, e.created);
+        outln!("{}\t{} steps\t{}\t{}", e.id, e.steps, e.domain, e.created);
     }
     Ok(ExitCode::SUCCESS)
 }

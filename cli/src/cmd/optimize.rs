@@ -175,12 +175,36 @@ pub fn check_number(flag: &str, value: f64) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `mesa eval`.
-pub fn eval(args: EvalArgs) -> Result<ExitCode, CliError> {
-    check_number("--lambda", args.lambda)?;
-    if args.seeds == 0 {
+/// `--lambda`: a token price from 0 to the highest the evaluation takes.
+pub fn check_lambda(value: f64) -> Result<(), CliError> {
+    const MAX_LAMBDA: f64 = mesa_optimizer::Problem::MAX_LAMBDA;
+    if !(0.0..=MAX_LAMBDA).contains(&value) {
+        return Err(CliError::Usage(format!(
+            "--lambda must be a token price from 0 to {MAX_LAMBDA} (1e-6 weighs a million tokens as all of a question's utility), got {value}"
+        )));
+    }
+    Ok(())
+}
+
+/// `--first-seed` and `--seeds`: at least one seed, all of them below
+/// 2^64.
+pub fn check_seeds(first: u64, seeds: u64) -> Result<(), CliError> {
+    if seeds == 0 {
         return Err(CliError::Usage("--seeds must be at least 1".into()));
     }
+    if first.checked_add(seeds).is_none() {
+        return Err(CliError::Usage(format!(
+            "--first-seed {first} with --seeds {seeds} runs past the largest seed ({}); use a smaller --first-seed",
+            u64::MAX
+        )));
+    }
+    Ok(())
+}
+
+/// `mesa eval`.
+pub fn eval(args: EvalArgs) -> Result<ExitCode, CliError> {
+    check_lambda(args.lambda)?;
+    check_seeds(args.first_seed, args.seeds as u64)?;
     let policy = PolicyFile::read(&args.policy)?;
     let opts = EvalOptions {
         split: args.split.into(),
@@ -198,14 +222,14 @@ pub fn eval(args: EvalArgs) -> Result<ExitCode, CliError> {
     };
     match &args.output {
         Some(path) => std::fs::write(path, text).map_err(CliError::io("write", path.display()))?,
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The options `args` give.
 pub fn options(args: &OptimizeArgs) -> Result<OptimizeOptions, CliError> {
-    check_number("--lambda", args.lambda)?;
+    check_lambda(args.lambda)?;
     check_number("--beta", args.beta)?;
     let proposer = match args.proposer {
         ProposerArg::Offline => ProposerConfig::Offline,

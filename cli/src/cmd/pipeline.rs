@@ -98,7 +98,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         hide_qtype: args.no_qtype,
         ..OptimizeOptions::new(&sweep_file, &run_dir)
     })?;
-    print!("{}", summary.report.to_markdown());
+    out!("{}", summary.report.to_markdown());
     let mut policies = vec![run_dir.join("best.mesa").display().to_string()];
     policies.extend(stratified(&args, &sweep_file)?);
     // Where the frozen policies sit against the 31 fixed subsets and the
@@ -109,7 +109,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         hide_qtype: args.no_qtype,
         ..FrontierOptions::new(&sweep_file, policies)
     })?;
-    print!("\n## The frontier\n\n{}", frontier.to_markdown());
+    out!("\n## The frontier\n\n{}", frontier.to_markdown());
     eprintln!(
         "done: the best policy is `{}` (and `.wasm`); the archive, report.json and pareto.svg are in `{}`",
         run_dir.join("best.mesa").display(),

@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let store = Store::open_recorded(&args.store, &options)?;
     if args.list {
         for e in &store.manifest().episodes {
-            println!("{}\t{} steps\t{} questions", e.id, e.steps, e.questions);
+            outln!("{}\t{} steps\t{} questions", e.id, e.steps, e.questions);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -166,7 +166,7 @@ fn single(args: &Args) -> Result<(&str, &str), CliError> {
 
 fn print(args: &Args, episode: Option<&Episode>, q: &Question<'_>, answer: &Answer) {
     match args.format {
-        Format::Json => println!("{}", answer.to_json(q, true)),
+        Format::Json => outln!("{}", answer.to_json(q, true)),
         Format::Human => print_human(episode, q, answer),
     }
 }
@@ -191,17 +191,17 @@ fn chooser(args: &Args, many: bool) -> Result<Chooser, CliError> {
 
 fn print_human(episode: Option<&Episode>, q: &Question<'_>, a: &Answer) {
     if let Some(e) = episode {
-        println!("episode {} ({}, {} steps)", e.id, e.domain, e.steps.len());
+        outln!("episode {} ({}, {} steps)", e.id, e.domain, e.steps.len());
     }
-    println!("question: {}", q.text);
+    outln!("question: {}", q.text);
     let decided = match &a.rule_name {
         Some(r) => format!("decided by rule {r}"),
         None => "no rule changed the default".into(),
     };
-    println!("mask: {}  ({decided})", a.selection.mask);
+    outln!("mask: {}  ({decided})", a.selection.mask);
     if !a.previews.is_empty() {
         let p: Vec<String> = a.previews.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        println!("previews: {}", p.join(" "));
+        outln!("previews: {}", p.join(" "));
     }
     let per: Vec<String> = a
         .composition
@@ -209,17 +209,17 @@ fn print_human(episode: Option<&Episode>, q: &Question<'_>, a: &Answer) {
         .iter()
         .map(|e| format!("{} {}", e.structure.letter(), e.tokens()))
         .collect();
-    println!(
+    outln!(
         "evidence: {} tokens ({}), {:.2} ms",
         a.composition.tokens,
         per.join(", "),
         a.timings.total().as_secs_f64() * 1e3
     );
     for section in &a.composition.sections {
-        println!();
-        println!("{}", section.header());
+        outln!();
+        outln!("{}", section.header());
         if section.items.is_empty() {
-            println!("  (nothing retrieved)");
+            outln!("  (nothing retrieved)");
         }
         for item in &section.items {
             let times: Vec<&str> = a.times_of(&item.steps).into_iter().flatten().collect();
@@ -228,7 +228,7 @@ fn print_human(episode: Option<&Episode>, q: &Question<'_>, a: &Answer) {
                 (Some(f), Some(l)) => format!(" · {f} to {l}"),
                 _ => String::new(),
             };
-            println!(
+            outln!(
                 "[{}] steps {}{when} · score {:.3} · {} tokens",
                 item.structure.letter(),
                 step_list(&item.steps),
@@ -236,7 +236,7 @@ fn print_human(episode: Option<&Episode>, q: &Question<'_>, a: &Answer) {
                 item.tokens
             );
             for line in item.text.lines() {
-                println!("    {line}");
+                outln!("    {line}");
             }
         }
     }

@@ -145,9 +145,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 },
                 None => "no rule changed the default".into(),
             };
-            println!("{}  ({decided})", outcome.mask);
+            outln!("{}  ({decided})", outcome.mask);
         }
-        Format::Json => println!("{}", result_json(&backend, &outcome, args.trace)),
+        Format::Json => outln!("{}", result_json(&backend, &outcome, args.trace)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -161,8 +161,8 @@ fn run_lines(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let write_err = |source| CliError::Io {
-        action: "write results for",
-        path: path.to_string(),
+        action: "write results to",
+        path: "standard output".into(),
         source,
     };
     let mut bad = 0usize;
@@ -217,6 +217,6 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, CliError> {
     };
     let input = args.query.input(query)?;
     let outcome = selector.select(&input);
-    print!("{}", explain_text(&selector, &input, &outcome));
+    out!("{}", explain_text(&selector, &input, &outcome));
     Ok(ExitCode::SUCCESS)
 }

@@ -115,7 +115,7 @@ pub fn token(args: TokenArgs) -> Result<ExitCode, CliError> {
         args.tenant,
         path.display()
     );
-    println!("{token}");
+    outln!("{token}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,17 +13,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     match args.module {
         None => {
             for m in mesa_stdlib::MODULES {
-                println!("module {}", m.name);
+                outln!("module {}", m.name);
             }
-            println!();
+            outln!();
             for name in mesa_compiler::std_names() {
-                println!("std.{name}");
+                outln!("std.{name}");
             }
             Ok(ExitCode::SUCCESS)
         }
         Some(name) => match mesa_stdlib::module(&name) {
             Some(m) => {
-                print!("{}", m.source);
+                out!("{}", m.source);
                 Ok(ExitCode::SUCCESS)
             }
             None => {

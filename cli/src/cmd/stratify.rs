@@ -177,8 +177,8 @@ pub fn run(a: Args) -> Result<ExitCode, CliError> {
     };
     let report = stratify(&opts)?;
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Human => print!("{}", human(&report, &a.out)),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Human => out!("{}", human(&report, &a.out)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -32,7 +32,7 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
     for s in f.objects("steps", items)? {
         let index = match s.opt_index("index")? {
             Some(i) => i,
-            None => steps.last().map_or(0, |p| p.index + 1),
+            None => steps.last().map_or(0, |p| p.index.saturating_add(1)),
         };
         let action = capper.cap(s.string("action")?, index, false);
         let observation = capper.cap(s.string("observation")?, index, true);

@@ -36,6 +36,13 @@ pub enum LiveError {
         #[source]
         source: rusqlite::Error,
     },
+    /// No live memory at the directory, where one was to be opened without
+    /// creating it.
+    #[error("{dir}: there is no MESA live memory there; check the path (a new memory is made by writing its first step)")]
+    NoMemory {
+        /// The directory.
+        dir: String,
+    },
     /// The directory exists and is not a live memory.
     #[error("{dir}: not a MESA live memory ({reason}); give an empty or new directory")]
     NotAMemory {
@@ -111,6 +118,19 @@ pub enum LiveError {
         index: usize,
         /// The episode's last step, if it has any.
         last: Option<usize>,
+    },
+    /// A step index above [`MAX_STEP_INDEX`](super::MAX_STEP_INDEX), given or
+    /// following one that is.
+    #[error("step {at} of the batch (from 0) would have index {index} in episode `{episode}`, above the largest a step may have ({max}); number steps from 0 or from a smaller index")]
+    IndexTooLarge {
+        /// The episode.
+        episode: String,
+        /// The index it would have.
+        index: usize,
+        /// The largest index a step may have.
+        max: usize,
+        /// Its position in the batch.
+        at: usize,
     },
     /// An explicit step index at or below one the episode has.
     #[error("step {at} of the batch (from 0) asks for index {index} in episode `{episode}`, but indices must increase and the next free one is {next}")]
@@ -216,6 +236,7 @@ impl LiveError {
             LiveError::Db { .. } => "database",
             LiveError::DiskFull { .. } => "disk-full",
             LiveError::NotAMemory { .. } => "not-a-memory",
+            LiveError::NoMemory { .. } => "no-memory",
             LiveError::BuiltStore { .. } => "built-store",
             LiveError::Version { .. } => "version",
             LiveError::BadTenant { .. } => "bad-tenant",
@@ -226,6 +247,7 @@ impl LiveError {
             LiveError::EpisodeExists { .. } => "episode-exists",
             LiveError::UnknownStep { .. } => "unknown-step",
             LiveError::IndexTaken { .. } => "index-taken",
+            LiveError::IndexTooLarge { .. } => "index-too-large",
             LiveError::Empty { .. } => "empty",
             LiveError::TooLarge { .. } => "too-large",
             LiveError::BadTimestamp { .. } => "bad-timestamp",
@@ -240,10 +262,12 @@ impl LiveError {
     pub fn kind(&self) -> LiveErrorKind {
         match self {
             LiveError::UnknownTenant { .. }
+            | LiveError::NoMemory { .. }
             | LiveError::UnknownEpisode { .. }
             | LiveError::UnknownStep { .. } => LiveErrorKind::NotFound,
             LiveError::BadTenant { .. }
             | LiveError::Empty { .. }
+            | LiveError::IndexTooLarge { .. }
             | LiveError::TooLarge { .. }
             | LiveError::BadTimestamp { .. } => LiveErrorKind::Invalid,
             LiveError::Locked { .. }

@@ -58,6 +58,9 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 pub const MARKER: &str = "mesa-live.json";
 /// The largest action or observation a step may have, in bytes.
 pub const MAX_TEXT_BYTES: usize = 1 << 20;
+/// The largest step index: the database keeps indices as signed 64-bit
+/// integers.
+pub const MAX_STEP_INDEX: usize = i64::MAX as usize;
 
 /// A directory of tenants.
 #[derive(Debug, Clone)]
@@ -194,6 +197,26 @@ impl LiveMemory {
 }
 
 impl LiveMemory {
+    /// Opens the live memory at `root` if there is one, creating nothing
+    /// (for calls that only read, forget or correct).
+    pub fn open_existing(root: &Path) -> Result<LiveMemory, LiveError> {
+        if !root.join(MARKER).is_file() && !root.join("manifest.json").is_file() {
+            return Err(LiveError::NoMemory {
+                dir: root.display().to_string(),
+            });
+        }
+        LiveMemory::open(root)
+    }
+
+    /// Opens an existing tenant for reading and writing, as
+    /// [`LiveMemory::tenant`] does, but never creates one.
+    pub fn existing_tenant(&self, name: &str) -> Result<Tenant, LiveError> {
+        if !self.tenant_dir(name)?.join(DATABASE).is_file() {
+            return Err(LiveError::UnknownTenant { name: name.into() });
+        }
+        self.tenant(name)
+    }
+
     /// Opens an existing tenant for reading only, beside its writer (another
     /// handle or process may be appending): questions see every change the
     /// writer has committed; writes return [`LiveError::ReadOnly`].
@@ -536,7 +559,15 @@ impl Tenant {
                 Some(x) => x,
                 None => next,
             };
-            next = index.saturating_add(1);
+            if index > MAX_STEP_INDEX {
+                return Err(LiveError::IndexTooLarge {
+                    episode: episode.to_string(),
+                    index,
+                    max: MAX_STEP_INDEX,
+                    at: i,
+                });
+            }
+            next = index + 1;
             numbered.push(Step {
                 index,
                 action: s.action,

@@ -318,6 +318,41 @@ fn explicit_indices_keep_a_logs_numbering() {
     );
 }
 
+/// Indices past what the database keeps (a signed 64-bit integer) are
+/// refused, given or implied, and the refused batch writes nothing: the
+/// steps keep their order.
+#[test]
+fn indices_above_the_largest_are_refused() {
+    let (_dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&new_episode("e")).unwrap();
+    let at = |index: Option<usize>| NewStep {
+        index,
+        ..step("act", "obs")
+    };
+    assert_eq!(t.append("e", at(Some(0))).unwrap(), 0);
+    let err = t
+        .append_batch("e", vec![at(Some(1)), at(Some(super::MAX_STEP_INDEX + 1))])
+        .unwrap_err();
+    assert!(
+        matches!(err, LiveError::IndexTooLarge { at: 1, .. }),
+        "{err}"
+    );
+    assert_eq!(err.code(), "index-too-large");
+    assert!(err.to_string().contains("number steps from 0"), "{err}");
+    let max = super::MAX_STEP_INDEX;
+    assert_eq!(t.append("e", at(Some(max))).unwrap(), max);
+    let err = t.append("e", at(None)).unwrap_err();
+    assert!(
+        matches!(err, LiveError::IndexTooLarge { index, .. } if index == max + 1),
+        "{err}"
+    );
+    let indices: Vec<usize> = t.steps("e").unwrap().iter().map(|s| s.index).collect();
+    assert_eq!(indices, [0, max]);
+    let r = t.memory("e").unwrap();
+    assert_eq!(r.episode.steps.len(), 2);
+}
+
 #[test]
 fn forget_ranges_and_episodes() {
     let (_dir, m) = memory();

@@ -36,8 +36,8 @@ pub enum EvalError {
         /// The seed.
         seed: u64,
     },
-    /// `lambda` is negative or not finite.
-    #[error("--lambda must be a finite number >= 0, got {0}")]
+    /// `lambda` is not a number from 0 to [`Problem::MAX_LAMBDA`].
+    #[error("--lambda must be a token price from 0 to 1 (1e-6 weighs a million tokens as all of a question's utility), got {0}")]
     Lambda(f64),
     /// The policy file could not be read.
     #[error("{path}: {source}")]

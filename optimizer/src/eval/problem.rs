@@ -99,9 +99,14 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// The highest token price: at 1 a single token weighs as much as all
+    /// of a question's utility, so higher prices rank nothing differently
+    /// and only risk overflowing the objectives.
+    pub const MAX_LAMBDA: f64 = 1.0;
+
     /// Prepares `sweep` for evaluation.
     pub fn new(sweep: &Sweep, lambda: f64, hide_qtype: bool) -> Result<Problem, EvalError> {
-        if !lambda.is_finite() || lambda < 0.0 {
+        if !(0.0..=Self::MAX_LAMBDA).contains(&lambda) {
             return Err(EvalError::Lambda(lambda));
         }
         let available = sweep.available_previews();

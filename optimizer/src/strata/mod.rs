@@ -209,6 +209,17 @@ impl StrataOptions {
     }
 }
 
+/// What to do when there are fewer episodes than `--{flag}` parts: ask
+/// for fewer parts, where the option allows as few as there are episodes.
+fn fewer_help(flag: &str, episodes: usize) -> String {
+    let least = if flag == "folds" { 2 } else { 1 };
+    if episodes >= least {
+        format!("use --{flag} {episodes} or fewer, or a larger sweep")
+    } else {
+        format!("--{flag} needs at least {least} episode(s) there: use a larger sweep")
+    }
+}
+
 /// Why [`stratify`] failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -217,7 +228,7 @@ pub enum StrataError {
     #[error(transparent)]
     Eval(#[from] EvalError),
     /// Fewer episodes to fit on than folds (or bags).
-    #[error("the questions fitted on for seed {seed} have {episodes} episode(s), fewer than the {parts} parts --{flag} asks for; use --{flag} {episodes} or fewer, or a larger sweep")]
+    #[error("the questions fitted on for seed {seed} have {episodes} episode(s), fewer than the {parts} parts --{flag} asks for; {}", fewer_help(flag, *episodes))]
     TooFewEpisodes {
         /// The seed.
         seed: u64,

@@ -151,6 +151,20 @@ impl Fields<'_> {
     }
 }
 
+/// The most tokens a subset's evidence may count in a sweep: far above any
+/// store's, and low enough that sums over any sweep stay finite.
+const MAX_TOKENS: f64 = 1e12;
+
+/// A number as a person reads it: `-1`, `0.5`, or `1e300` rather than all
+/// its digits.
+fn short(x: f64) -> String {
+    if x.abs() >= 1e6 {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 pub(super) fn parse_record(
     path: &Path,
     line: usize,
@@ -181,12 +195,26 @@ pub(super) fn parse_record(
     let previews = f.previews()?;
     let utility: [f64; Mask::SUBSETS] = f.numbers("utility", f.get("utility")?)?;
     let tokens: [f64; Mask::SUBSETS] = f.numbers("tokens", f.get("tokens")?)?;
-    if let Some(k) = tokens.iter().position(|t| *t < 0.0) {
+    if let Some(k) = utility.iter().position(|u| !(0.0..=1.0).contains(u)) {
+        return Err(malformed(
+            path,
+            line,
+            Some("utility"),
+            format!(
+                "item {k} is {}, outside 0 to 1 (every utility is a share)",
+                short(utility[k])
+            ),
+        ));
+    }
+    if let Some(k) = tokens.iter().position(|t| !(0.0..=MAX_TOKENS).contains(t)) {
         return Err(malformed(
             path,
             line,
             Some("tokens"),
-            format!("item {k} is negative"),
+            format!(
+                "item {k} is {}, outside 0 to {MAX_TOKENS:e}",
+                short(tokens[k])
+            ),
         ));
     }
     let coverage = f.coverage()?;

@@ -111,7 +111,23 @@ fn names_line_and_field() {
     let mut v: Value = serde_json::from_str(lines[1]).unwrap();
     v["tokens"][4] = serde_json::json!(-1.0);
     bad[1] = v.to_string();
-    assert!(err(&(bad.join("\n") + "\n")).contains("item 4 is negative"));
+    let e = err(&(bad.join("\n") + "\n"));
+    assert!(e.contains("`tokens`: item 4 is -1, outside 0 to"), "{e}");
+    // Tokens past what any sum can hold, and a utility that is no share.
+    v["tokens"][4] = serde_json::json!(1e300);
+    bad[1] = v.to_string();
+    let e = err(&(bad.join("\n") + "\n"));
+    assert!(e.contains("`tokens`: item 4 is 1e300"), "{e}");
+    for u in [1.5, -0.25] {
+        let mut v: Value = serde_json::from_str(lines[1]).unwrap();
+        v["utility"][7] = serde_json::json!(u);
+        bad[1] = v.to_string();
+        let e = err(&(bad.join("\n") + "\n"));
+        assert!(
+            e.contains(&format!("`utility`: item 7 is {u}, outside 0 to 1")),
+            "{e}"
+        );
+    }
     // Malformed JSON in the middle (with a newline): not "truncated".
     bad[1] = lines[1][..40].to_string();
     let e = err(&(bad.join("\n") + "\n"));
