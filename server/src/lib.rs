@@ -27,6 +27,7 @@ mod error;
 pub mod mcp;
 mod metrics;
 pub mod routes;
+mod serve;
 mod state;
 
 pub use auth::{add_token, TokenError, Tokens};
@@ -56,6 +57,10 @@ pub struct Limits {
     pub timeout: Duration,
     /// How many requests are served at once; more wait. Default 64.
     pub concurrency: usize,
+    /// How long a connection may take to send a request's headers before
+    /// it is closed (a client that trickles them would otherwise hold its
+    /// socket for good). Default 10 s.
+    pub header_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -66,6 +71,7 @@ impl Default for Limits {
             batch_steps: 1_000,
             timeout: Duration::from_secs(30),
             concurrency: 64,
+            header_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -228,10 +234,9 @@ impl Server {
             .map_err(io)?;
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(self.listener).map_err(io)?;
-            axum::serve(listener, router(self.state))
-                .with_graceful_shutdown(shutdown)
-                .await
-                .map_err(io)
+            let header_timeout = self.state.limits.header_timeout;
+            serve::serve(listener, router(self.state), header_timeout, shutdown).await;
+            Ok(())
         })
     }
 

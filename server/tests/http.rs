@@ -782,3 +782,34 @@ fn a_timeout_says_a_write_may_have_been_applied() {
     assert!(message.contains("may still have been applied"), "{message}");
     assert!(message.contains("0.001 s"), "{message}");
 }
+
+/// A connection that trickles its request headers is closed once the
+/// header deadline passes, and other clients are served meanwhile.
+#[test]
+fn a_connection_that_never_finishes_its_headers_is_closed() {
+    use std::io::{Read, Write};
+    let f = fixture_with(Limits {
+        header_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    });
+    let addr = f.base.trim_start_matches("http://").to_string();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let health = f.http.get(f.url("/health")).send().unwrap();
+    assert!(health.status().is_success());
+    let t0 = std::time::Instant::now();
+    let mut buf = [0u8; 1024];
+    // Closed: the read ends (0 bytes, an error status, or a reset) well
+    // before the 20 s the read would wait.
+    let _ = slow.read(&mut buf);
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let _ = slow.write_all(b"X-More: 1\r\n\r\n");
+    let n = slow.read(&mut buf).unwrap_or(0);
+    assert!(
+        !String::from_utf8_lossy(&buf[..n]).contains("200 OK"),
+        "the late request was served"
+    );
+}

@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// Requests served at once (more wait).
     #[arg(long, default_value_t = Limits::default().concurrency)]
     concurrency: usize,
+    /// Seconds a connection may take to send a request's headers before it
+    /// is closed.
+    #[arg(long, default_value_t = Limits::default().header_timeout.as_secs())]
+    header_timeout: u64,
 }
 
 /// Serves until Ctrl-C (or SIGTERM), then finishes the requests in flight.
@@ -48,6 +52,7 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode, CliError> {
             batch_steps: args.batch_limit,
             timeout: Duration::from_secs(args.timeout),
             concurrency: args.concurrency.max(1),
+            header_timeout: Duration::from_secs(args.header_timeout.max(1)),
         },
     };
     let server = Server::bind(&config)?;
