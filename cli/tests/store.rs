@@ -119,6 +119,37 @@ fn build_and_sweep(data: &str, dir: &Path) -> (String, String) {
     (store, sweep)
 }
 
+/// A sweep over a dataset whose episodes have other steps than the store
+/// was built from is refused with what to do, not scored against the
+/// wrong steps.
+#[test]
+fn a_sweep_refuses_a_store_built_from_other_steps() {
+    let data = tmp("differ-data.jsonl", DATA.as_bytes());
+    let dir = std::env::temp_dir().join(format!("mesa-cli-differ-{}", std::process::id()));
+    let (store, _) = build_and_sweep(&data, &dir);
+    let more = DATA.replacen(
+        r#"{"action": "run pytest", "observation": "1 passed"}"#,
+        r#"{"action": "run pytest", "observation": "1 passed"}, {"action": "commit", "observation": "done"}"#,
+        1,
+    );
+    assert_ne!(more, DATA, "the dataset gained a step");
+    let other = tmp("differ-other.jsonl", more.as_bytes());
+    let out = dir.join("other.jsonl").to_string_lossy().into_owned();
+    let o = mesa(&["sweep", &store, &other, "-o", &out, "--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("episode `a` has 4 step(s) in the dataset and 3 in the store"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("mesa build DATA -o STORE"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_sweep_and_a_query_read_the_same_previews() {
     let data = tmp("previews-data.jsonl", DATA.as_bytes());

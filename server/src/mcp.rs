@@ -296,7 +296,12 @@ impl MemoryTools {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MemoryTools {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                rmcp::model::Implementation::new("mesa", env!("CARGO_PKG_VERSION"))
+                    .with_title("MESA memory"),
+            )
+            .with_instructions(
             "MESA memory for one tenant: add_memory as you work, search_memory to recall (every item says which steps it came from and when), explain_selection to see why, forget_memory to remove.",
         )
     }

@@ -89,6 +89,13 @@ pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
     let utility: UtilityKind = args.utility.into();
     let judge = if utility == UtilityKind::Judge {
         let client = mesa_llm::Client::from_env()?;
+        let c = client.config();
+        eprintln!(
+            "judging at {} (MESA_LLM_BASE_URL sets another endpoint); a request waits up to {} s for its answer and is tried again up to {} time(s)",
+            c.base_url,
+            c.timeout.as_secs_f64(),
+            c.max_retries
+        );
         let cache = args
             .judge_cache
             .clone()

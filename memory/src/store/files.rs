@@ -20,6 +20,40 @@ pub(super) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T
     })
 }
 
+/// Whether a build may replace `out_dir`: it is new, empty, or a store
+/// holding nothing but its manifest and episodes.
+pub(super) fn check_replaceable(out_dir: &Path) -> Result<(), StoreError> {
+    if !out_dir.exists() {
+        return Ok(());
+    }
+    let dir = out_dir.display().to_string();
+    let Ok(entries) = std::fs::read_dir(out_dir) else {
+        return Err(StoreError::NotReplaceable { dir });
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    if !out_dir.join(MANIFEST).is_file() {
+        return Err(StoreError::NotReplaceable { dir });
+    }
+    names.retain(|n| n != MANIFEST && n != "episodes");
+    if names.is_empty() {
+        return Ok(());
+    }
+    names.sort();
+    let shown: Vec<String> = names.iter().take(5).map(|n| format!("`{n}`")).collect();
+    let more = names.len().saturating_sub(shown.len());
+    let entries = match more {
+        0 => shown.join(", "),
+        n => format!("{} and {n} more", shown.join(", ")),
+    };
+    Err(StoreError::HoldsOtherFiles { dir, entries })
+}
+
 pub(super) fn sync_dir(path: &Path) -> Result<(), StoreError> {
     File::open(path)
         .and_then(|d| d.sync_all())

@@ -44,7 +44,10 @@
 mod files;
 mod vectors;
 
-use files::{ann_file, read_json, sync_dir, sync_tree, unique_suffix, write_episode, write_json};
+use files::{
+    ann_file, check_replaceable, read_json, sync_dir, sync_tree, unique_suffix, write_episode,
+    write_json,
+};
 
 use crate::config::Config;
 use crate::dataset::{self, DatasetError, Episode, LoadOptions};
@@ -161,6 +164,15 @@ pub enum StoreError {
     NotReplaceable {
         /// The directory.
         dir: String,
+    },
+    /// The output directory is a store that also holds files a rebuild
+    /// would delete; it is not replaced.
+    #[error("{dir}: a MESA store, but it also holds {entries}, which replacing it would delete; move them out, or build into another directory")]
+    HoldsOtherFiles {
+        /// The directory.
+        dir: String,
+        /// The entries that are not the store's, quoted and joined.
+        entries: String,
     },
     /// The input cannot make a store.
     #[error("{0}")]
@@ -407,16 +419,7 @@ impl Store {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        if out_dir.exists() {
-            let is_empty_dir = std::fs::read_dir(out_dir)
-                .map(|mut d| d.next().is_none())
-                .unwrap_or(false);
-            if !out_dir.join(MANIFEST).is_file() && !is_empty_dir {
-                return Err(StoreError::NotReplaceable {
-                    dir: out_dir.display().to_string(),
-                });
-            }
-        }
+        check_replaceable(out_dir)?;
         std::fs::create_dir_all(&parent).map_err(io(&parent))?;
         let tmp = parent.join(format!(".{name}.tmp-{}", unique_suffix()));
         if let Err(e) = Store::write_all(&tmp, &episodes, config, &options, load) {

@@ -298,6 +298,26 @@ fn bad_store_directories() {
         Err(StoreError::NotReplaceable { .. })
     ));
     assert!(busy.join("precious.txt").exists());
+    // Nor over a store that holds other files: a rebuild would delete them.
+    let build = |dir: &Path| {
+        Store::build(
+            episodes()[..1].to_vec(),
+            &Config::default(),
+            dir,
+            BuildOptions::default(),
+        )
+    };
+    let kept = p.join("kept");
+    build(&kept).unwrap();
+    build(&kept).expect("a store alone is rebuilt over");
+    std::fs::write(kept.join("notes.txt"), "mine").unwrap();
+    let err = build(&kept).unwrap_err();
+    assert!(matches!(err, StoreError::HoldsOtherFiles { .. }), "{err}");
+    assert!(err.to_string().contains("`notes.txt`"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(kept.join("notes.txt")).unwrap(),
+        "mine"
+    );
 }
 
 /// A slice of the real AMA-Bench file, when it is there: build, open, same

@@ -30,6 +30,16 @@ pub enum MeasureError {
     /// A dataset episode is not in the store.
     #[error("episode `{0}` of the dataset is not in the store; build the store from the same dataset (`mesa build DATA -o STORE`)")]
     UnknownEpisode(String),
+    /// A dataset episode's steps are not the store's.
+    #[error("episode `{episode}` has {dataset} step(s) in the dataset and {store} in the store{}; the store was built from other data: build it from this dataset (`mesa build DATA -o STORE`)", if dataset == store { " (with other indices)" } else { "" })]
+    StepsDiffer {
+        /// The episode.
+        episode: String,
+        /// Its steps in the dataset.
+        dataset: usize,
+        /// Its steps in the store.
+        store: usize,
+    },
     /// A structure failed to retrieve.
     #[error("retrieving for question `{question}` failed: {source}")]
     Retrieve {
@@ -95,8 +105,20 @@ pub fn measure(
     }
     let mut work: Vec<(&Episode, &Question)> = Vec::new();
     for e in episodes {
-        if store.episode(&e.id).is_none() {
+        let Some(m) = store.episode(&e.id) else {
             return Err(MeasureError::UnknownEpisode(e.id.clone()));
+        };
+        let stored = &m.episode.steps;
+        if !stored
+            .iter()
+            .map(|s| s.index)
+            .eq(e.steps.iter().map(|s| s.index))
+        {
+            return Err(MeasureError::StepsDiffer {
+                episode: e.id.clone(),
+                dataset: e.steps.len(),
+                store: stored.len(),
+            });
         }
         work.extend(e.questions.iter().map(|q| (e, q)));
     }

@@ -30,7 +30,8 @@ async def main(root):
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
-            await session.initialize()
+            init = await session.initialize()
+            assert init.serverInfo.name == "mesa", init.serverInfo
             tools = {t.name: t for t in (await session.list_tools()).tools}
             for name in ["add_memory", "search_memory", "explain_selection", "forget_memory",
                          "correct_memory", "list_episodes", "read_episode", "compact_memory"]:
