@@ -160,6 +160,9 @@ pub enum MaskError {
     /// No structure is named.
     #[error("name at least one structure, e.g. `S,T` or `all`")]
     Empty,
+    /// `all` among other names.
+    #[error("`all` stands alone: give `all` for the five, or list the structures (e.g. `S,T`)")]
+    AllInList,
 }
 
 impl FromStr for Mask {
@@ -167,18 +170,15 @@ impl FromStr for Mask {
 
     /// `S,T`, `{S, T}`, `summary,raw` or `all`; at least one structure.
     fn from_str(text: &str) -> Result<Mask, MaskError> {
-        if text.trim() == "all" {
+        let inner = text.trim().trim_start_matches('{').trim_end_matches('}');
+        if inner.trim().eq_ignore_ascii_case("all") {
             return Ok(Mask::ALL);
         }
         let mut mask = Mask::EMPTY;
-        for name in text
-            .trim()
-            .trim_start_matches('{')
-            .trim_end_matches('}')
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-        {
+        for name in inner.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if name.eq_ignore_ascii_case("all") {
+                return Err(MaskError::AllInList);
+            }
             let s = Structure::from_name(name)
                 .ok_or_else(|| MaskError::UnknownStructure(name.to_string()))?;
             mask = mask.with(s);
@@ -264,6 +264,8 @@ mod tests {
         assert_eq!("{S, T}".parse::<Mask>(), Ok(st));
         assert_eq!(" summary , temporal ".parse::<Mask>(), Ok(st));
         assert_eq!("all".parse::<Mask>(), Ok(Mask::ALL));
+        assert_eq!("{ALL}".parse::<Mask>(), Ok(Mask::ALL));
+        assert_eq!("S,S,all".parse::<Mask>(), Err(MaskError::AllInList));
         assert_eq!("".parse::<Mask>(), Err(MaskError::Empty));
         assert_eq!("{}".parse::<Mask>(), Err(MaskError::Empty));
         assert_eq!(

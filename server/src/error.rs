@@ -72,7 +72,15 @@ impl IntoResponse for ApiError {
         if let Some(d) = self.diagnostics {
             body["diagnostics"] = d;
         }
-        (self.status, axum::Json(body)).into_response()
+        let mut res = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            // RFC 9110: a 401 says which scheme would do.
+            res.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer"),
+            );
+        }
+        res
     }
 }
 
@@ -80,6 +88,7 @@ impl IntoResponse for ApiError {
 /// the response (an unknown route, a body over the limit, a timeout).
 pub fn code_of(status: StatusCode) -> &'static str {
     match status {
+        StatusCode::BAD_REQUEST => "bad-request",
         StatusCode::NOT_FOUND => "no-route",
         StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed",
         StatusCode::PAYLOAD_TOO_LARGE => "body-too-large",

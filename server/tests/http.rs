@@ -192,6 +192,7 @@ fn tokens_pick_the_tenant_and_tenants_never_see_each_other() {
     for token in ["", "wrong", "mesa_0000"] {
         let r = f.send("GET", "/v1/episodes", token, None);
         assert_eq!(r.status().as_u16(), 401);
+        assert_eq!(r.headers()["www-authenticate"], "Bearer");
         let v: Value = r.json().unwrap();
         assert_eq!(v["error"]["code"], "unauthorized");
     }
@@ -674,6 +675,27 @@ fn overflowing_requests_are_refused_and_uploads_stay_in_step() {
     assert_eq!(v["error"]["code"], "index-too-large", "{v}");
     let steps = f.ok("GET", "/v1/episodes/e/steps", &f.alice, None);
     assert_eq!(steps["steps"].as_array().map(Vec::len), Some(3), "{steps}");
+
+    // Ids that could not be addressed or kept, and metadata past the limit.
+    for (body, code) in [
+        (json!({"id": "x".repeat(2000)}), "bad-episode-id"),
+        (json!({"id": "a\u{0}b"}), "bad-episode-id"),
+        (
+            json!({"id": "m", "meta": {"k": "v".repeat(2 << 20)}}),
+            "too-large",
+        ),
+    ] {
+        let (s, c) = f.err("POST", "/v1/episodes", &f.alice, Some(body));
+        assert_eq!((s, c.as_str()), (422, code));
+    }
+    // A path segment that is not a number says so with a code of its own.
+    let (s, c) = f.err(
+        "PUT",
+        "/v1/episodes/e/steps/abc",
+        &f.alice,
+        Some(json!({"action": "x"})),
+    );
+    assert_eq!((s, c.as_str()), (400, "bad-request"));
 
     // A task the memory takes but a compiled policy's input cannot hold.
     f.ok(

@@ -144,6 +144,14 @@ pub enum LiveError {
         /// Its position in the batch.
         at: usize,
     },
+    /// An episode id that cannot be kept or addressed.
+    #[error("episode id `{shown}`: {reason}; use a short id of letters, digits and punctuation")]
+    BadEpisodeId {
+        /// The id's start, escaped.
+        shown: String,
+        /// Why it is refused.
+        reason: String,
+    },
     /// A field is empty or missing.
     #[error("{what} is empty; give it some text")]
     Empty {
@@ -249,6 +257,7 @@ impl LiveError {
             LiveError::IndexTaken { .. } => "index-taken",
             LiveError::IndexTooLarge { .. } => "index-too-large",
             LiveError::Empty { .. } => "empty",
+            LiveError::BadEpisodeId { .. } => "bad-episode-id",
             LiveError::TooLarge { .. } => "too-large",
             LiveError::BadTimestamp { .. } => "bad-timestamp",
             LiveError::EmbedderMismatch { .. } => "embedder-mismatch",
@@ -267,6 +276,7 @@ impl LiveError {
             | LiveError::UnknownStep { .. } => LiveErrorKind::NotFound,
             LiveError::BadTenant { .. }
             | LiveError::Empty { .. }
+            | LiveError::BadEpisodeId { .. }
             | LiveError::IndexTooLarge { .. }
             | LiveError::TooLarge { .. }
             | LiveError::BadTimestamp { .. } => LiveErrorKind::Invalid,

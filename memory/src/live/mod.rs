@@ -41,7 +41,7 @@ mod state;
 mod types;
 
 pub use error::{LiveError, LiveErrorKind};
-use types::{now, validate_step};
+use types::{now, number_steps, validate_episode, validate_step};
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
 
 use crate::config::Config;
@@ -58,6 +58,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 pub const MARKER: &str = "mesa-live.json";
 /// The largest action or observation a step may have, in bytes.
 pub const MAX_TEXT_BYTES: usize = 1 << 20;
+/// The longest episode id, in bytes: it travels in URLs and file names.
+pub const MAX_ID_BYTES: usize = 1024;
 /// The largest step index: the database keeps indices as signed 64-bit
 /// integers.
 pub const MAX_STEP_INDEX: usize = i64::MAX as usize;
@@ -460,21 +462,8 @@ impl Tenant {
 
     /// Creates an episode.
     pub fn create_episode(&self, e: &NewEpisode) -> Result<(), LiveError> {
+        validate_episode(e)?;
         let _write = self.write_lock()?;
-        if e.id.trim().is_empty() {
-            return Err(LiveError::Empty {
-                what: "the episode id".into(),
-            });
-        }
-        for (what, text) in [("the task", &e.task), ("the domain", &e.domain)] {
-            if text.len() > MAX_TEXT_BYTES {
-                return Err(LiveError::TooLarge {
-                    what: what.into(),
-                    bytes: text.len(),
-                    limit: MAX_TEXT_BYTES,
-                });
-            }
-        }
         let conn = self.conn();
         if db::episode(&conn, &e.id)
             .map_err(self.db_error())?
@@ -532,7 +521,7 @@ impl Tenant {
         steps: Vec<NewStep>,
     ) -> Result<Vec<usize>, LiveError> {
         for (i, s) in steps.iter().enumerate() {
-            validate_step(i, s)?;
+            validate_step(Some(i), s)?;
         }
         let stamp = now();
         let _write = self.write_lock()?;
@@ -544,38 +533,7 @@ impl Tenant {
                 db::next_index(&conn, episode).map_err(self.db_error())?,
             )
         };
-        let mut next = first;
-        let mut numbered = Vec::with_capacity(steps.len());
-        for (i, s) in steps.into_iter().enumerate() {
-            let index = match s.index {
-                Some(x) if x < next => {
-                    return Err(LiveError::IndexTaken {
-                        episode: episode.to_string(),
-                        index: x,
-                        next,
-                        at: i,
-                    })
-                }
-                Some(x) => x,
-                None => next,
-            };
-            if index > MAX_STEP_INDEX {
-                return Err(LiveError::IndexTooLarge {
-                    episode: episode.to_string(),
-                    index,
-                    max: MAX_STEP_INDEX,
-                    at: i,
-                });
-            }
-            next = index + 1;
-            numbered.push(Step {
-                index,
-                action: s.action,
-                observation: s.observation,
-                timestamp: Some(s.timestamp.unwrap_or_else(|| stamp.clone())),
-            });
-        }
-        let steps = numbered;
+        let steps = number_steps(episode, first, steps, &stamp)?;
         let parts = self.derive(&row, &steps)?;
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
@@ -591,7 +549,7 @@ impl Tenant {
 
     /// Replaces a step's action and observation (and timestamp, if given).
     pub fn correct(&self, episode: &str, index: usize, step: NewStep) -> Result<(), LiveError> {
-        validate_step(0, &step)?;
+        validate_step(None, &step)?;
         let _write = self.write_lock()?;
         let (row, old) = {
             let conn = self.conn();

@@ -1,7 +1,8 @@
 //! The values the live memory's calls take and return, and the checks a
-//! step passes before anything is written.
+//! step passes before anything is written, and how a batch is numbered.
 
-use super::{LiveError, MAX_TEXT_BYTES};
+use super::{LiveError, MAX_ID_BYTES, MAX_STEP_INDEX, MAX_TEXT_BYTES};
+use crate::dataset::Step;
 use std::collections::BTreeMap;
 
 /// A new episode.
@@ -86,16 +87,71 @@ pub enum Forget {
     Episode,
 }
 
-pub(super) fn validate_step(i: usize, s: &NewStep) -> Result<(), LiveError> {
+/// Checks a new episode: an id of 1 to [`MAX_ID_BYTES`] bytes without
+/// control characters, and texts within [`MAX_TEXT_BYTES`] (the metadata's
+/// keys and values together).
+pub(super) fn validate_episode(e: &NewEpisode) -> Result<(), LiveError> {
+    if e.id.trim().is_empty() {
+        return Err(LiveError::Empty {
+            what: "the episode id".into(),
+        });
+    }
+    let bad_id = |reason: String| LiveError::BadEpisodeId {
+        shown: e
+            .id
+            .chars()
+            .take(40)
+            .collect::<String>()
+            .escape_debug()
+            .to_string(),
+        reason,
+    };
+    if e.id.len() > MAX_ID_BYTES {
+        return Err(bad_id(format!(
+            "it has {} bytes, more than {MAX_ID_BYTES}",
+            e.id.len()
+        )));
+    }
+    if e.id.chars().any(char::is_control) {
+        return Err(bad_id(
+            "it holds a control character (a newline, a tab, NUL, ...)".into(),
+        ));
+    }
+    let meta: usize = e.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
+    let outcome = e.outcome.as_deref().map_or(0, str::len);
+    for (what, bytes) in [
+        ("the task", e.task.len()),
+        ("the domain", e.domain.len()),
+        ("the outcome", outcome),
+        ("the metadata", meta),
+    ] {
+        if bytes > MAX_TEXT_BYTES {
+            return Err(LiveError::TooLarge {
+                what: what.into(),
+                bytes,
+                limit: MAX_TEXT_BYTES,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks a step before it is written: `at` is its place in a batch, or
+/// `None` for a correction.
+pub(super) fn validate_step(at: Option<usize>, s: &NewStep) -> Result<(), LiveError> {
+    let name = |what: &str| match at {
+        Some(i) => format!("step {i}'s {what} (of the batch, from 0)"),
+        None => format!("the corrected step's {what}"),
+    };
     if s.action.trim().is_empty() {
         return Err(LiveError::Empty {
-            what: format!("step {}'s action (of the batch, from 0)", i),
+            what: name("action"),
         });
     }
     for (what, text) in [("action", &s.action), ("observation", &s.observation)] {
         if text.len() > MAX_TEXT_BYTES {
             return Err(LiveError::TooLarge {
-                what: format!("step {i}'s {what} (of the batch, from 0)"),
+                what: name(what),
                 bytes: text.len(),
                 limit: MAX_TEXT_BYTES,
             });
@@ -109,6 +165,50 @@ pub(super) fn validate_step(i: usize, s: &NewStep) -> Result<(), LiveError> {
             })?;
     }
     Ok(())
+}
+
+/// Numbers a batch of new steps from `first`, the episode's next free
+/// index: an explicit index must not be below the one before it (or
+/// `first`), none may pass [`MAX_STEP_INDEX`]; a missing timestamp is
+/// `stamp`.
+pub(super) fn number_steps(
+    episode: &str,
+    first: usize,
+    steps: Vec<NewStep>,
+    stamp: &str,
+) -> Result<Vec<Step>, LiveError> {
+    let mut next = first;
+    let mut numbered = Vec::with_capacity(steps.len());
+    for (i, s) in steps.into_iter().enumerate() {
+        let index = match s.index {
+            Some(x) if x < next => {
+                return Err(LiveError::IndexTaken {
+                    episode: episode.to_string(),
+                    index: x,
+                    next,
+                    at: i,
+                })
+            }
+            Some(x) => x,
+            None => next,
+        };
+        if index > MAX_STEP_INDEX {
+            return Err(LiveError::IndexTooLarge {
+                episode: episode.to_string(),
+                index,
+                max: MAX_STEP_INDEX,
+                at: i,
+            });
+        }
+        next = index + 1;
+        numbered.push(Step {
+            index,
+            action: s.action,
+            observation: s.observation,
+            timestamp: Some(s.timestamp.unwrap_or_else(|| stamp.to_string())),
+        });
+    }
+    Ok(numbered)
 }
 
 /// The current time, RFC 3339 in UTC to the millisecond.
