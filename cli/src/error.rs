@@ -117,6 +117,17 @@ impl CliError {
             if path == "standard output" && source.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
+    /// A line of advice printed after the error, where one helps.
+    pub fn help(&self) -> Option<&'static str> {
+        let select = match self {
+            CliError::Select(e) | CliError::Query(QueryError::Select(e)) => e,
+            _ => return None,
+        };
+        matches!(select, SelectError::Input(_)).then_some(
+            "the texts are too long for a compiled policy's input: shorten them, or run the policy with the interpreter (`--engine interp`), which has no such limit",
+        )
+    }
+
     /// An I/O error on `path`.
     pub fn io(
         action: &'static str,

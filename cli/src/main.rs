@@ -105,6 +105,9 @@ fn main() -> ExitCode {
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
+            if let Some(help) = e.help() {
+                eprintln!("help: {help}");
+            }
             ExitCode::from(e.exit_code())
         }
     }

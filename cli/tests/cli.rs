@@ -467,3 +467,25 @@ fn prices_and_seeds_out_of_range_are_usage_errors() {
         stderr(&o)
     );
 }
+
+/// Texts too long for a compiled policy's input get the error and a line
+/// of help naming the interpreter, which takes them.
+#[test]
+fn too_long_for_the_module_says_to_use_the_interpreter() {
+    let task = "fix the failing test ".repeat(4_000);
+    let query = "why did it fail ".repeat(4_000);
+    let args = [
+        "run",
+        "examples/quickstart.mesa",
+        "--query",
+        &query,
+        "--task",
+        &task,
+    ];
+    let o = mesa(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("input buffer"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("help: ") && stderr(&o).contains("--engine interp"));
+    let o = mesa(&[&args[..], &["--engine", "interp"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
