@@ -4,7 +4,9 @@
 //! line per token, `sha256:HEX TENANT`, where HEX is the SHA-256 of the
 //! token's text; `#` starts a comment. The server keeps only the hashes, so
 //! the file reveals no token. `mesa token ROOT --tenant T` makes a token,
-//! appends its line and prints the token once.
+//! appends its line and prints the token once. A running server rereads the
+//! file when it changes ([`TokenFile`]): a line removed revokes its token at
+//! the next request.
 
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -97,6 +99,69 @@ impl Tokens {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.by_hash.is_empty()
+    }
+}
+
+/// The token file as a running server reads it: reread whenever its size or
+/// modification time changes. A file that no longer reads (a bad line, an
+/// error) keeps the tokens it last had, with a warning on standard error.
+#[derive(Debug)]
+pub struct TokenFile {
+    path: std::path::PathBuf,
+    current: std::sync::RwLock<(Option<Stamp>, Tokens)>,
+}
+
+/// What tells a changed file: its length and modification time.
+type Stamp = (u64, std::time::SystemTime);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+impl TokenFile {
+    /// Reads the file at `path` (a missing file has no tokens).
+    pub fn open(path: &Path) -> Result<TokenFile, TokenError> {
+        let seen = stamp(path);
+        let tokens = Tokens::load(path)?;
+        Ok(TokenFile {
+            path: path.to_path_buf(),
+            current: std::sync::RwLock::new((seen, tokens)),
+        })
+    }
+
+    /// The tenant a token names, as the file says now.
+    pub fn tenant(&self, token: &str) -> Option<String> {
+        let now = stamp(&self.path);
+        {
+            let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+            if current.0 == now {
+                return current.1.tenant(token).map(str::to_string);
+            }
+        }
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        if current.0 != now {
+            match Tokens::load(&self.path) {
+                Ok(tokens) => current.1 = tokens,
+                Err(e) => eprintln!("mesa serve: keeping the previous tokens: {e}"),
+            }
+            current.0 = now;
+        }
+        current.1.tenant(token).map(str::to_string)
+    }
+
+    /// How many tokens it holds now.
+    pub fn len(&self) -> usize {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

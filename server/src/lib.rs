@@ -30,7 +30,7 @@ pub mod routes;
 mod serve;
 mod state;
 
-pub use auth::{add_token, TokenError, Tokens};
+pub use auth::{add_token, TokenError, TokenFile, Tokens};
 pub use error::ApiError;
 
 use axum::extract::DefaultBodyLimit;
@@ -193,7 +193,7 @@ impl Server {
     /// Opens the memory, reads the tokens and binds the address.
     pub fn bind(config: &Config) -> Result<Server, ServeError> {
         let memory = LiveMemory::open(&config.root)?;
-        let tokens = Tokens::load(&config.tokens_path())?;
+        let tokens = auth::TokenFile::open(&config.tokens_path())?;
         let state = Arc::new(state::AppState::new(memory, tokens, config.limits.clone())?);
         let io = |source| ServeError::Io {
             addr: config.addr.to_string(),

@@ -65,8 +65,7 @@ impl FromRequestParts<Shared> for Authed {
         let tenant = state
             .tokens
             .tenant(token.trim())
-            .ok_or_else(ApiError::unauthorized)?
-            .to_string();
+            .ok_or_else(ApiError::unauthorized)?;
         if let Some(t) = state.opened(&tenant) {
             return Ok(Authed(t));
         }

@@ -22,7 +22,7 @@ pub struct AppState {
     /// The live memory.
     pub memory: LiveMemory,
     /// Tokens to tenants.
-    pub tokens: crate::auth::Tokens,
+    pub tokens: crate::auth::TokenFile,
     /// The limits.
     pub limits: Limits,
     tenants: Mutex<HashMap<String, Arc<TenantState>>>,
@@ -78,7 +78,7 @@ impl AppState {
     /// The state over `memory`.
     pub fn new(
         memory: LiveMemory,
-        tokens: crate::auth::Tokens,
+        tokens: crate::auth::TokenFile,
         limits: Limits,
     ) -> Result<AppState, mesa_runtime::LoadError> {
         let config = RuntimeConfig::for_workload(PolicyFormat::Source, u64::MAX);

@@ -237,6 +237,24 @@ fn tokens_pick_the_tenant_and_tenants_never_see_each_other() {
         assert!(status == 404 || status == 200, "{path}: {status}");
         assert!(!text.contains("bob's only step"), "{path}: {text}");
     }
+    // The running server rereads the token file: a new token works at
+    // once, and a removed line revokes its token at the next request.
+    let carol = add_token(&f.root.join("tokens"), "carol").unwrap();
+    f.ok("GET", "/v1/episodes", &carol, None);
+    let file = f.root.join("tokens");
+    let kept: String = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.ends_with(" alice"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, kept).unwrap();
+    let (s, c) = f.err("GET", "/v1/episodes", &f.alice, None);
+    assert_eq!((s, c.as_str()), (401, "unauthorized"));
+    f.ok("GET", "/v1/episodes", &f.bob, None);
+    // A file that no longer reads keeps the tokens it had.
+    std::fs::write(&file, "not a token line\n").unwrap();
+    f.ok("GET", "/v1/episodes", &f.bob, None);
 }
 
 #[test]
