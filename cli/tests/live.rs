@@ -366,3 +366,47 @@ fn only_append_creates_memories_and_tenants() {
         "{out}"
     );
 }
+
+/// `mesa mcp` answers a line that is not a JSON-RPC message with JSON-RPC's
+/// error (a null id) instead of leaving the client waiting, keeps serving,
+/// and writes every reply before it exits at the end of its input.
+#[test]
+fn mcp_answers_lines_that_are_not_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let mut child = mesa()
+        .args(["mcp", root.to_str().unwrap(), "--tenant", "t"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mesa mcp");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+    let input = format!("not json at all\n42\n{init}\n{{\"jsonrpc\": \"2.0\", \"id\": 2\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let replies: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each reply is one JSON line"))
+        .collect();
+    let codes: Vec<i64> = replies
+        .iter()
+        .filter_map(|r| r["error"]["code"].as_i64())
+        .collect();
+    assert_eq!(codes, [-32700, -32600, -32700], "{replies:?}");
+    assert!(replies
+        .iter()
+        .filter(|r| r.get("error").is_some())
+        .all(|r| r["id"].is_null()));
+    let init = replies
+        .iter()
+        .find(|r| r["id"] == 1)
+        .expect("initialize answered");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mesa", "{init}");
+}

@@ -25,6 +25,7 @@
 pub mod auth;
 mod error;
 pub mod mcp;
+mod mcp_stdio;
 mod metrics;
 pub mod routes;
 mod serve;

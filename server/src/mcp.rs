@@ -2,7 +2,7 @@
 //! server on stdio (the official Rust SDK, `rmcp`), for one tenant.
 //!
 //! ```text
-//! MCP client ──stdio JSON-RPC──► MemoryTools (#[tool_router])
+//! MCP client ──stdio JSON-RPC──► guard (mcp_stdio) ──► MemoryTools (#[tool_router])
 //!                                   │ spawn_blocking
 //!                                   ▼
 //!                      Tenant (writer) + Asker (policy or fixed structures)
@@ -13,7 +13,8 @@
 //! `list_episodes`, `read_episode`, `compact_memory`. A tool that ran and
 //! failed (an unknown episode, an empty action) answers with a tool error
 //! result (`isError: true`) carrying the library's message; protocol errors
-//! are left for malformed requests. Logs go to stderr; stdout carries only
+//! are left for malformed requests, and a line that is not a message at
+//! all gets JSON-RPC's parse or invalid-request error (`mcp_stdio`). Logs go to stderr; stdout carries only
 //! the protocol.
 
 use mesa_core::Mask;
@@ -327,15 +328,23 @@ pub fn serve_stdio(root: &Path, tenant: &str, policy: Option<Asker>) -> Result<(
         .enable_all()
         .build()
         .map_err(|e| McpError::Protocol(e.to_string()))?;
-    rt.block_on(async move {
+    let served = rt.block_on(async move {
+        let (transport, written) =
+            crate::mcp_stdio::guarded(tokio::io::stdin(), tokio::io::stdout());
         let service = MemoryTools::new(tenant, policy)
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| McpError::Protocol(e.to_string()))?;
         service
             .waiting()
             .await
             .map_err(|e| McpError::Protocol(e.to_string()))?;
+        // The SDK has closed its side: the writer ends once it has written
+        // every reply.
+        let _ = written.await;
         Ok(())
-    })
+    });
+    // A read of stdin may still be blocked on a thread of the runtime's.
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    served
 }
