@@ -15,6 +15,10 @@ pub use metrics::{Breakdown, Metrics, MetricsAgg, Stat};
 pub use problem::{InputsSeen, Problem, SplitData};
 pub use run::{evaluate_policy, EvalOptions, EvalReport, PolicyFile};
 
+fn half_of(half: Option<crate::split::ValHalf>) -> String {
+    half.map_or(String::new(), |h| format!("'s {} half", h.name()))
+}
+
 /// Why an evaluation could not run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -29,12 +33,14 @@ pub enum EvalError {
     #[error("{0}: no question is labelled, so there is nothing to evaluate on")]
     NoLabelled(String),
     /// A split has no labelled question for some seed.
-    #[error("the {split} split of seed {seed} has no labelled question; use a larger sweep")]
+    #[error("the {split} split{} of seed {seed} has no labelled question; use a larger sweep{}", half_of(*.half), if half.is_some() { ", or choose on all of val (no --val-half)" } else { "" })]
     EmptySplit {
         /// The split.
         split: crate::split::Split,
         /// The seed.
         seed: u64,
+        /// The half of val asked for, if only one was.
+        half: Option<crate::split::ValHalf>,
     },
     /// `lambda` is not a number from 0 to [`Problem::MAX_LAMBDA`].
     #[error("--lambda must be a token price from 0 to 1 (1e-6 weighs a million tokens as all of a question's utility), got {0}")]
@@ -66,4 +72,34 @@ pub enum EvalError {
         /// Pairs given.
         pairs: usize,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EvalError;
+    use crate::split::{Split, ValHalf};
+
+    /// An empty half of val is named as the half, with the way out of
+    /// choosing on all of val; a whole split is named as it is.
+    #[test]
+    fn an_empty_split_names_the_half_asked_for() {
+        let half = EvalError::EmptySplit {
+            split: Split::Val,
+            seed: 3,
+            half: Some(ValHalf::Choice),
+        };
+        assert_eq!(
+            half.to_string(),
+            "the val split's choice half of seed 3 has no labelled question; use a larger sweep, or choose on all of val (no --val-half)"
+        );
+        let whole = EvalError::EmptySplit {
+            split: Split::Test,
+            seed: 0,
+            half: None,
+        };
+        assert_eq!(
+            whole.to_string(),
+            "the test split of seed 0 has no labelled question; use a larger sweep"
+        );
+    }
 }

@@ -208,6 +208,7 @@ impl Problem {
             return Err(EvalError::EmptySplit {
                 split,
                 seed: splits.seed,
+                half: half.filter(|_| split == Split::Val),
             });
         }
         let inputs = idx

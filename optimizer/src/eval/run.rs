@@ -213,7 +213,11 @@ pub fn evaluate_policy(policy: &PolicyFile, opts: &EvalOptions) -> Result<EvalRe
             (opts.split, &eval),
         ] {
             if idx.is_empty() {
-                return Err(EvalError::EmptySplit { split, seed });
+                return Err(EvalError::EmptySplit {
+                    split,
+                    seed,
+                    half: None,
+                });
             }
         }
         per_seed.push(Metrics::of(&problem, &eval, |i| masks[i]));

@@ -271,7 +271,11 @@ pub fn of_split(
         _ => (0..problem.questions.len()).collect(),
     };
     if let (Some(split), true) = (split, idx.is_empty()) {
-        return Err(EvalError::EmptySplit { split, seed });
+        return Err(EvalError::EmptySplit {
+            split,
+            seed,
+            half: None,
+        });
     }
     let fixed: Vec<Point> = (0..Mask::SUBSETS)
         .map(|k| {
