@@ -590,7 +590,24 @@ pub async fn track(State(s): State<Shared>, req: Request, next: Next) -> Respons
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
     let t0 = Instant::now();
-    let res = jsonify(next.run(req).await, s.limits.timeout).await;
+    // A body announced as too large is refused before any of it is read.
+    let announced = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let res = match announced {
+        Some(n) if n > s.limits.body_bytes as u64 => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            code_of(StatusCode::PAYLOAD_TOO_LARGE),
+            format!(
+                "the body announces {n} bytes; the limit is {} (`mesa serve --body-limit`)",
+                s.limits.body_bytes
+            ),
+        )
+        .into_response(),
+        _ => jsonify(next.run(req).await, s.limits.timeout).await,
+    };
     s.metrics
         .record(&method, &route, res.status().as_u16(), t0.elapsed());
     res

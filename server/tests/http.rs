@@ -853,3 +853,29 @@ fn a_connection_that_never_finishes_its_headers_is_closed() {
         "the late request was served"
     );
 }
+
+/// A body announced as larger than the limit gets its 413 at once, before
+/// the client sends any of it.
+#[test]
+fn a_body_announced_too_large_is_refused_at_once() {
+    use std::io::{Read, Write};
+    let f = fixture();
+    let addr = f.base.trim_start_matches("http://").to_string();
+    let mut c = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "POST /v1/episodes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n",
+        f.alice
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let t0 = std::time::Instant::now();
+    let mut buf = vec![0u8; 4096];
+    let n = c.read(&mut buf).unwrap();
+    let reply = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+    assert!(
+        reply.contains("body-too-large") && reply.contains("--body-limit"),
+        "{reply}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+}
