@@ -346,14 +346,25 @@ pub fn insert_episode(conn: &Connection, e: &EpisodeRow) -> rusqlite::Result<()>
     .map(|_| ())
 }
 
-/// The next step index of an episode (one past its last step, or 0).
+/// The largest index the database holds (a signed 64-bit integer).
+const MAX_INDEX: usize = i64::MAX as usize;
+
+/// The `meta` key that keeps an episode's next free index once steps at
+/// its end were forgotten (so their indices are never given again).
+fn next_key(episode: &str) -> String {
+    format!("next-index:{episode}")
+}
+
+/// The next step index of an episode: one past the last step it has had
+/// (forgotten ones included), or 0.
 pub fn next_index(conn: &Connection, episode: &str) -> rusqlite::Result<usize> {
     let last: Option<i64> = conn.query_row(
         "SELECT max(idx) FROM steps WHERE episode = ?1",
         [episode],
         |r| r.get(0),
     )?;
-    Ok(last.map_or(0, |l| l as usize + 1))
+    let kept = meta(conn, &next_key(episode))?.and_then(|v| v.parse::<usize>().ok());
+    Ok(last.map_or(0, |l| l as usize + 1).max(kept.unwrap_or(0)))
 }
 
 /// Inserts or replaces a step with its parts.
@@ -512,17 +523,26 @@ fn stored_parts(
     })
 }
 
-/// Deletes the steps with `first <= idx <= last`; returns how many.
+/// Deletes the steps with `first <= idx <= last`; returns how many. The
+/// episode's next free index stays where it was.
 pub fn delete_steps(
     conn: &Connection,
     episode: &str,
     first: usize,
     last: usize,
 ) -> rusqlite::Result<usize> {
-    conn.execute(
+    if first > MAX_INDEX {
+        return Ok(0);
+    }
+    let next = next_index(conn, episode)?;
+    let gone = conn.execute(
         "DELETE FROM steps WHERE episode = ?1 AND idx >= ?2 AND idx <= ?3",
-        params![episode, first as i64, last as i64],
-    )
+        params![episode, first as i64, last.min(MAX_INDEX) as i64],
+    )?;
+    if gone > 0 && next_index(conn, episode)? < next {
+        set_meta(conn, &next_key(episode), &next.to_string())?;
+    }
+    Ok(gone)
 }
 
 /// Keeps questions with an episode (one replaces a question of the same
@@ -557,6 +577,7 @@ pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usiz
     let steps = conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
     conn.execute("DELETE FROM questions WHERE episode = ?1", [episode])?;
     conn.execute("DELETE FROM episodes WHERE id = ?1", [episode])?;
+    conn.execute("DELETE FROM meta WHERE key = ?1", [next_key(episode)])?;
     Ok(steps)
 }
 

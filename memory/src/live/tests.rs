@@ -378,12 +378,26 @@ fn forget_ranges_and_episodes() {
         ),
         "{err}"
     );
-    assert_eq!(t.forget("e", Forget::Episode).unwrap(), 8);
+    // Nor one at the end: forgetting the last steps keeps the next index,
+    // so a retried forget of index 10 cannot remove a new step.
+    assert_eq!(t.forget("e", Forget::Range(9, 10)).unwrap(), 2);
+    assert_eq!(t.append("e", step("after", "o")).unwrap(), 11);
+    assert!(t.forget("e", Forget::Step(10)).is_err());
+    // An index past what the database holds forgets nothing.
+    assert!(t.forget("e", Forget::Step(usize::MAX)).is_err());
+    assert!(t.forget("e", Forget::Range(0, usize::MAX)).is_ok());
+    assert!(t.steps("e").unwrap().is_empty());
+    assert_eq!(t.append("e", step("later", "o")).unwrap(), 12);
+    assert_eq!(t.forget("e", Forget::Episode).unwrap(), 1);
     assert!(matches!(
         t.steps("e"),
         Err(LiveError::UnknownEpisode { .. })
     ));
     assert!(t.episodes().unwrap().is_empty());
+    // A new episode of the same id starts again at 0: nothing of the old
+    // one is left, its next index included.
+    t.create_episode(&new_episode("e")).unwrap();
+    assert_eq!(t.append("e", step("again", "o")).unwrap(), 0);
 }
 
 #[test]
