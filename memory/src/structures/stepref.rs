@@ -53,7 +53,7 @@ pub enum StepRef {
 pub struct StepRefs(pub Vec<StepRef>);
 
 const S: &str = r"(?:step|turn)s?(?:\s+(?:index|indices|idx|number)(?:es)?)?\s*(?:#\s*)?";
-const N: &str = r"(\d{1,7})";
+const N: &str = r"(\d{1,18})";
 
 struct Patterns {
     between: Regex,
@@ -77,10 +77,10 @@ fn patterns() -> &'static Patterns {
             from: re(format!(r"\bfrom\s+(?:the\s+)?{S}{N}\s*(?:to|through|thru|until|till|-)\s*(?:{S})?{N}\b")),
             range: re(format!(r"\b{S}{N}\s*(?:-|to|through|thru|until|till)\s*(?:{S})?{N}\b")),
             relative: re(format!(r"\b(before|prior\s+to|until|till|up\s+to|by|after|following)\s+(?:the\s+)?{S}{N}\b")),
-            list: re(format!(r"\b{S}\d{{1,7}}(?:\s*(?:,|and|or|&)\s*(?:and\s+|or\s+)?(?:{S})?\d{{1,7}})+\b")),
-            list_number: re(r"\d{1,7}".to_string()),
+            list: re(format!(r"\b{S}\d{{1,18}}(?:\s*(?:,|and|or|&)\s*(?:and\s+|or\s+)?(?:{S})?\d{{1,18}})+\b")),
+            list_number: re(r"\d{1,18}".to_string()),
             single: re(format!(r"\b{S}{N}\b")),
-            first_last: re(format!(r"\b(first|last|final|initial)\s+(\d{{1,7}}|{words})\s+(?:steps|turns|actions|moves)\b")),
+            first_last: re(format!(r"\b(first|last|final|initial)\s+(\d{{1,18}}|{words})\s+(?:steps|turns|actions|moves)\b")),
             end: re(r"\b(final|last|very\s+last|first|initial)\s+(?:step|turn|action)\b".to_string()),
         }
     })
@@ -421,6 +421,16 @@ mod tests {
         let refs = StepRefs::parse("steps 2-6");
         assert_eq!(refs.resolve(&[0, 3, 5, 9], 5, 20), [1, 2]);
         assert_eq!(StepRefs::parse("the final step").named(41), [41]);
+        // Indices of any size a dataset may use, up to 18 digits.
+        assert_eq!(
+            StepRefs::parse("step 12345678 and steps 10000000-10000002").0,
+            [
+                StepRef::Range(10_000_000, 10_000_002),
+                StepRef::At(12_345_678)
+            ]
+        );
+        let big = StepRefs::parse("what happened at step 123456789012345678?");
+        assert_eq!(big.resolve(&[0, 123_456_789_012_345_678], 5, 20), [1]);
     }
 
     #[test]
