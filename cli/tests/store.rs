@@ -98,15 +98,27 @@ fn build_refuses_bad_data_unless_told_to_skip_and_query_refuses_a_non_store() {
     let o = mesa(&["build", &data, "-o", &store, "--quiet", "--skip-bad"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("skipped 2 line(s)"), "{}", stderr(&o));
+    // The store built past bad lines is swept past them too, when told.
+    let sweep = dir.join("bad-sweep.jsonl").to_string_lossy().into_owned();
+    let o = mesa(&["sweep", &store, &data, "-o", &sweep, "--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = mesa(&[
+        "sweep",
+        &store,
+        &data,
+        "-o",
+        &sweep,
+        "--quiet",
+        "--skip-bad",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("skipped 2 line(s)"), "{}", stderr(&o));
     let not_a_store = dir.to_string_lossy().into_owned();
     let o = mesa(&["query", &not_a_store, "--list"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("not a"), "{}", stderr(&o));
 }
 
-/// Every preview, the evidence-aware ones included, reads the same in a
-/// sweep as at query time: `mesa sweep` records all of them, and a policy
-/// that reads them all gets the same numbers from `mesa query`.
 /// Builds a store of `data` in `dir` and sweeps it: the store's and the
 /// sweep's paths.
 fn build_and_sweep(data: &str, dir: &Path) -> (String, String) {
@@ -150,6 +162,9 @@ fn a_sweep_refuses_a_store_built_from_other_steps() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every preview, the evidence-aware ones included, reads the same in a
+/// sweep as at query time: `mesa sweep` records all of them, and a policy
+/// that reads them all gets the same numbers from `mesa query`.
 #[test]
 fn a_sweep_and_a_query_read_the_same_previews() {
     let data = tmp("previews-data.jsonl", DATA.as_bytes());

@@ -77,6 +77,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         answer_model: None,
         judge_model: None,
         items: None,
+        skip_bad: false,
         quiet: false,
         minilm_dir: None,
     })?;

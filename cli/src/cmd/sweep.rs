@@ -59,6 +59,10 @@ pub struct Args {
     /// words): what a study of choices finer than whole structures reads.
     #[arg(long)]
     pub items: Option<PathBuf>,
+    /// Skip the dataset's lines that cannot be read, as `mesa build
+    /// --skip-bad` did (each is reported) instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -85,7 +89,21 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
     let options = PluginOptions::with_minilm_dir(args.minilm_dir.clone());
     let store = Store::open_recorded(&args.store, &options)?;
-    let loaded = mesa_memory::load(&args.data, &LoadOptions::default())?;
+    let options = LoadOptions {
+        skip_bad: args.skip_bad,
+        ..LoadOptions::default()
+    };
+    let loaded = mesa_memory::load(&args.data, &options)?;
+    if !loaded.report.skipped.is_empty() {
+        eprintln!(
+            "skipped {} line(s) of `{}`:",
+            loaded.report.skipped.len(),
+            args.data.display()
+        );
+        for s in &loaded.report.skipped {
+            eprintln!("  line {}: {}", s.line, s.reason);
+        }
+    }
     let utility: UtilityKind = args.utility.into();
     let judge = if utility == UtilityKind::Judge {
         let client = mesa_llm::Client::from_env()?;
