@@ -34,6 +34,22 @@ fn check(line: &[u8]) -> Result<(), String> {
         ));
     }
     match serde_json::from_slice::<Value>(line) {
+        // A request or notification has a method, a response a result or
+        // an error; anything else is answered here, with its id if it
+        // has one (the SDK's own reply would carry none).
+        Ok(Value::Object(o))
+            if !["method", "result", "error"]
+                .iter()
+                .any(|k| o.contains_key(*k)) =>
+        {
+            let id = o.get("id").cloned().unwrap_or(Value::Null);
+            Err(json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {"code": -32600, "message": "invalid request: a JSON-RPC request needs a `method`"}
+            })
+            .to_string())
+        }
         Ok(Value::Object(_) | Value::Array(_)) => Ok(()),
         Ok(_) => Err(error_line(
             -32600,
@@ -162,5 +178,15 @@ mod tests {
             "nesting past serde's limit"
         );
         assert!(check(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}").is_ok());
+        let no_method: Value =
+            serde_json::from_str(&check(b"{\"jsonrpc\": \"2.0\", \"id\": 4}").unwrap_err())
+                .unwrap();
+        assert_eq!(
+            (
+                no_method["id"].as_i64(),
+                no_method["error"]["code"].as_i64()
+            ),
+            (Some(4), Some(-32600))
+        );
     }
 }

@@ -90,7 +90,9 @@ fn body<T: DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> Result<T, Ap
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if !ct.starts_with("application/json") {
+    // The media type before any parameters (`; charset=utf-8`), in any case.
+    let media = ct.split(';').next().unwrap_or("").trim();
+    if !media.eq_ignore_ascii_case("application/json") {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported-media-type",
