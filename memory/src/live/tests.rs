@@ -281,15 +281,19 @@ fn scan(dir: &Path, needle: &[u8], found: &mut Vec<PathBuf>) {
     }
 }
 
+/// A step `act`/`obs` at `index` (one past the last when `None`).
+fn at(index: Option<usize>) -> NewStep {
+    NewStep {
+        index,
+        ..step("act", "obs")
+    }
+}
+
 #[test]
 fn explicit_indices_keep_a_logs_numbering() {
     let (_dir, m) = memory();
     let t = m.tenant("a").unwrap();
     t.create_episode(&new_episode("e")).unwrap();
-    let at = |index: Option<usize>| NewStep {
-        index,
-        ..step("act", "obs")
-    };
     assert_eq!(
         t.append_batch("e", vec![at(Some(3)), at(None), at(Some(10))])
             .unwrap(),
@@ -326,10 +330,6 @@ fn indices_above_the_largest_are_refused() {
     let (_dir, m) = memory();
     let t = m.tenant("a").unwrap();
     t.create_episode(&new_episode("e")).unwrap();
-    let at = |index: Option<usize>| NewStep {
-        index,
-        ..step("act", "obs")
-    };
     assert_eq!(t.append("e", at(Some(0))).unwrap(), 0);
     let err = t
         .append_batch("e", vec![at(Some(1)), at(Some(super::MAX_STEP_INDEX + 1))])
