@@ -1,0 +1,121 @@
+//! What the HTTP test files share: a server on 127.0.0.1 over a fresh
+//! memory with two tenants' tokens, a client, and a filled episode.
+#![allow(dead_code)] // each test file uses its own part of these
+
+use mesa_server::{add_token, Config, Limits, Running, Server};
+use reqwest::blocking::{Client, Response};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+
+pub struct Fixture {
+    pub _dir: tempfile::TempDir,
+    pub root: std::path::PathBuf,
+    pub server: Option<Running>,
+    pub base: String,
+    pub alice: String,
+    pub bob: String,
+    pub http: Client,
+}
+
+pub fn start(root: &Path, limits: Limits) -> Running {
+    let mut config = Config::new(root.to_path_buf());
+    config.addr = "127.0.0.1:0".parse().unwrap();
+    config.limits = limits;
+    Server::bind(&config)
+        .expect("binds")
+        .spawn()
+        .expect("serves")
+}
+
+pub fn fixture_with(limits: Limits) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    mesa_memory::LiveMemory::open(&root).unwrap();
+    let alice = add_token(&root.join("tokens"), "alice").unwrap();
+    let bob = add_token(&root.join("tokens"), "bob").unwrap();
+    let server = start(&root, limits);
+    let base = format!("http://{}", server.addr);
+    Fixture {
+        _dir: dir,
+        root,
+        server: Some(server),
+        base,
+        alice,
+        bob,
+        http: Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    }
+}
+
+pub fn fixture() -> Fixture {
+    fixture_with(Limits::default())
+}
+
+impl Fixture {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn send(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> Response {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut r = self.http.request(m, self.url(path)).bearer_auth(token);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        r.send().expect("the server answers")
+    }
+
+    pub fn ok(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> Value {
+        let r = self.send(method, path, token, body);
+        let status = r.status();
+        let v: Value = r.json().expect("JSON");
+        assert!(status.is_success(), "{method} {path}: {status} {v}");
+        v
+    }
+
+    pub fn err(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> (u16, String) {
+        let r = self.send(method, path, token, body);
+        let status = r.status().as_u16();
+        let v: Value = r.json().expect("errors are JSON");
+        (
+            status,
+            v["error"]["code"].as_str().unwrap_or("").to_string(),
+        )
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.stop().expect("stops cleanly");
+        }
+    }
+}
+
+pub fn fill(f: &Fixture, token: &str, id: &str) {
+    f.ok(
+        "POST",
+        "/v1/episodes",
+        token,
+        Some(json!({"id": id, "task": "count the orders", "domain": "text2sql"})),
+    );
+    let steps: Vec<Value> = [
+        ("open the database", "connected to sales.db"),
+        ("SELECT * FROM orders", "Error: no such table: orders"),
+        ("list the tables", "customers, invoices"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (a, o))| json!({"action": a, "observation": o, "timestamp": format!("2026-03-01T10:0{i}:00Z")}))
+    .collect();
+    let v = f.ok(
+        "POST",
+        &format!("/v1/episodes/{id}/steps"),
+        token,
+        Some(json!({ "steps": steps })),
+    );
+    assert_eq!(v["indices"], json!([0, 1, 2]));
+}
+
+pub const POLICY: &str = "policy \"p\"\nrule errors when query has words [\"error\", \"fail\", \"failed\"] -> select {T, R}\ndefault {S, V}\n";
