@@ -21,6 +21,10 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// Standard output is gone (a closed pipe, a full disk); see the `out`
+    /// module.
+    #[error("cannot write to standard output: {0}")]
+    Stdout(#[source] std::io::Error),
     /// The command line itself is wrong (a missing or malformed flag): exit 2,
     /// as clap does for its own usage errors.
     #[error("{0}")]
@@ -113,8 +117,7 @@ impl CliError {
     /// Whether this is a write to standard output whose reader closed the
     /// pipe, which ends a command quietly (see the `out` module).
     pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, CliError::Io { path, source, .. }
-            if path == "standard output" && source.kind() == std::io::ErrorKind::BrokenPipe)
+        matches!(self, CliError::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
     /// A line of advice printed after the error, where one helps.

@@ -6,10 +6,10 @@
 //! when the reader closed the pipe (it has read all it wanted, as with any
 //! Unix filter), and with `error: cannot write to standard output: ...`
 //! and status 1 on any other failure. Commands that write through their
-//! own buffered writer report the same errors as [`CliError::Io`], which
+//! own buffered writer return the same error, [`CliError::Stdout`], which
 //! `main` treats the same way (see [`CliError::is_broken_pipe`]).
 //!
-//! [`CliError::Io`]: crate::error::CliError::Io
+//! [`CliError::Stdout`]: crate::error::CliError::Stdout
 //! [`CliError::is_broken_pipe`]: crate::error::CliError::is_broken_pipe
 
 /// `println!` to standard output, ending the process if it is gone.
@@ -33,15 +33,19 @@ macro_rules! out {
 pub fn write(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
     if let Err(e) = std::io::stdout().lock().write_fmt(args) {
-        gone(&e)
+        gone(e)
     }
 }
 
-/// Ends the process after a failed write to standard output.
-fn gone(e: &std::io::Error) -> ! {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
+/// Ends the process after a failed write to standard output, as `main`
+/// ends it for [`CliError::Stdout`].
+///
+/// [`CliError::Stdout`]: crate::error::CliError::Stdout
+fn gone(e: std::io::Error) -> ! {
+    let e = crate::error::CliError::Stdout(e);
+    if e.is_broken_pipe() {
         std::process::exit(0)
     }
-    eprintln!("error: cannot write to standard output: {e}");
-    std::process::exit(1)
+    eprintln!("error: {e}");
+    std::process::exit(i32::from(e.exit_code()))
 }

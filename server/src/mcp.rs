@@ -14,8 +14,8 @@
 //! failed (an unknown episode, an empty action) answers with a tool error
 //! result (`isError: true`) carrying the library's message; protocol errors
 //! are left for malformed requests, and a line that is not a message at
-//! all gets JSON-RPC's parse or invalid-request error (`mcp_stdio`). Logs go to stderr; stdout carries only
-//! the protocol.
+//! all gets JSON-RPC's parse or invalid-request error (`mcp_stdio`). Logs
+//! go to stderr; stdout carries only the protocol.
 
 use mesa_core::Mask;
 use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};

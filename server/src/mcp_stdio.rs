@@ -16,16 +16,17 @@ use tokio::sync::mpsc;
 /// The longest line passed on: 64 MiB (a batch of large steps).
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// The reply to a line that is not a message: JSON-RPC's error with a null
-/// id, since none could be read.
-fn error_line(code: i64, message: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}).to_string()
+/// JSON-RPC's error reply to the message with `id` (null when none could
+/// be read).
+fn error_line(id: Value, code: i64, message: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
 }
 
 /// What to do with one line from the client: pass it on, or answer it.
 fn check(line: &[u8]) -> Result<(), String> {
     if line.len() > MAX_LINE_BYTES {
         return Err(error_line(
+            Value::Null,
             -32600,
             &format!(
                 "a message of {} bytes is over the limit of {MAX_LINE_BYTES}; send less per call",
@@ -43,19 +44,23 @@ fn check(line: &[u8]) -> Result<(), String> {
                 .any(|k| o.contains_key(*k)) =>
         {
             let id = o.get("id").cloned().unwrap_or(Value::Null);
-            Err(json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": -32600, "message": "invalid request: a JSON-RPC request needs a `method`"}
-            })
-            .to_string())
+            Err(error_line(
+                id,
+                -32600,
+                "invalid request: a JSON-RPC request needs a `method`",
+            ))
         }
         Ok(Value::Object(_) | Value::Array(_)) => Ok(()),
         Ok(_) => Err(error_line(
+            Value::Null,
             -32600,
             "invalid request: a JSON-RPC message is a JSON object",
         )),
-        Err(e) => Err(error_line(-32700, &format!("parse error: {e}"))),
+        Err(e) => Err(error_line(
+            Value::Null,
+            -32700,
+            &format!("parse error: {e}"),
+        )),
     }
 }
 

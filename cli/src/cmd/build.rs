@@ -66,6 +66,21 @@ impl Args {
     }
 }
 
+/// Reports on stderr the dataset lines a load skipped (`--skip-bad`), each
+/// with why.
+pub fn report_skipped<W: std::fmt::Display>(
+    file: impl std::fmt::Display,
+    skipped: impl ExactSizeIterator<Item = (usize, W)>,
+) {
+    if skipped.len() == 0 {
+        return;
+    }
+    eprintln!("skipped {} line(s) of `{file}`:", skipped.len());
+    for (line, why) in skipped {
+        eprintln!("  line {line}: {why}");
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let config = Config::default();
     let load = LoadOptions {
@@ -117,12 +132,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         m.plugins.embedder
     );
     if let Some(load) = &m.load {
-        if !load.skipped.is_empty() {
-            eprintln!("skipped {} line(s) of `{}`:", load.skipped.len(), load.file);
-            for (line, why) in &load.skipped {
-                eprintln!("  line {line}: {why}");
-            }
-        }
+        report_skipped(&load.file, load.skipped.iter().map(|(l, why)| (*l, why)));
         if load.cut_observations + load.cut_actions > 0 {
             eprintln!(
                 "cut {} observation(s) and {} action(s) at {} bytes",

@@ -110,7 +110,7 @@ pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
         };
         writeln!(out, "{ack}")
             .and_then(|()| out.flush())
-            .map_err(CliError::io("write acknowledgements to", "standard output"))?;
+            .map_err(CliError::Stdout)?;
     }
     if bad > 0 {
         eprintln!("{bad} line(s) were not appended; their acknowledgements carry an \"error\"");

@@ -175,13 +175,13 @@ pub fn check_number(flag: &str, value: f64) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `--lambda`: a token price from 0 to the highest the evaluation takes.
+/// `--lambda`: a token price from 0 to the highest the evaluation takes,
+/// checked before any file is read (a usage error, with the evaluation's
+/// own message).
 pub fn check_lambda(value: f64) -> Result<(), CliError> {
-    const MAX_LAMBDA: f64 = mesa_optimizer::Problem::MAX_LAMBDA;
-    if !(0.0..=MAX_LAMBDA).contains(&value) {
-        return Err(CliError::Usage(format!(
-            "--lambda must be a token price from 0 to {MAX_LAMBDA} (1e-6 weighs a million tokens as all of a question's utility), got {value}"
-        )));
+    if !(0.0..=mesa_optimizer::Problem::MAX_LAMBDA).contains(&value) {
+        let e = mesa_optimizer::EvalError::Lambda(value);
+        return Err(CliError::Usage(e.to_string()));
     }
     Ok(())
 }

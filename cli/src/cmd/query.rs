@@ -328,11 +328,6 @@ fn run_many(
 ) -> Result<ExitCode, CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let write_err = |source| CliError::Io {
-        action: "write results to",
-        path: "standard output".into(),
-        source,
-    };
     let mut totals: Vec<Timings> = Vec::with_capacity(items.len());
     let (mut tokens, mut structures) = (0usize, 0usize);
     for (id, episode, text, qtype) in &items {
@@ -355,9 +350,9 @@ fn run_many(
                 json!({"id": id, "episode": episode, "error": e.to_string()})
             }
         };
-        writeln!(out, "{line}").map_err(write_err)?;
+        writeln!(out, "{line}").map_err(CliError::Stdout)?;
     }
-    out.flush().map_err(write_err)?;
+    out.flush().map_err(CliError::Stdout)?;
     report(&totals, tokens, structures);
     if bad > 0 {
         eprintln!("{bad} question(s) could not be answered; their lines carry an \"error\"");

@@ -160,11 +160,6 @@ fn run_lines(
 ) -> Result<ExitCode, CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let write_err = |source| CliError::Io {
-        action: "write results to",
-        path: "standard output".into(),
-        source,
-    };
     let mut bad = 0usize;
     for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line_no = n + 1;
@@ -189,9 +184,9 @@ fn run_lines(
             eprintln!("error: {path}:{line_no}: {e}");
             json!({ "line": line_no, "error": e })
         });
-        writeln!(out, "{result}").map_err(write_err)?;
+        writeln!(out, "{result}").map_err(CliError::Stdout)?;
     }
-    out.flush().map_err(write_err)?;
+    out.flush().map_err(CliError::Stdout)?;
     if bad > 0 {
         eprintln!(
             "{bad} line(s) of `{path}` could not be answered; their results carry an \"error\""

@@ -94,16 +94,10 @@ pub fn sweep(args: &Args) -> Result<MeasureReport, CliError> {
         ..LoadOptions::default()
     };
     let loaded = mesa_memory::load(&args.data, &options)?;
-    if !loaded.report.skipped.is_empty() {
-        eprintln!(
-            "skipped {} line(s) of `{}`:",
-            loaded.report.skipped.len(),
-            args.data.display()
-        );
-        for s in &loaded.report.skipped {
-            eprintln!("  line {}: {}", s.line, s.reason);
-        }
-    }
+    super::build::report_skipped(
+        args.data.display(),
+        loaded.report.skipped.iter().map(|s| (s.line, &s.reason)),
+    );
     let utility: UtilityKind = args.utility.into();
     let judge = if utility == UtilityKind::Judge {
         let client = mesa_llm::Client::from_env()?;

@@ -13,7 +13,7 @@
 //! ([`crate::StepParts`]), so a step is embedded and extracted once, when it
 //! is written, and forgetting the row forgets those too.
 
-use super::LiveError;
+use super::{LiveError, MAX_STEP_INDEX};
 use crate::dataset::Step;
 use crate::structures::StepParts;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -346,9 +346,6 @@ pub fn insert_episode(conn: &Connection, e: &EpisodeRow) -> rusqlite::Result<()>
     .map(|_| ())
 }
 
-/// The largest index the database holds (a signed 64-bit integer).
-const MAX_INDEX: usize = i64::MAX as usize;
-
 /// The `meta` key that keeps an episode's next free index once steps at
 /// its end were forgotten (so their indices are never given again).
 fn next_key(episode: &str) -> String {
@@ -531,15 +528,15 @@ pub fn delete_steps(
     first: usize,
     last: usize,
 ) -> rusqlite::Result<usize> {
-    if first > MAX_INDEX {
+    if first > MAX_STEP_INDEX {
         return Ok(0);
     }
     let next = next_index(conn, episode)?;
     let gone = conn.execute(
         "DELETE FROM steps WHERE episode = ?1 AND idx >= ?2 AND idx <= ?3",
-        params![episode, first as i64, last.min(MAX_INDEX) as i64],
+        params![episode, first as i64, last.min(MAX_STEP_INDEX) as i64],
     )?;
-    if gone > 0 && next_index(conn, episode)? < next {
+    if gone > 0 {
         set_meta(conn, &next_key(episode), &next.to_string())?;
     }
     Ok(gone)

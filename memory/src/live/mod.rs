@@ -213,10 +213,17 @@ impl LiveMemory {
     /// Opens an existing tenant for reading and writing, as
     /// [`LiveMemory::tenant`] does, but never creates one.
     pub fn existing_tenant(&self, name: &str) -> Result<Tenant, LiveError> {
-        if !self.tenant_dir(name)?.join(DATABASE).is_file() {
+        self.existing_dir(name)?;
+        self.tenant(name)
+    }
+
+    /// Tenant `name`'s directory, if the tenant has been written.
+    fn existing_dir(&self, name: &str) -> Result<PathBuf, LiveError> {
+        let dir = self.tenant_dir(name)?;
+        if !dir.join(DATABASE).is_file() {
             return Err(LiveError::UnknownTenant { name: name.into() });
         }
-        self.tenant(name)
+        Ok(dir)
     }
 
     /// Opens an existing tenant for reading only, beside its writer (another
@@ -233,10 +240,7 @@ impl LiveMemory {
         config: Config,
         plugins: Plugins,
     ) -> Result<Tenant, LiveError> {
-        let dir = self.tenant_dir(name)?;
-        if !dir.join(DATABASE).is_file() {
-            return Err(LiveError::UnknownTenant { name: name.into() });
-        }
+        let dir = self.existing_dir(name)?;
         Tenant::open(name, dir, config, plugins, None)
     }
 }

@@ -43,7 +43,7 @@ pub enum EvalError {
         half: Option<crate::split::ValHalf>,
     },
     /// `lambda` is not a number from 0 to [`Problem::MAX_LAMBDA`].
-    #[error("--lambda must be a token price from 0 to 1 (1e-6 weighs a million tokens as all of a question's utility), got {0}")]
+    #[error("--lambda must be a token price from 0 to {max} (1e-6 weighs a million tokens as all of a question's utility), got {0}", max = Problem::MAX_LAMBDA)]
     Lambda(f64),
     /// The policy file could not be read.
     #[error("{path}: {source}")]

@@ -422,16 +422,20 @@ impl Model {
 pub(super) struct Deal {
     /// The option that sets how many, for messages.
     flag: &'static str,
+    /// The fewest parts the option allows.
+    pub(super) least: usize,
     /// Mixed into the seed, so the bags are not the folds.
     salt: u64,
 }
 
-const FOLDS: Deal = Deal {
+pub(super) const FOLDS: Deal = Deal {
     flag: "folds",
+    least: 2,
     salt: 0x5354_5241_5441,
 };
 pub(super) const BAGS: Deal = Deal {
     flag: "bag",
+    least: 1,
     salt: 0x4241_4753,
 };
 
@@ -456,6 +460,7 @@ pub(super) fn folds(
             episodes: episodes.len(),
             parts: k,
             flag: deal.flag,
+            least: deal.least,
         });
     }
     let mut rng = Rng::derive(&[seed, deal.salt]);

@@ -52,7 +52,7 @@ use crate::propose::spec::PolicySpec;
 use crate::propose::spec::RuleSpec;
 use crate::split::{FitOn, Split};
 use crate::sweep::Sweep;
-use cv::{choose_candidate, cross_validate, Model};
+use cv::{choose_candidate, cross_validate, Model, BAGS, FOLDS};
 pub use cv::{Families, Family, TREE_DEPTHS};
 pub use fit::{Key, KEY_SETS};
 use serde::{Deserialize, Serialize};
@@ -210,9 +210,9 @@ impl StrataOptions {
 }
 
 /// What to do when there are fewer episodes than `--{flag}` parts: ask
-/// for fewer parts, where the option allows as few as there are episodes.
-fn fewer_help(flag: &str, episodes: usize) -> String {
-    let least = if flag == "folds" { 2 } else { 1 };
+/// for fewer parts, where the option allows as few as there are episodes
+/// (it allows no fewer than `least`).
+fn fewer_help(flag: &str, least: usize, episodes: usize) -> String {
     if episodes >= least {
         format!("use --{flag} {episodes} or fewer, or a larger sweep")
     } else {
@@ -228,7 +228,7 @@ pub enum StrataError {
     #[error(transparent)]
     Eval(#[from] EvalError),
     /// Fewer episodes to fit on than folds (or bags).
-    #[error("the questions fitted on for seed {seed} have {episodes} episode(s), fewer than the {parts} parts --{flag} asks for; {}", fewer_help(flag, *episodes))]
+    #[error("the questions fitted on for seed {seed} have {episodes} episode(s), fewer than the {parts} parts --{flag} asks for; {}", fewer_help(flag, *least, *episodes))]
     TooFewEpisodes {
         /// The seed.
         seed: u64,
@@ -238,6 +238,8 @@ pub enum StrataError {
         parts: usize,
         /// The option that asked (`folds` or `bag`).
         flag: &'static str,
+        /// The fewest parts that option allows.
+        least: usize,
     },
     /// No bag.
     #[error("--bag must be at least 1 (1 fits once, on everything), got 0")]
@@ -406,13 +408,13 @@ pub fn stratify(opts: &StrataOptions) -> Result<StrataReport, StrataError> {
 }
 
 fn check(opts: &StrataOptions) -> Result<(), StrataError> {
-    if opts.folds < 2 {
+    if opts.folds < FOLDS.least {
         return Err(StrataError::Folds(opts.folds));
     }
     if opts.min_leaf == 0 {
         return Err(StrataError::MinLeaf);
     }
-    if opts.bag == 0 {
+    if opts.bag < BAGS.least {
         return Err(StrataError::Bag);
     }
     if opts.priors.is_empty() {
