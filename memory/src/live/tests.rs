@@ -322,6 +322,28 @@ fn explicit_indices_keep_a_logs_numbering() {
     );
 }
 
+/// A forgotten episode leaves nothing of itself behind after compaction,
+/// its kept next index included: its id is in no file.
+#[test]
+fn a_forgotten_episode_id_is_in_no_file_after_compaction() {
+    let (dir, m) = memory();
+    let t = m.tenant("a").unwrap();
+    const ID: &str = "ep-zq-7f3a9c-gone";
+    t.create_episode(&new_episode(ID)).unwrap();
+    for i in 0..3 {
+        t.append(ID, step(&format!("a{i}"), "o")).unwrap();
+    }
+    // Forgetting the last step keeps the episode's next index, by id.
+    t.forget(ID, Forget::Step(2)).unwrap();
+    assert_eq!(t.append(ID, step("next", "o")).unwrap(), 3);
+    t.forget(ID, Forget::Episode).unwrap();
+    t.compact().unwrap();
+    drop(t);
+    let mut found = Vec::new();
+    scan(dir.path(), ID.as_bytes(), &mut found);
+    assert!(found.is_empty(), "the id is still in {found:?}");
+}
+
 /// Indices past what the database keeps (a signed 64-bit integer) are
 /// refused, given or implied, and the refused batch writes nothing: the
 /// steps keep their order.
