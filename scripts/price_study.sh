@@ -75,8 +75,8 @@ started=$(date +%s)
   echo "## Weighted words"
   echo
   echo "Whether the word trade would do better weighing each word by which of the five structures"
-  echo "show it, or by the rank or the score of the items that show it (answer coverage; the"
-  echo "weights and the protocol are in the script's doc):"
+  echo "show it, by the rank or the score of the items that show it, or by whether those items share"
+  echo "a word with the question (answer coverage; the weights and the protocol are in the script's doc):"
   echo
   echo "\`scripts/weight_study.py $WORK/sweep-answer-coverage.jsonl $WORK/items-answer-coverage.jsonl\`"
   echo

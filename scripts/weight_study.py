@@ -20,7 +20,13 @@ two that weigh a word by the items that show it rather than by its
 pattern: "rank" (1 / (1 + r) for the best rank r, from 0, of an item that
 shows it in each structure, the subset taking the highest over its
 structures: the retrievers' best items first) and "score" (the same with
-the item's score over the best score of its structure). It prints, per weight, the answer-word share of the train words by how many
+the item's score over the best score of its structure), and three that
+weigh a word by whether the items showing it share a word with the
+question (`question_hits`: the question's own content words an item
+shows): "asked" (1 when some item showing it shares one, else 0: the words
+of the items about what was asked), "asked-hits" (the most question words
+an item showing it shares) and "asked-half" (1 when some item shares one,
+else 0.5). It prints, per weight, the answer-word share of the train words by how many
 structures show them (seed 0) and the figures over five seeds. Test is not
 read.
 
@@ -84,13 +90,13 @@ def holds(rows, price, target):
 def by_items(items, weigh):
     """Per subset (bit order), the sum over the words it shows of the
     highest weight an item of its structures gives the word, where
-    `weigh(rank, score share)` weighs one item."""
+    `weigh(rank, score share, question hits)` weighs one item."""
     best = []
     for sec in items["sections"]:
         top = max((it["score"] for it in sec["items"]), default=0.0) or 1.0
         w = {}
         for rank, it in enumerate(sec["items"]):
-            x = weigh(rank, it["score"] / top)
+            x = weigh(rank, it["score"] / top, it.get("question_hits", 0))
             for word in it["words"]:
                 w[word] = max(w.get(word, 0.0), x)
         best.append(w)
@@ -100,8 +106,11 @@ def by_items(items, weigh):
 
 
 ITEM_WEIGHTS = {
-    "rank": lambda rank, share: 1.0 / (1 + rank),
-    "score": lambda rank, share: share,
+    "rank": lambda rank, share, hits: 1.0 / (1 + rank),
+    "score": lambda rank, share, hits: share,
+    "asked": lambda rank, share, hits: 1.0 if hits else 0.0,
+    "asked-hits": lambda rank, share, hits: float(hits),
+    "asked-half": lambda rank, share, hits: 1.0 if hits else 0.5,
 }
 
 

@@ -8,7 +8,7 @@ use crate::errors::{self, invalid, raise, ClosedError};
 use crate::policy::Policy;
 use mesa_core::Mask;
 use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
-use mesa_query::{Question, SharedChooser};
+use mesa_query::{QueryError, Question, SharedChooser};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -278,11 +278,21 @@ impl Memory {
         };
         py.detach(|| {
             let memory = tenant.memory(&episode).map_err(errors::live)?;
-            let (answer, _) = chooser
-                .ask(&memory, &question, q.qtype, false)
-                .map_err(|e| {
-                    raise::<errors::PolicyError>("query", format!("episode `{episode}`: {e}"), None)
-                })?;
+            let (answer, _) =
+                chooser
+                    .ask(&memory, &question, q.qtype, false)
+                    .map_err(|e| match e {
+                        QueryError::EmptyQuestion => raise::<errors::InvalidInputError>(
+                            "empty-question",
+                            format!("episode `{episode}`: {e}"),
+                            None,
+                        ),
+                        e => raise::<errors::PolicyError>(
+                            "query",
+                            format!("episode `{episode}`: {e}"),
+                            None,
+                        ),
+                    })?;
             Ok(Answer::of(&q, answer))
         })
     }

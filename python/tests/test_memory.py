@@ -123,6 +123,10 @@ def test_errors_carry_code_message_and_help(root):
             m.query("e", "q")
         with pytest.raises(mesa.InvalidInputError):
             m.query("e", "q", structures="S,Q")
+        m.append("e", "open the file")
+        with pytest.raises(mesa.InvalidInputError) as err:
+            m.query("e", "   ", structures="S,T")
+        assert err.value.code == "empty-question"
         with pytest.raises(mesa.InvalidInputError):
             m.append_many("e", [{"observation": "no action"}])
         with pytest.raises(TypeError):

@@ -26,6 +26,10 @@ pub enum QueryError {
     /// The policy failed to select.
     #[error("the policy failed: {0}")]
     Select(#[from] SelectError),
+    /// The question has no words: every structure would return what it
+    /// ranks first for nothing, which answers nothing.
+    #[error("the question is empty (or only spaces); ask with words")]
+    EmptyQuestion,
 }
 
 fn hint(close: &Option<String>) -> String {
@@ -241,6 +245,9 @@ impl Asker {
         text: &str,
         qtype: Option<&str>,
     ) -> Result<Answer, QueryError> {
+        if text.trim().is_empty() {
+            return Err(QueryError::EmptyQuestion);
+        }
         let mut timings = Timings::default();
         let t = Instant::now();
         let retrieval = mesa_memory::Retrieval::new(memory, text);

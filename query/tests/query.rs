@@ -185,6 +185,25 @@ fn an_unknown_episode_is_named_with_a_suggestion() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn an_empty_question_is_refused() {
+    let (store, dir) = store("empty");
+    let mut q = QueryEngine::new(&store, Chooser::Fixed(Mask::ALL));
+    for text in ["", " \t\n"] {
+        let e = q
+            .answer(&Question {
+                episode: "game",
+                text,
+                qtype: None,
+            })
+            .unwrap_err();
+        assert!(matches!(e, QueryError::EmptyQuestion), "{e}");
+    }
+    drop(q);
+    drop(store);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A summarizer that only rewrites whole episodes (as the LLM one does).
 struct WholeEpisode;
 

@@ -524,6 +524,11 @@ fn asking_failed(id: &str, e: mesa_query::QueryError) -> ApiError {
                 "episode `{id}`: {e}: the question, its qtype and the episode's task and domain together are too long for a compiled policy; shorten them, or ask with `structures` instead of a policy"
             ),
         ),
+        mesa_query::QueryError::EmptyQuestion => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "empty-question",
+            format!("episode `{id}`: {}", mesa_query::QueryError::EmptyQuestion),
+        ),
         e => ApiError::internal(format!("episode `{id}`: {e}")),
     }
 }

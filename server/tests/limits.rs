@@ -76,6 +76,15 @@ fn overflowing_requests_are_refused_and_uploads_stay_in_step() {
         .unwrap()
         .contains("structures"));
 
+    // An empty question is refused, with a policy and with structures.
+    for ask in [
+        json!({"question": "  ", "policy": "p"}),
+        json!({"question": "", "structures": "all"}),
+    ] {
+        let (s, c) = f.err("POST", "/v1/episodes/long/query", &f.alice, Some(ask));
+        assert_eq!((s, c.as_str()), (422, "empty-question"));
+    }
+
     // Made-up methods share one metrics label.
     for k in 0..5 {
         let m = reqwest::Method::from_bytes(format!("MADEUP{k}").as_bytes()).unwrap();

@@ -50,7 +50,7 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
     for (i, q) in f.objects("qa_pairs", items)?.into_iter().enumerate() {
         questions.push(Question {
             id: format!("{id}:{i}"),
-            question: q.string("question")?,
+            question: q.words("question")?,
             answer: q.opt_string("answer")?,
             qtype: q.opt_string("type")?,
             evidence: Vec::new(),

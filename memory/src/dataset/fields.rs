@@ -129,6 +129,15 @@ impl<'a> Fields<'a> {
             .ok_or_else(|| self.bad(field, "a string", v))
     }
 
+    /// A string with something besides white space (a question).
+    pub(crate) fn words(&self, field: &str) -> Result<String, Bad> {
+        let v = self.req(field)?;
+        match v.as_str() {
+            Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
+            _ => Err(self.bad(field, "a string with words (not blank)", v)),
+        }
+    }
+
     pub(crate) fn opt_string(&self, field: &str) -> Result<Option<String>, Bad> {
         match self.get(field) {
             None => Ok(None),

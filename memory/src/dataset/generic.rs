@@ -75,7 +75,7 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
         evidence.dedup();
         questions.push(Question {
             id: q.opt_id("id")?.unwrap_or_else(|| format!("{id}:{i}")),
-            question: q.string("question")?,
+            question: q.words("question")?,
             answer: q.opt_string("answer")?,
             qtype: q.opt_string("type")?,
             evidence,

@@ -26,6 +26,7 @@
 mod ama;
 mod fields;
 mod generic;
+mod strict;
 
 use fields::{check_order, check_questions, Bad, Capper, Fields};
 
@@ -315,7 +316,7 @@ pub fn parse_episode(
     file: &str,
     line: usize,
 ) -> Result<(Episode, Format, [usize; 2]), DatasetError> {
-    let value: Value = serde_json::from_str(text).map_err(|source| DatasetError::Json {
+    let value: Value = strict::from_str(text).map_err(|source| DatasetError::Json {
         file: file.to_string(),
         line,
         source,

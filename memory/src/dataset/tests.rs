@@ -296,3 +296,29 @@ fn ama_bench_counts() {
         r.cut_observations, r.cut_actions
     );
 }
+
+#[test]
+fn blank_questions_are_refused_naming_the_field() {
+    let mut a: Value = serde_json::from_str(&ama_line(3, 2)).unwrap();
+    a["qa_pairs"][1]["question"] = json!("  \t");
+    let mut g: Value = serde_json::from_str(&generic_line("g")).unwrap();
+    g["questions"][0]["question"] = json!("");
+    for (v, field) in [(a, "qa_pairs[1].question"), (g, "questions[0].question")] {
+        let msg = err(&v.to_string()).to_string();
+        assert!(msg.contains(field), "{msg}");
+        assert!(msg.contains("not blank"), "{msg}");
+    }
+}
+
+#[test]
+fn a_key_twice_is_refused_not_overwritten() {
+    let line = generic_line("g").replacen(
+        "\"task\":\"fix the bug\"",
+        "\"task\":\"fix the bug\",\"task\":\"other\"",
+        1,
+    );
+    assert!(line.contains("\"other\""), "{line}");
+    let e = err(&line);
+    assert!(matches!(e, DatasetError::Json { line: 1, .. }), "{e}");
+    assert!(e.to_string().contains("`task` appears twice"), "{e}");
+}

@@ -170,7 +170,7 @@ pub enum LiveError {
     },
     /// A timestamp is not RFC 3339.
     #[error(
-        "step timestamp `{given}` is not an RFC 3339 time such as 2026-03-01T10:00:00Z: {source}"
+        "step timestamp `{given}` is not an RFC 3339 time in the years 0000 to 9999, such as 2026-03-01T10:00:00Z: {source}"
     )]
     BadTimestamp {
         /// The text given.

@@ -522,16 +522,24 @@ fn bad_input_is_refused_and_nothing_is_lost() {
         .append_batch("e", vec![step("ok", "ok"), step("", "bad")])
         .unwrap_err();
     assert!(matches!(err, LiveError::Empty { .. }), "{err}");
-    let err = t
-        .append(
-            "e",
-            NewStep {
-                timestamp: Some("yesterday-ish".into()),
-                ..step("a", "b")
-            },
-        )
-        .unwrap_err();
-    assert!(matches!(err, LiveError::BadTimestamp { .. }), "{err}");
+    for (when, reason) in [
+        ("yesterday-ish", "yesterday-ish"),
+        ("10000-01-01T00:00:00Z", "9999"),
+        ("9999-12-31T23:59:59Z", "9999"),
+    ] {
+        let err = t
+            .append(
+                "e",
+                NewStep {
+                    timestamp: Some(when.into()),
+                    ..step("a", "b")
+                },
+            )
+            .unwrap_err();
+        assert!(matches!(err, LiveError::BadTimestamp { .. }), "{err}");
+        assert!(err.to_string().contains("years 0000 to 9999"), "{err}");
+        assert!(err.to_string().contains(reason), "{err}");
+    }
     assert!(matches!(
         t.forget("e", Forget::Step(9)),
         Err(LiveError::UnknownStep { .. })

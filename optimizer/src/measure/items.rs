@@ -68,6 +68,11 @@ pub struct ItemRow {
     /// The item's distinct content words for this question
     /// ([`is_content_word`]), sorted.
     pub words: Vec<String>,
+    /// How many of the question's own content words (its words that are
+    /// not stopwords, numbers or layout words) the item's text shows: 0
+    /// for an item that shares no such word with the question.
+    #[serde(default)]
+    pub question_hits: usize,
 }
 
 /// What a question's items record beside its sections.
@@ -90,10 +95,15 @@ impl ItemsRecord {
         wanted: Wanted,
     ) -> ItemsRecord {
         let question_words: HashSet<String> = words(question).collect();
+        let asked: HashSet<String> = question_words
+            .iter()
+            .filter(|w| is_content_word(w, &HashSet::new()))
+            .cloned()
+            .collect();
         let sections = sections
             .iter()
             .zip(Structure::ALL)
-            .map(|(e, s)| section(e, s, &question_words))
+            .map(|(e, s)| section(e, s, &question_words, &asked))
             .collect();
         let (labels, answer_words) = match wanted {
             Wanted::Labels(mut l) => {
@@ -113,15 +123,24 @@ impl ItemsRecord {
     }
 }
 
-fn section(e: &Evidence, s: Structure, question: &HashSet<String>) -> SectionItems {
+fn section(
+    e: &Evidence,
+    s: Structure,
+    question: &HashSet<String>,
+    asked: &HashSet<String>,
+) -> SectionItems {
     let items: Vec<ItemRow> = e
         .items
         .iter()
-        .map(|i| ItemRow {
-            tokens: i.tokens,
-            score: i.score,
-            steps: i.steps.clone(),
-            words: sorted(words(&i.text).filter(|w| is_content_word(w, question))),
+        .map(|i| {
+            let all: HashSet<String> = words(&i.text).collect();
+            ItemRow {
+                tokens: i.tokens,
+                score: i.score,
+                steps: i.steps.clone(),
+                question_hits: asked.iter().filter(|w| all.contains(*w)).count(),
+                words: sorted(all.into_iter().filter(|w| is_content_word(w, question))),
+            }
         })
         .collect();
     let item_tokens: usize = items.iter().map(|i| i.tokens + 1).sum();
