@@ -11,6 +11,9 @@
 //!               mesa-query Asker  ◄──memory()── mesa-memory LiveMemory/Tenant (SQLite, WAL)
 //! ```
 //!
+//! `/mcp` serves the same memory to MCP clients (the streamable HTTP
+//! transport, `mcp_http`), with the tools of `mesa mcp`.
+//!
 //! Every route but `/health`, `/metrics` and `/openapi.json` needs a token,
 //! and the token alone picks the tenant: no route names a tenant, so none
 //! can read another's data, and a wrong token gets the same 401 whether or
@@ -25,6 +28,7 @@
 pub mod auth;
 mod error;
 pub mod mcp;
+mod mcp_http;
 mod mcp_stdio;
 mod metrics;
 pub mod routes;
@@ -166,6 +170,15 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/policies/reload", post(routes::reload))
         .route("/v1/policies/{name}", put(routes::put_policy))
         .route("/v1/active-policy", put(routes::set_active))
+        .route_service(
+            "/mcp",
+            tower::ServiceBuilder::new()
+                .layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    mcp_http::authenticate,
+                ))
+                .service(mcp_http::service(&state)),
+        )
         .layer(DefaultBodyLimit::max(limits.body_bytes))
         // One limit shared by every route (a plain `ConcurrencyLimitLayer`
         // would give each route its own), inside the timeout, so a request

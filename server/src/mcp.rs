@@ -23,6 +23,7 @@ use mesa_query::{Asker, Question, SharedChooser};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -30,13 +31,25 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The tools over one tenant.
+/// The tools, over one tenant (stdio) or over the tenant each HTTP
+/// request's token names.
 #[derive(Clone)]
 pub struct MemoryTools {
-    tenant: Arc<Tenant>,
-    /// The policy given, or all five structures.
-    chooser: SharedChooser,
+    source: Source,
     tool_router: ToolRouter<Self>,
+}
+
+/// Whose memory a call reads and writes, and how it chooses structures.
+#[derive(Clone)]
+enum Source {
+    /// One tenant, with the policy given or all five structures (`mesa mcp`).
+    One {
+        tenant: Arc<Tenant>,
+        chooser: SharedChooser,
+    },
+    /// The tenant the HTTP request's bearer token names, with its active
+    /// policy or all five structures (`mesa serve`'s `/mcp`).
+    Request,
 }
 
 /// `add_memory`'s arguments.
@@ -124,8 +137,20 @@ impl MemoryTools {
     /// names structures (all five without a policy).
     pub fn new(tenant: Arc<Tenant>, policy: Option<Asker>) -> MemoryTools {
         MemoryTools {
-            tenant,
-            chooser: policy.map_or(SharedChooser::Fixed(Mask::ALL), SharedChooser::policy),
+            source: Source::One {
+                tenant,
+                chooser: policy.map_or(SharedChooser::Fixed(Mask::ALL), SharedChooser::policy),
+            },
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The tools over the tenant each request's token names (the request
+    /// carries it as a [`crate::mcp_http::Caller`], put there by the
+    /// authentication in front of the service).
+    pub(crate) fn per_request() -> MemoryTools {
+        MemoryTools {
+            source: Source::Request,
             tool_router: Self::tool_router(),
         }
     }
@@ -133,8 +158,12 @@ impl MemoryTools {
     #[tool(
         description = "Store a memory: append one step (an action and what was observed) to an episode, creating the episode if new. Durable when it returns; returns the step's index."
     )]
-    async fn add_memory(&self, Parameters(a): Parameters<AddMemory>) -> Result<String, String> {
-        let t = self.tenant.clone();
+    async fn add_memory(
+        &self,
+        Parameters(a): Parameters<AddMemory>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let (t, _) = self.using(&ctx)?;
         blocking(move || {
             let step = NewStep {
                 index: None,
@@ -167,8 +196,9 @@ impl MemoryTools {
     async fn search_memory(
         &self,
         Parameters(s): Parameters<SearchMemory>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
-        self.answer(s, true).await
+        self.answer(s, true, &ctx).await
     }
 
     #[tool(
@@ -177,8 +207,9 @@ impl MemoryTools {
     async fn explain_selection(
         &self,
         Parameters(s): Parameters<SearchMemory>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
-        self.answer(s, false).await
+        self.answer(s, false, &ctx).await
     }
 
     #[tool(
@@ -187,6 +218,7 @@ impl MemoryTools {
     async fn forget_memory(
         &self,
         Parameters(f): Parameters<ForgetMemory>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let what = match (f.step, f.last, f.whole) {
             (None, None, true) => Forget::Episode,
@@ -198,7 +230,7 @@ impl MemoryTools {
                 )
             }
         };
-        let t = self.tenant.clone();
+        let (t, _) = self.using(&ctx)?;
         blocking(move || {
             let n = t.forget(&f.episode, what).map_err(live)?;
             Ok(json!({"episode": f.episode, "forgotten": n}).to_string())
@@ -210,8 +242,9 @@ impl MemoryTools {
     async fn correct_memory(
         &self,
         Parameters(c): Parameters<CorrectMemory>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
-        let t = self.tenant.clone();
+        let (t, _) = self.using(&ctx)?;
         blocking(move || {
             let step = NewStep {
                 index: Some(c.step),
@@ -226,8 +259,8 @@ impl MemoryTools {
     }
 
     #[tool(description = "List the episodes in memory, with their tasks and step counts.")]
-    async fn list_episodes(&self) -> Result<String, String> {
-        let t = self.tenant.clone();
+    async fn list_episodes(&self, ctx: RequestContext<RoleServer>) -> Result<String, String> {
+        let (t, _) = self.using(&ctx)?;
         blocking(move || {
             let list: Vec<_> = t
                 .episodes()
@@ -241,8 +274,12 @@ impl MemoryTools {
     }
 
     #[tool(description = "Read an episode's stored steps, in order.")]
-    async fn read_episode(&self, Parameters(r): Parameters<ReadEpisode>) -> Result<String, String> {
-        let t = self.tenant.clone();
+    async fn read_episode(
+        &self,
+        Parameters(r): Parameters<ReadEpisode>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let (t, _) = self.using(&ctx)?;
         blocking(move || {
             let steps = t.steps(&r.episode).map_err(live)?;
             Ok(json!({"episode": r.episode, "steps": steps}).to_string())
@@ -253,8 +290,8 @@ impl MemoryTools {
     #[tool(
         description = "Rewrite the memory's files so that no byte of anything forgotten remains on disk."
     )]
-    async fn compact_memory(&self) -> Result<String, String> {
-        let t = self.tenant.clone();
+    async fn compact_memory(&self, ctx: RequestContext<RoleServer>) -> Result<String, String> {
+        let (t, _) = self.using(&ctx)?;
         blocking(move || {
             t.compact().map_err(live)?;
             Ok(json!({"compacted": true}).to_string())
@@ -264,15 +301,36 @@ impl MemoryTools {
 }
 
 impl MemoryTools {
-    async fn answer(&self, s: SearchMemory, with_text: bool) -> Result<String, String> {
+    /// The tenant a call works on and the chooser it asks with.
+    fn using(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(Arc<Tenant>, SharedChooser), String> {
+        match &self.source {
+            Source::One { tenant, chooser } => Ok((tenant.clone(), chooser.clone())),
+            Source::Request => ctx
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|p| p.extensions.get::<crate::mcp_http::Caller>())
+                .map(|c| (c.0.tenant.clone(), c.0.chooser()))
+                .ok_or_else(|| "the request names no tenant (it needs a bearer token)".into()),
+        }
+    }
+
+    async fn answer(
+        &self,
+        s: SearchMemory,
+        with_text: bool,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let (t, default) = self.using(ctx)?;
         let chooser = match &s.structures {
             Some(text) => SharedChooser::Fixed(
                 text.parse::<Mask>()
                     .map_err(|e| format!("structures `{text}`: {e}"))?,
             ),
-            None => self.chooser.clone(),
+            None => default,
         };
-        let t = self.tenant.clone();
         blocking(move || {
             let memory = t.memory(&s.episode).map_err(live)?;
             // explain_selection adds every rule's test and result.

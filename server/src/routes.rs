@@ -44,6 +44,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("PUT", "/v1/policies/{name}"),
     ("POST", "/v1/policies/reload"),
     ("PUT", "/v1/active-policy"),
+    ("POST", "/mcp"),
 ];
 
 /// The OpenAPI document, checked in beside the code.

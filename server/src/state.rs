@@ -10,8 +10,9 @@
 use crate::error::ApiError;
 use crate::Limits;
 use axum::http::StatusCode;
+use mesa_core::Mask;
 use mesa_memory::{LiveMemory, Tenant};
-use mesa_query::{Asker, Chooser};
+use mesa_query::{Asker, Chooser, SharedChooser};
 use mesa_runtime::{EngineKind, PolicyError, PolicyFormat, Runtime, RuntimeConfig, Staged};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -40,6 +41,22 @@ pub struct TenantState {
     pub policies: RwLock<BTreeMap<String, Arc<Mutex<Asker>>>>,
     /// The active policy's name.
     pub active: RwLock<Option<String>>,
+}
+
+impl TenantState {
+    /// How a question that names neither a policy nor structures is
+    /// answered over MCP: with the active policy, else all five structures.
+    pub fn chooser(&self) -> SharedChooser {
+        let active = self
+            .active
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let policies = self.policies.read().unwrap_or_else(|p| p.into_inner());
+        active
+            .and_then(|name| policies.get(&name).cloned())
+            .map_or(SharedChooser::Fixed(Mask::ALL), SharedChooser::Policy)
+    }
 }
 
 /// A policy that does not check or load, as a 422 with its diagnostics.

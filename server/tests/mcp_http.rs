@@ -1,0 +1,130 @@
+//! `mesa serve`'s `/mcp`: the MCP streamable HTTP transport, spoken here as
+//! raw JSON-RPC over HTTP (the official Python client drives it too, in
+//! server/tests/mcp/test_mcp_client.py): the token picks the tenant, the
+//! tools write and read that tenant's memory, the active policy chooses.
+
+mod common;
+
+use common::{fill, fixture, POLICY};
+use serde_json::{json, Value};
+
+/// One JSON-RPC request to `/mcp` with `token`; the status and the body.
+fn rpc(f: &common::Fixture, token: &str, method: &str, params: Value) -> (u16, Value) {
+    let r = f
+        .http
+        .post(f.url("/mcp"))
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .send()
+        .expect("the server answers");
+    let status = r.status().as_u16();
+    (status, r.json().unwrap_or(Value::Null))
+}
+
+/// A tool call's text and whether it is a tool error.
+fn call(f: &common::Fixture, token: &str, tool: &str, args: Value) -> (String, bool) {
+    let (status, v) = rpc(
+        f,
+        token,
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    );
+    assert_eq!(status, 200, "{tool}: {v}");
+    let text = v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{tool}: {v}"))
+        .to_string();
+    (text, v["result"]["isError"] == json!(true))
+}
+
+#[test]
+fn mcp_over_http_serves_the_tokens_tenant() {
+    let mut f = fixture();
+    let init = json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}
+    });
+    let (status, v) = rpc(&f, &f.alice, "initialize", init);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["result"]["serverInfo"]["name"], "mesa", "{v}");
+    let (_, v) = rpc(&f, &f.alice, "tools/list", json!({}));
+    let tools: Vec<&str> = v["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"add_memory") && tools.contains(&"search_memory"));
+
+    // Alice writes over MCP and reads over REST, and the other way round.
+    let (text, bad) = call(
+        &f,
+        &f.alice,
+        "add_memory",
+        json!({"episode": "m", "action": "note the zebra-7731 key", "task": "remember"}),
+    );
+    assert!(!bad, "{text}");
+    let steps = f.ok("GET", "/v1/episodes/m/steps", &f.alice, None);
+    assert!(steps.to_string().contains("zebra-7731"), "{steps}");
+    fill(&f, &f.alice, "sales");
+    let (text, bad) = call(
+        &f,
+        &f.alice,
+        "search_memory",
+        json!({"episode": "sales", "question": "Why did the query fail?"}),
+    );
+    assert!(!bad, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    // No active policy: all five structures.
+    assert_eq!(answer["mask"], json!(["S", "T", "G", "V", "R"]), "{answer}");
+
+    // With an active policy, a search without structures uses it.
+    f.ok(
+        "PUT",
+        "/v1/policies/p",
+        &f.alice,
+        Some(json!({"source": POLICY})),
+    );
+    f.ok(
+        "PUT",
+        "/v1/active-policy",
+        &f.alice,
+        Some(json!({"name": "p"})),
+    );
+    let (text, _) = call(
+        &f,
+        &f.alice,
+        "search_memory",
+        json!({"episode": "sales", "question": "Why did the query fail?"}),
+    );
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["rule"], "errors", "{answer}");
+    assert_eq!(answer["mask"], json!(["T", "R"]), "{answer}");
+
+    // Bob's token reaches Bob's memory only.
+    let (text, _) = call(&f, &f.bob, "list_episodes", json!({}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap()["episodes"],
+        json!([])
+    );
+    let (text, bad) = call(&f, &f.bob, "read_episode", json!({"episode": "m"}));
+    assert!(bad && text.contains("unknown-episode"), "{text}");
+
+    // No token, or a wrong one: the REST routes' 401, before any MCP.
+    for token in ["", "not-a-token"] {
+        let (status, v) = rpc(&f, token, "tools/list", json!({}));
+        assert_eq!(status, 401, "{v}");
+        assert_eq!(v["error"]["code"], "unauthorized", "{v}");
+    }
+    // An empty question is a tool error, as over stdio.
+    let (text, bad) = call(
+        &f,
+        &f.alice,
+        "search_memory",
+        json!({"episode": "sales", "question": " "}),
+    );
+    assert!(bad && text.contains("empty"), "{text}");
+    f.stop();
+}
