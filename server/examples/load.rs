@@ -4,10 +4,11 @@
 //! seconds, sending mixed requests: 4 queries (all five structures, one of
 //! the episode's own questions) to 1 append (one step). It prints
 //! throughput and p50/p99 latency per route, and checks that every
-//! acknowledged append is stored.
+//! acknowledged append is stored. With `mcp` as the fourth argument the
+//! queries go through `/mcp` instead (the `search_memory` tool, JSON-RPC).
 //!
 //! ```text
-//! cargo run --release -p mesa-server --example load -- ../shared/data/ama-bench/open_end_qa_set.jsonl 16 20
+//! cargo run --release -p mesa-server --example load -- ../shared/data/ama-bench/open_end_qa_set.jsonl 16 20 [rest|mcp]
 //! ```
 
 use mesa_server::{add_token, Config, Server};
@@ -96,8 +97,41 @@ struct Seen {
     errors: usize,
 }
 
+/// How the clients ask their questions.
+#[derive(Clone, Copy)]
+enum Via {
+    /// `POST /v1/episodes/{id}/query`.
+    Rest,
+    /// The `search_memory` tool through `POST /mcp` (JSON-RPC).
+    Mcp,
+}
+
+/// One `search_memory` call through `/mcp`; whether it succeeded.
+fn mcp_search(http: &Client, base: &str, token: &str, episode: &str, question: &str) -> bool {
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "search_memory",
+                   "arguments": {"episode": episode, "question": question, "structures": "all"}}
+    });
+    let r = http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&call)
+        .send();
+    let reply = r.ok().filter(|r| r.status().is_success());
+    reply
+        .and_then(|r| r.json::<Value>().ok())
+        .is_some_and(|v| v["result"]["isError"] != json!(true) && v["result"].is_object())
+}
+
 /// Client `c`: until the deadline, one append to four queries.
-fn client(c: usize, base: &str, token: &str, episodes: &[Episode], deadline: Instant) -> Seen {
+fn client(
+    c: usize,
+    (base, token, via): (&str, &str, Via),
+    episodes: &[Episode],
+    deadline: Instant,
+) -> Seen {
     let mut seen = Seen {
         latencies: Latencies::new(),
         acked: Vec::new(),
@@ -131,12 +165,17 @@ fn client(c: usize, base: &str, token: &str, episodes: &[Episode], deadline: Ins
             }
         } else {
             let q = &e.questions[k % e.questions.len().max(1)];
-            let r = http
-                .post(format!("{base}/v1/episodes/{}/query", e.id))
-                .bearer_auth(token)
-                .json(&json!({"question": q, "structures": "all"}))
-                .send();
-            ("query", r.is_ok_and(|r| r.status().is_success()))
+            match via {
+                Via::Rest => {
+                    let r = http
+                        .post(format!("{base}/v1/episodes/{}/query", e.id))
+                        .bearer_auth(token)
+                        .json(&json!({"question": q, "structures": "all"}))
+                        .send();
+                    ("query", r.is_ok_and(|r| r.status().is_success()))
+                }
+                Via::Mcp => ("query (MCP)", mcp_search(&http, base, token, &e.id, q)),
+            }
         };
         if ok {
             let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -156,6 +195,13 @@ fn main() -> Outcome<()> {
         .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
     let clients: usize = args.get(2).map_or(Ok(16), |s| s.parse())?;
     let seconds: u64 = args.get(3).map_or(Ok(20), |s| s.parse())?;
+    let via = match args.get(4).map(String::as_str) {
+        None | Some("rest") => Via::Rest,
+        Some("mcp") => Via::Mcp,
+        Some(other) => {
+            return Err(format!("the 4th argument is `rest` or `mcp`, not `{other}`").into())
+        }
+    };
     let episodes = read_episodes(&data)?;
     let dir = tempfile::tempdir()?;
     let root = dir.path().join("mem");
@@ -180,7 +226,7 @@ fn main() -> Outcome<()> {
     let handles: Vec<_> = (0..clients)
         .map(|c| {
             let (base, token, episodes) = (base.clone(), token.clone(), episodes.clone());
-            std::thread::spawn(move || client(c, &base, &token, &episodes, deadline))
+            std::thread::spawn(move || client(c, (&base, &token, via), &episodes, deadline))
         })
         .collect();
     let mut lat = Latencies::new();
