@@ -22,7 +22,9 @@ use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
 use mesa_query::{Asker, Question, SharedChooser};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CustomRequest, CustomResult, ErrorCode, ErrorData, ServerCapabilities, ServerConfig,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
@@ -30,6 +32,18 @@ use serde::Deserialize;
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
+
+/// The tools' names, in the order the module doc gives them.
+pub const TOOLS: [&str; 8] = [
+    "add_memory",
+    "search_memory",
+    "explain_selection",
+    "forget_memory",
+    "correct_memory",
+    "list_episodes",
+    "read_episode",
+    "compact_memory",
+];
 
 /// The tools, over one tenant (stdio) or over the tenant each HTTP
 /// request's token names.
@@ -354,6 +368,24 @@ impl MemoryTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MemoryTools {
+    /// A method the protocol does not define: what this server answers,
+    /// where the SDK's error says only the method's name.
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> impl std::future::Future<Output = Result<CustomResult, ErrorData>> + Send + '_ {
+        std::future::ready(Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "`{}` is not a method this server answers: it answers initialize, ping, tools/list and tools/call (tools: {})",
+                request.method,
+                TOOLS.join(", ")
+            ),
+            Some(json!({ "method": request.method })),
+        )))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(

@@ -9,6 +9,27 @@ use mesa_server::Limits;
 use serde_json::{json, Value};
 use std::time::Duration;
 
+/// An empty question is refused (422, `empty-question`), with a policy and
+/// with structures: it would get whatever the structures rank first.
+#[test]
+fn an_empty_question_is_refused() {
+    let f = fixture();
+    fill(&f, &f.alice, "e");
+    f.ok(
+        "PUT",
+        "/v1/policies/p",
+        &f.alice,
+        Some(json!({"source": POLICY})),
+    );
+    for ask in [
+        json!({"question": "  ", "policy": "p"}),
+        json!({"question": "", "structures": "all"}),
+    ] {
+        let (s, c) = f.err("POST", "/v1/episodes/e/query", &f.alice, Some(ask));
+        assert_eq!((s, c.as_str()), (422, "empty-question"));
+    }
+}
+
 /// Requests that would overflow what the server keeps are refused with
 /// what to do, and leave nothing behind: step indices past a signed 64-bit
 /// integer, texts too long for a compiled policy's input, made-up methods
@@ -75,15 +96,6 @@ fn overflowing_requests_are_refused_and_uploads_stay_in_step() {
         .as_str()
         .unwrap()
         .contains("structures"));
-
-    // An empty question is refused, with a policy and with structures.
-    for ask in [
-        json!({"question": "  ", "policy": "p"}),
-        json!({"question": "", "structures": "all"}),
-    ] {
-        let (s, c) = f.err("POST", "/v1/episodes/long/query", &f.alice, Some(ask));
-        assert_eq!((s, c.as_str()), (422, "empty-question"));
-    }
 
     // Made-up methods share one metrics label.
     for k in 0..5 {

@@ -112,6 +112,22 @@ fn mcp_over_http_serves_the_tokens_tenant() {
     let (text, bad) = call(&f, &f.bob, "read_episode", json!({"episode": "m"}));
     assert!(bad && text.contains("unknown-episode"), "{text}");
 
+    // A method MCP does not define: what the server answers instead.
+    let (status, v) = rpc(&f, &f.alice, "memory/recall", json!({}));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("memory/recall") && message.contains("search_memory"),
+        "{v}"
+    );
+    // Every tool the server lists is in that message's list, and back.
+    let mut listed = tools.clone();
+    listed.sort_unstable();
+    let mut named = mesa_server::mcp::TOOLS.to_vec();
+    named.sort_unstable();
+    assert_eq!(listed, named);
+
     // No token, or a wrong one: the REST routes' 401, before any MCP.
     for token in ["", "not-a-token"] {
         let (status, v) = rpc(&f, token, "tools/list", json!({}));
