@@ -322,11 +322,8 @@ impl MemoryTools {
     ) -> Result<(Arc<Tenant>, SharedChooser), String> {
         match &self.source {
             Source::One { tenant, chooser } => Ok((tenant.clone(), chooser.clone())),
-            Source::Request => ctx
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|p| p.extensions.get::<crate::mcp_http::Caller>())
-                .map(|c| (c.0.tenant.clone(), c.0.chooser()))
+            Source::Request => caller(ctx)
+                .map(|c| (c.tenant.tenant.clone(), c.tenant.chooser()))
                 .ok_or_else(|| "the request names no tenant (it needs a bearer token)".into()),
         }
     }
@@ -338,6 +335,15 @@ impl MemoryTools {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let (t, default) = self.using(ctx)?;
+        // Over HTTP, the REST query route's limit on a question's length.
+        if let Some(limit) = caller(ctx).map(|c| c.question_bytes) {
+            if s.question.len() > limit {
+                return Err(format!(
+                    "the question has {} bytes; the limit is {limit} (`mesa serve --question-limit`)",
+                    s.question.len()
+                ));
+            }
+        }
         let chooser = match &s.structures {
             Some(text) => SharedChooser::Fixed(
                 text.parse::<Mask>()
@@ -364,6 +370,13 @@ impl MemoryTools {
         })
         .await
     }
+}
+
+/// The authenticated caller an HTTP request carries (none over stdio).
+fn caller(ctx: &RequestContext<RoleServer>) -> Option<&crate::mcp_http::Caller> {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<crate::mcp_http::Caller>())
 }
 
 #[tool_handler(router = self.tool_router)]

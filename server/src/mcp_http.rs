@@ -21,7 +21,7 @@
 use crate::mcp::MemoryTools;
 use crate::routes::{Authed, Shared};
 use crate::state::TenantState;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -29,9 +29,14 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use std::sync::Arc;
 
 /// The tenant an authenticated MCP request works on, as the request's
-/// extensions carry it to the tools.
+/// extensions carry it to the tools, with the server's question limit.
 #[derive(Clone)]
-pub struct Caller(pub Arc<TenantState>);
+pub struct Caller {
+    /// The tenant the token names.
+    pub tenant: Arc<TenantState>,
+    /// The longest question, in bytes (`Limits::question_bytes`).
+    pub question_bytes: usize,
+}
 
 /// The MCP service mounted at `/mcp`.
 pub(crate) fn service(state: &Shared) -> StreamableHttpService<MemoryTools, NeverSessionManager> {
@@ -52,7 +57,15 @@ pub(crate) fn service(state: &Shared) -> StreamableHttpService<MemoryTools, Neve
 
 /// Lets a request through to the MCP service only with a known token, its
 /// tenant attached as a [`Caller`]; otherwise the REST routes' 401.
-pub(crate) async fn authenticate(Authed(t): Authed, mut req: Request, next: Next) -> Response {
-    req.extensions_mut().insert(Caller(t));
+pub(crate) async fn authenticate(
+    State(s): State<Shared>,
+    Authed(tenant): Authed,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    req.extensions_mut().insert(Caller {
+        tenant,
+        question_bytes: s.limits.question_bytes,
+    });
     next.run(req).await
 }

@@ -142,5 +142,14 @@ fn mcp_over_http_serves_the_tokens_tenant() {
         json!({"episode": "sales", "question": " "}),
     );
     assert!(bad && text.contains("empty"), "{text}");
+    // A question past the server's limit, as on the REST route.
+    let long = "why ".repeat(20_000);
+    let (text, bad) = call(
+        &f,
+        &f.alice,
+        "search_memory",
+        json!({"episode": "sales", "question": long}),
+    );
+    assert!(bad && text.contains("--question-limit"), "{text}");
     f.stop();
 }
