@@ -91,6 +91,7 @@ pub fn code_of(status: StatusCode) -> &'static str {
         StatusCode::BAD_REQUEST => "bad-request",
         StatusCode::NOT_FOUND => "no-route",
         StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed",
+        StatusCode::NOT_ACCEPTABLE => "not-acceptable",
         StatusCode::PAYLOAD_TOO_LARGE => "body-too-large",
         StatusCode::REQUEST_TIMEOUT => "timeout",
         StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",

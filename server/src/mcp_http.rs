@@ -21,9 +21,13 @@
 use crate::mcp::MemoryTools;
 use crate::routes::{Authed, Shared};
 use crate::state::TenantState;
+use crate::ApiError;
+use axum::body::Body;
 use axum::extract::{Request, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::Arc;
@@ -56,16 +60,46 @@ pub(crate) fn service(state: &Shared) -> StreamableHttpService<MemoryTools, Neve
 }
 
 /// Lets a request through to the MCP service only with a known token, its
-/// tenant attached as a [`Caller`]; otherwise the REST routes' 401.
+/// tenant attached as a [`Caller`]; otherwise the REST routes' 401. A POST
+/// whose body is not one JSON-RPC message gets 400 with JSON-RPC's error
+/// (-32700 or -32600, as `mesa mcp` answers such a line), where the SDK
+/// would answer 415.
 pub(crate) async fn authenticate(
     State(s): State<Shared>,
     Authed(tenant): Authed,
-    mut req: Request,
+    req: Request,
     next: Next,
 ) -> Response {
-    req.extensions_mut().insert(Caller {
+    let (mut parts, body) = req.into_parts();
+    parts.extensions.insert(Caller {
         tenant,
         question_bytes: s.limits.question_bytes,
     });
-    next.run(req).await
+    if parts.method != Method::POST {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let bytes = match axum::body::to_bytes(body, s.limits.body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            return ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body-too-large",
+                format!(
+                    "the body is over the limit of {} bytes (`mesa serve --body-limit`)",
+                    s.limits.body_bytes
+                ),
+            )
+            .into_response()
+        }
+    };
+    if let Err(reply) = crate::mcp_stdio::check_message(&bytes, false) {
+        return (
+            StatusCode::BAD_REQUEST,
+            [(CONTENT_TYPE, "application/json")],
+            reply,
+        )
+            .into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }

@@ -34,28 +34,42 @@ fn check(line: &[u8]) -> Result<(), String> {
             ),
         ));
     }
-    match serde_json::from_slice::<Value>(line) {
-        // A request or notification has a method, a response a result or
-        // an error; anything else is answered here, with its id if it
-        // has one (the SDK's own reply would carry none).
-        Ok(Value::Object(o))
+    check_message(line, true)
+}
+
+/// Whether `bytes` is a JSON-RPC message the SDK can take (`Ok`), or the
+/// error reply to send instead: -32700 for text that is not JSON, -32600
+/// for JSON that is no message (not an object; no `method`, `result` or
+/// `error`; an id that is not a string or a whole number; an array where
+/// `batches` are not taken), with the message's id when it has a valid one.
+pub(crate) fn check_message(bytes: &[u8], batches: bool) -> Result<(), String> {
+    let invalid =
+        |id: Value, why: &str| Err(error_line(id, -32600, &format!("invalid request: {why}")));
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(o)) => {
+            let id = o.get("id").cloned().unwrap_or(Value::Null);
+            let whole = |n: &serde_json::Number| n.is_i64() || n.is_u64();
+            if !matches!(&id, Value::Null | Value::String(_)) && !id.as_number().is_some_and(whole)
+            {
+                return invalid(Value::Null, "a JSON-RPC id is a string or a whole number");
+            }
+            // A request or notification has a method, a response a result
+            // or an error; anything else is answered here, with its id if
+            // it has one (the SDK's own reply would carry none).
             if !["method", "result", "error"]
                 .iter()
-                .any(|k| o.contains_key(*k)) =>
-        {
-            let id = o.get("id").cloned().unwrap_or(Value::Null);
-            Err(error_line(
-                id,
-                -32600,
-                "invalid request: a JSON-RPC request needs a `method`",
-            ))
+                .any(|k| o.contains_key(*k))
+            {
+                return invalid(id, "a JSON-RPC request needs a `method`");
+            }
+            Ok(())
         }
-        Ok(Value::Object(_) | Value::Array(_)) => Ok(()),
-        Ok(_) => Err(error_line(
+        Ok(Value::Array(_)) if batches => Ok(()),
+        Ok(Value::Array(_)) => invalid(
             Value::Null,
-            -32600,
-            "invalid request: a JSON-RPC message is a JSON object",
-        )),
+            "send one JSON-RPC message per request (no batches)",
+        ),
+        Ok(_) => invalid(Value::Null, "a JSON-RPC message is a JSON object"),
         Err(e) => Err(error_line(
             Value::Null,
             -32700,
@@ -183,6 +197,20 @@ mod tests {
             "nesting past serde's limit"
         );
         assert!(check(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}").is_ok());
+        // An id that is neither a string nor a number is no id.
+        let odd: Value = serde_json::from_str(
+            &check(b"{\"jsonrpc\": \"2.0\", \"id\": {\"a\": 1}, \"method\": \"ping\"}")
+                .unwrap_err(),
+        )
+        .unwrap();
+        assert_eq!(
+            (odd["id"].clone(), odd["error"]["code"].as_i64()),
+            (Value::Null, Some(-32600))
+        );
+        // Batches pass on stdio, and are refused where they are not taken.
+        let batch = b"[{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}]";
+        assert!(check(batch).is_ok());
+        assert!(check_message(batch, false).is_err());
         let no_method: Value =
             serde_json::from_str(&check(b"{\"jsonrpc\": \"2.0\", \"id\": 4}").unwrap_err())
                 .unwrap();

@@ -112,22 +112,6 @@ fn mcp_over_http_serves_the_tokens_tenant() {
     let (text, bad) = call(&f, &f.bob, "read_episode", json!({"episode": "m"}));
     assert!(bad && text.contains("unknown-episode"), "{text}");
 
-    // A method MCP does not define: what the server answers instead.
-    let (status, v) = rpc(&f, &f.alice, "memory/recall", json!({}));
-    assert_eq!(status, 200, "{v}");
-    assert_eq!(v["error"]["code"], -32601, "{v}");
-    let message = v["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("memory/recall") && message.contains("search_memory"),
-        "{v}"
-    );
-    // Every tool the server lists is in that message's list, and back.
-    let mut listed = tools.clone();
-    listed.sort_unstable();
-    let mut named = mesa_server::mcp::TOOLS.to_vec();
-    named.sort_unstable();
-    assert_eq!(listed, named);
-
     // No token, or a wrong one: the REST routes' 401, before any MCP.
     for token in ["", "not-a-token"] {
         let (status, v) = rpc(&f, token, "tools/list", json!({}));
@@ -151,5 +135,63 @@ fn mcp_over_http_serves_the_tokens_tenant() {
         json!({"episode": "sales", "question": long}),
     );
     assert!(bad && text.contains("--question-limit"), "{text}");
+    f.stop();
+}
+
+/// What is not MCP gets MCP's errors: a method the protocol does not
+/// define (-32601, naming what the server answers), a body that is no
+/// JSON-RPC message (400 with -32700 or -32600 and a null id, as `mesa mcp`
+/// answers such a line).
+#[test]
+fn what_is_not_mcp_gets_mcp_errors() {
+    let mut f = fixture();
+    // A method MCP does not define: what the server answers instead.
+    let (status, v) = rpc(&f, &f.alice, "memory/recall", json!({}));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("memory/recall") && message.contains("search_memory"),
+        "{v}"
+    );
+    // Every tool the server lists is in that message's list, and back.
+    let (_, v) = rpc(&f, &f.alice, "tools/list", json!({}));
+    let mut listed: Vec<&str> = v["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    listed.sort_unstable();
+    let mut named = mesa_server::mcp::TOOLS.to_vec();
+    named.sort_unstable();
+    assert_eq!(listed, named);
+
+    // A body that is no JSON-RPC message: 400 with JSON-RPC's error and a
+    // null id, as `mesa mcp` answers such a line.
+    for (body, code) in [
+        ("not json", -32700),
+        ("[]", -32600),
+        (r#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#, -32600),
+        (
+            r#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}"#,
+            -32600,
+        ),
+        (r#"{"jsonrpc": "2.0", "id": 6}"#, -32600),
+        (r#"{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}"#, -32600),
+    ] {
+        let r = f
+            .http
+            .post(f.url("/mcp"))
+            .bearer_auth(&f.alice)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 400, "{body}");
+        let v: Value = r.json().unwrap();
+        assert_eq!(v["error"]["code"], code, "{body}: {v}");
+    }
     f.stop();
 }
