@@ -177,7 +177,7 @@ impl MemoryTools {
         Parameters(a): Parameters<AddMemory>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
-        let (t, _) = self.using(&ctx)?;
+        let t = self.tenant(&ctx)?;
         blocking(move || {
             let step = NewStep {
                 index: None,
@@ -244,7 +244,7 @@ impl MemoryTools {
                 )
             }
         };
-        let (t, _) = self.using(&ctx)?;
+        let t = self.tenant(&ctx)?;
         blocking(move || {
             let n = t.forget(&f.episode, what).map_err(live)?;
             Ok(json!({"episode": f.episode, "forgotten": n}).to_string())
@@ -258,7 +258,7 @@ impl MemoryTools {
         Parameters(c): Parameters<CorrectMemory>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
-        let (t, _) = self.using(&ctx)?;
+        let t = self.tenant(&ctx)?;
         blocking(move || {
             let step = NewStep {
                 index: Some(c.step),
@@ -274,7 +274,7 @@ impl MemoryTools {
 
     #[tool(description = "List the episodes in memory, with their tasks and step counts.")]
     async fn list_episodes(&self, ctx: RequestContext<RoleServer>) -> Result<String, String> {
-        let (t, _) = self.using(&ctx)?;
+        let t = self.tenant(&ctx)?;
         blocking(move || {
             let list: Vec<_> = t
                 .episodes()
@@ -293,7 +293,7 @@ impl MemoryTools {
         Parameters(r): Parameters<ReadEpisode>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
-        let (t, _) = self.using(&ctx)?;
+        let t = self.tenant(&ctx)?;
         blocking(move || {
             let steps = t.steps(&r.episode).map_err(live)?;
             Ok(json!({"episode": r.episode, "steps": steps}).to_string())
@@ -305,7 +305,7 @@ impl MemoryTools {
         description = "Rewrite the memory's files so that no byte of anything forgotten remains on disk."
     )]
     async fn compact_memory(&self, ctx: RequestContext<RoleServer>) -> Result<String, String> {
-        let (t, _) = self.using(&ctx)?;
+        let t = self.tenant(&ctx)?;
         blocking(move || {
             t.compact().map_err(live)?;
             Ok(json!({"compacted": true}).to_string())
@@ -315,16 +315,23 @@ impl MemoryTools {
 }
 
 impl MemoryTools {
-    /// The tenant a call works on and the chooser it asks with.
-    fn using(
-        &self,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Result<(Arc<Tenant>, SharedChooser), String> {
+    /// The tenant a call works on.
+    fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Tenant>, String> {
         match &self.source {
-            Source::One { tenant, chooser } => Ok((tenant.clone(), chooser.clone())),
+            Source::One { tenant, .. } => Ok(tenant.clone()),
             Source::Request => caller(ctx)
-                .map(|c| (c.tenant.tenant.clone(), c.tenant.chooser()))
-                .ok_or_else(|| "the request names no tenant (it needs a bearer token)".into()),
+                .map(|c| c.tenant.tenant.clone())
+                .ok_or_else(no_tenant),
+        }
+    }
+
+    /// How a search that names no structures chooses.
+    fn default_chooser(&self, ctx: &RequestContext<RoleServer>) -> Result<SharedChooser, String> {
+        match &self.source {
+            Source::One { chooser, .. } => Ok(chooser.clone()),
+            Source::Request => caller(ctx)
+                .map(|c| c.tenant.chooser())
+                .ok_or_else(no_tenant),
         }
     }
 
@@ -334,7 +341,7 @@ impl MemoryTools {
         with_text: bool,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<String, String> {
-        let (t, default) = self.using(ctx)?;
+        let t = self.tenant(ctx)?;
         // Over HTTP, the REST query route's limit on a question's length.
         if let Some(limit) = caller(ctx).map(|c| c.question_bytes) {
             if s.question.len() > limit {
@@ -349,7 +356,7 @@ impl MemoryTools {
                 text.parse::<Mask>()
                     .map_err(|e| format!("structures `{text}`: {e}"))?,
             ),
-            None => default,
+            None => self.default_chooser(ctx)?,
         };
         blocking(move || {
             let memory = t.memory(&s.episode).map_err(live)?;
@@ -370,6 +377,10 @@ impl MemoryTools {
         })
         .await
     }
+}
+
+fn no_tenant() -> String {
+    "the request names no tenant (it needs a bearer token)".into()
 }
 
 /// The authenticated caller an HTTP request carries (none over stdio).
