@@ -37,7 +37,8 @@ pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };
 pub use live::{
-    EpisodeInfo, Forget, LiveError, LiveErrorKind, LiveMemory, NewEpisode, NewStep, Tenant,
+    Appended, EpisodeInfo, Forget, LiveError, LiveErrorKind, LiveMemory, NewEpisode, NewStep,
+    Tenant,
 };
 pub use plugins::{
     BuilderKind, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError, Summarizers,

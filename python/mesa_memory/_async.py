@@ -85,15 +85,24 @@ class AsyncMemory:
         *,
         timestamp: Optional[str] = None,
         index: Optional[int] = None,
+        request_id: Optional[str] = None,
     ) -> int:
         """See :meth:`Memory.append`."""
         return await _run(
-            self._memory.append, episode, action, observation, timestamp=timestamp, index=index
+            self._memory.append,
+            episode,
+            action,
+            observation,
+            timestamp=timestamp,
+            index=index,
+            request_id=request_id,
         )
 
-    async def append_many(self, episode: str, steps: Sequence[Dict[str, Any]]) -> List[int]:
+    async def append_many(
+        self, episode: str, steps: Sequence[Dict[str, Any]], *, request_id: Optional[str] = None
+    ) -> List[int]:
         """See :meth:`Memory.append_many`."""
-        return await _run(self._memory.append_many, episode, list(steps))
+        return await _run(self._memory.append_many, episode, list(steps), request_id=request_id)
 
     async def query(
         self,

@@ -207,9 +207,12 @@ class Memory:
         *,
         timestamp: Optional[str] = None,
         index: Optional[int] = None,
+        request_id: Optional[str] = None,
     ) -> int:
-        """Appends one step, durably; returns its index."""
-    def append_many(self, episode: str, steps: Sequence[Dict[str, object]]) -> List[int]:
+        """Appends one step, durably; returns its index. A retry with the same request_id appends nothing."""
+    def append_many(
+        self, episode: str, steps: Sequence[Dict[str, object]], *, request_id: Optional[str] = None
+    ) -> List[int]:
         """Appends steps (dicts: action, observation?, timestamp?, index?) in one transaction."""
     def query(
         self,

@@ -196,11 +196,14 @@ impl Memory {
 
     /// Appends one step; returns its index. It is on disk when this
     /// returns, and the next query sees it. Without `timestamp`, the step
-    /// gets the time of the append.
+    /// gets the time of the append. With `request_id`, a call made again
+    /// with the same id and step (a retry) returns the first call's index
+    /// and appends nothing.
     #[pyo3(
-        signature = (episode, action, observation = String::new(), *, timestamp = None, index = None),
-        text_signature = "($self, episode, action, observation='', *, timestamp=None, index=None)"
+        signature = (episode, action, observation = String::new(), *, timestamp = None, index = None, request_id = None),
+        text_signature = "($self, episode, action, observation='', *, timestamp=None, index=None, request_id=None)"
     )]
+    #[allow(clippy::too_many_arguments)]
     fn append(
         &self,
         py: Python<'_>,
@@ -209,6 +212,7 @@ impl Memory {
         observation: String,
         timestamp: Option<String>,
         index: Option<usize>,
+        request_id: Option<String>,
     ) -> PyResult<usize> {
         let step = NewStep {
             index,
@@ -216,17 +220,21 @@ impl Memory {
             observation,
             timestamp,
         };
-        self.with(py, |t| t.append(&episode, step))
+        let id = request_id.as_deref();
+        let done = self.with(py, |t| t.append_once(&episode, vec![step], id))?;
+        Ok(done.indices.first().copied().unwrap_or_default())
     }
 
     /// Appends steps (dicts with `action`, and optionally `observation`,
     /// `timestamp`, `index`) in one transaction: all or none. Returns their
-    /// indices.
+    /// indices. `request_id` makes a retry safe, as for `append`.
+    #[pyo3(signature = (episode, steps, *, request_id = None))]
     fn append_many(
         &self,
         py: Python<'_>,
         episode: String,
         steps: Vec<Bound<'_, PyAny>>,
+        request_id: Option<String>,
     ) -> PyResult<Vec<usize>> {
         let mut batch = Vec::with_capacity(steps.len());
         for (i, s) in steps.iter().enumerate() {
@@ -238,7 +246,9 @@ impl Memory {
             })?;
             batch.push(NewStep::from(s));
         }
-        self.with(py, |t| t.append_batch(&episode, batch))
+        let id = request_id.as_deref();
+        let done = self.with(py, |t| t.append_once(&episode, batch, id))?;
+        Ok(done.indices)
     }
 
     /// Answers a question about an episode exactly as `mesa query` does:

@@ -28,6 +28,24 @@ def test_append_query_and_provenance(root):
         assert a.stale == {}, "the built-in summarizer keeps up with appends"
 
 
+def test_a_retry_with_its_request_id_appends_nothing(root):
+    with mesa.Memory(root, "t") as m:
+        m.create_episode("e", task="t")
+        assert m.append("e", "first", request_id="r1") == 0
+        assert m.append("e", "first", request_id="r1") == 0
+        batch = [{"action": "a"}, {"action": "b"}]
+        assert m.append_many("e", batch, request_id="r2") == [1, 2]
+        assert m.append_many("e", batch, request_id="r2") == [1, 2]
+        assert len(m.steps("e")) == 3
+        with pytest.raises(mesa.ConflictError) as err:
+            m.append("e", "other", request_id="r1")
+        assert err.value.code == "request-id-reused"
+        with pytest.raises(mesa.InvalidInputError) as err:
+            m.append("e", "x", request_id="")
+        assert err.value.code == "bad-request-id"
+        assert len(m.steps("e")) == 3
+
+
 def test_append_assigns_indices_and_batches_are_atomic(root):
     with mesa.Memory(root, "t") as m:
         m.create_episode("e", task="t")

@@ -82,6 +82,10 @@ pub struct AddMemory {
     /// The episode's task, used when the episode is created.
     #[serde(default)]
     pub task: Option<String>,
+    /// A request id (a UUID, say): a retry with the same id and step
+    /// returns the first call's index and stores nothing new.
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 /// `search_memory`'s and `explain_selection`'s arguments.
@@ -185,8 +189,9 @@ impl MemoryTools {
                 observation: a.observation,
                 timestamp: a.timestamp,
             };
+            let id = a.request_id.as_deref();
             // The episode is created on the first add to it.
-            let index = match t.append(&a.episode, step.clone()) {
+            let done = match t.append_once(&a.episode, vec![step.clone()], id) {
                 Err(LiveError::UnknownEpisode { .. }) => {
                     t.create_episode(&NewEpisode {
                         id: a.episode.clone(),
@@ -194,12 +199,16 @@ impl MemoryTools {
                         ..NewEpisode::default()
                     })
                     .map_err(live)?;
-                    t.append(&a.episode, step)
+                    t.append_once(&a.episode, vec![step], id)
                 }
                 other => other,
             }
             .map_err(live)?;
-            Ok(json!({"episode": a.episode, "index": index}).to_string())
+            let index = done.indices.first().copied().unwrap_or_default();
+            Ok(
+                json!({"episode": a.episode, "index": index, "replayed": done.replayed})
+                    .to_string(),
+            )
         })
         .await
     }

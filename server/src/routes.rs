@@ -248,8 +248,23 @@ pub async fn append(
         vec![one.into()]
     };
     batch_size(steps.len(), s.limits.batch_steps, "steps")?;
-    let indices = blocking(move || Ok(t.tenant.append_batch(&id, steps)?)).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "indices": indices }))))
+    // A retry with the request's key gets the first one's indices.
+    let key = match headers.get("idempotency-key") {
+        Some(v) => Some(v.to_str().map(str::to_string).map_err(|_| {
+            ApiError::bad_request(
+                "bad-request-id",
+                "the Idempotency-Key header must be visible ASCII",
+            )
+        })?),
+        None => None,
+    };
+    let done = blocking(move || Ok(t.tenant.append_once(&id, steps, key.as_deref())?)).await?;
+    let status = match done.replayed {
+        true => StatusCode::OK,
+        false => StatusCode::CREATED,
+    };
+    let body = json!({ "indices": done.indices, "replayed": done.replayed });
+    Ok((status, Json(body)))
 }
 
 /// A batch of `n` (`what`) must hold 1 to `limit` (422 otherwise).

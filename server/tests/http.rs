@@ -582,3 +582,38 @@ fn questions_are_kept_per_episode_and_tenant() {
     assert_eq!(f.err("GET", path, &f.alice, None).0, 404);
     assert_eq!(f.ok("GET", path, &f.bob, None)["questions"], json!([]));
 }
+
+/// An append sent again with its `Idempotency-Key` (after a 408, a dropped
+/// connection) gets the first one's indices and appends nothing; the key
+/// with other steps is a 409.
+#[test]
+fn a_retried_append_with_its_key_appends_nothing() {
+    let mut f = fixture();
+    fill(&f, &f.alice, "e");
+    let post = |key: &str, action: &str| {
+        f.http
+            .post(f.url("/v1/episodes/e/steps"))
+            .bearer_auth(&f.alice)
+            .header("Idempotency-Key", key)
+            .json(&json!({"action": action}))
+            .send()
+            .unwrap()
+    };
+    let first = post("k-1", "run the report");
+    assert_eq!(first.status().as_u16(), 201);
+    let v: Value = first.json().unwrap();
+    assert_eq!(v, json!({"indices": [3], "replayed": false}));
+    let again = post("k-1", "run the report");
+    assert_eq!(again.status().as_u16(), 200);
+    let v: Value = again.json().unwrap();
+    assert_eq!(v, json!({"indices": [3], "replayed": true}));
+    let steps = f.ok("GET", "/v1/episodes/e/steps", &f.alice, None);
+    assert_eq!(steps["steps"].as_array().map(Vec::len), Some(4), "{steps}");
+    let reused = post("k-1", "something else");
+    assert_eq!(reused.status().as_u16(), 409);
+    let v: Value = reused.json().unwrap();
+    assert_eq!(v["error"]["code"], "request-id-reused", "{v}");
+    let bad = post(&"k".repeat(300), "x");
+    assert_eq!(bad.status().as_u16(), 422);
+    f.stop();
+}

@@ -195,3 +195,27 @@ fn what_is_not_mcp_gets_mcp_errors() {
     }
     f.stop();
 }
+
+/// A retried `add_memory` with its request id stores nothing new.
+#[test]
+fn a_retried_add_with_its_request_id_stores_nothing_new() {
+    let mut f = fixture();
+    // A retried add with its request id stores nothing new.
+    for replayed in [false, true] {
+        let (text, bad) = call(
+            &f,
+            &f.alice,
+            "add_memory",
+            json!({"episode": "m", "action": "note the second key", "request_id": "add-2"}),
+        );
+        assert!(!bad, "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (v["index"].clone(), v["replayed"].clone()),
+            (json!(0), json!(replayed))
+        );
+    }
+    let steps = f.ok("GET", "/v1/episodes/m/steps", &f.alice, None);
+    assert_eq!(steps["steps"].as_array().map(Vec::len), Some(1), "{steps}");
+    f.stop();
+}

@@ -7,6 +7,7 @@
 //! episodes(id, task, domain, outcome, meta, created)
 //! steps(episode, idx, action, observation, timestamp, tokens, vector, triples)
 //! states(episode, steps, last_idx, fingerprint, state)   built structures, to open fast
+//! requests(episode, id, digest, indices, created)       appends' request ids (requests.rs)
 //! ```
 //!
 //! A step's row holds what the model-backed builders derived from it
@@ -57,6 +58,14 @@ CREATE TABLE IF NOT EXISTS states (
     last_idx INTEGER NOT NULL,
     fingerprint TEXT NOT NULL,
     state BLOB NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS requests (
+    episode TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    indices TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    PRIMARY KEY (episode, id)
 ) STRICT;
 CREATE TABLE IF NOT EXISTS questions (
     episode TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
@@ -573,6 +582,7 @@ pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usiz
     delete_state(conn, episode)?;
     let steps = conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
     conn.execute("DELETE FROM questions WHERE episode = ?1", [episode])?;
+    super::requests::clear(conn, episode)?;
     conn.execute("DELETE FROM episodes WHERE id = ?1", [episode])?;
     conn.execute("DELETE FROM meta WHERE key = ?1", [next_key(episode)])?;
     Ok(steps)

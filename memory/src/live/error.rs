@@ -168,6 +168,22 @@ pub enum LiveError {
         /// The limit.
         limit: usize,
     },
+    /// A request id is empty, too long or holds a control character.
+    #[error("request id `{id}`: give 1 to {limit} bytes without control characters (a UUID, say)")]
+    BadRequestId {
+        /// The id given (its first 64 bytes).
+        id: String,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A request id was given before with other steps.
+    #[error("request id `{id}` was given to another append to episode `{episode}` (with other steps); a retry must send the same steps, a new append a new id")]
+    RequestIdReused {
+        /// The episode.
+        episode: String,
+        /// The id.
+        id: String,
+    },
     /// A timestamp is not RFC 3339.
     #[error(
         "step timestamp `{given}` is not an RFC 3339 time in the years 0000 to 9999, such as 2026-03-01T10:00:00Z: {source}"
@@ -260,6 +276,8 @@ impl LiveError {
             LiveError::BadEpisodeId { .. } => "bad-episode-id",
             LiveError::TooLarge { .. } => "too-large",
             LiveError::BadTimestamp { .. } => "bad-timestamp",
+            LiveError::BadRequestId { .. } => "bad-request-id",
+            LiveError::RequestIdReused { .. } => "request-id-reused",
             LiveError::EmbedderMismatch { .. } => "embedder-mismatch",
             LiveError::Plugin { .. } => "builder",
             LiveError::Build(_) => "build",
@@ -279,11 +297,13 @@ impl LiveError {
             | LiveError::BadEpisodeId { .. }
             | LiveError::IndexTooLarge { .. }
             | LiveError::TooLarge { .. }
-            | LiveError::BadTimestamp { .. } => LiveErrorKind::Invalid,
+            | LiveError::BadTimestamp { .. }
+            | LiveError::BadRequestId { .. } => LiveErrorKind::Invalid,
             LiveError::Locked { .. }
             | LiveError::ReadOnly { .. }
             | LiveError::EpisodeExists { .. }
             | LiveError::IndexTaken { .. }
+            | LiveError::RequestIdReused { .. }
             | LiveError::EmbedderMismatch { .. } => LiveErrorKind::Conflict,
             LiveError::Plugin { .. } | LiveError::Build(_) => LiveErrorKind::Builder,
             LiveError::Io { .. }

@@ -37,11 +37,13 @@
 mod db;
 mod error;
 mod questions;
+mod requests;
 mod state;
 mod types;
 
 pub use error::{LiveError, LiveErrorKind};
-use types::{now, number_steps, validate_episode, validate_step};
+pub use requests::{Appended, MAX_REQUEST_ID_BYTES};
+use types::{now, validate_episode, validate_step};
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
 
 use crate::config::Config;
@@ -524,31 +526,7 @@ impl Tenant {
         episode: &str,
         steps: Vec<NewStep>,
     ) -> Result<Vec<usize>, LiveError> {
-        for (i, s) in steps.iter().enumerate() {
-            validate_step(Some(i), s)?;
-        }
-        let stamp = now();
-        let _write = self.write_lock()?;
-        let (row, first) = {
-            let conn = self.conn();
-            let row = self.episode_row(&conn, episode)?;
-            (
-                row,
-                db::next_index(&conn, episode).map_err(self.db_error())?,
-            )
-        };
-        let steps = number_steps(episode, first, steps, &stamp)?;
-        let parts = self.derive(&row, &steps)?;
-        let conn = self.conn();
-        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
-        for (step, parts) in steps.iter().zip(&parts) {
-            db::put_step(&tx, episode, step, parts).map_err(self.db_error())?;
-        }
-        self.change_begins(episode);
-        tx.commit().map_err(self.db_error())?;
-        drop(conn);
-        self.note_appended(episode, &steps, parts);
-        Ok(steps.iter().map(|s| s.index).collect())
+        Ok(self.append_once(episode, steps, None)?.indices)
     }
 
     /// Replaces a step's action and observation (and timestamp, if given).
@@ -575,6 +553,8 @@ impl Tenant {
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
         db::put_step(&tx, episode, &new, &parts[0]).map_err(self.db_error())?;
         db::delete_state(&tx, episode).map_err(self.db_error())?;
+        // The ids' digests hold the old text.
+        requests::clear(&tx, episode).map_err(self.db_error())?;
         self.change_begins(episode);
         tx.commit().map_err(self.db_error())?;
         drop(conn);
@@ -603,6 +583,7 @@ impl Tenant {
                     return Err(self.unknown_step(&tx, episode, i));
                 }
                 db::delete_state(&tx, episode).map_err(self.db_error())?;
+                requests::clear(&tx, episode).map_err(self.db_error())?;
                 n
             }
         };
@@ -786,5 +767,7 @@ fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
 mod ann_tests;
 #[cfg(test)]
 mod kill_tests;
+#[cfg(test)]
+mod request_tests;
 #[cfg(test)]
 mod tests;
