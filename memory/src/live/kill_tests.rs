@@ -1,7 +1,8 @@
 //! A writer killed (SIGKILL) while it writes a persisted state or keeps
 //! questions: each is one SQLite transaction, so the store keeps the old
 //! state or the new one, never part of one, every acknowledged question
-//! whole, and the episode answers as a batch build.
+//! whole, every acknowledged append's request id, and the episode answers
+//! as a batch build.
 //!
 //! The test binary runs itself as the child (the test's name with
 //! [`CHILD`] set), which appends, keeps questions and asks in a loop on
@@ -31,6 +32,11 @@ fn child_step(k: usize, i: usize) -> NewStep {
         observation: format!("file{i}.txt holds {} lines", (i * 31) % 97),
         timestamp: None,
     }
+}
+
+/// The request id of the child `pid`'s batch `k`.
+fn request_id(pid: u32, k: usize) -> String {
+    format!("{pid}-{k}")
 }
 
 /// The questions the child keeps after batch `k`: `QUESTIONS` of them, in
@@ -66,7 +72,8 @@ fn child(root: &Path, episode: &str) {
             .expect("create");
         }
         let steps = (0..BATCH).map(|i| child_step(k, i)).collect();
-        t.append_batch(episode, steps).expect("append");
+        t.append_once(episode, steps, Some(&request_id(std::process::id(), k)))
+            .expect("append");
         let n = t.steps(episode).expect("steps").len();
         writeln!(out, "appended {n}").and_then(|_| out.flush()).ok();
         let qs: Vec<_> = (0..QUESTIONS).map(|i| child_question(k, i)).collect();
@@ -88,6 +95,10 @@ fn child(root: &Path, episode: &str) {
 
 /// What a kill round saw.
 struct Round {
+    /// The child's process id (its batches' request ids begin with it).
+    pid: u32,
+    /// How many of its batches it acknowledged.
+    appends: usize,
     acked: usize,
     kept: usize,
     mid_question: bool,
@@ -116,6 +127,7 @@ fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn the child");
+    let pid = child.id();
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let (mut acked, mut kept, mut asks) = (0, 0, 0);
     let (mut took, mut keeping) = (Duration::from_millis(5), Duration::from_millis(2));
@@ -157,6 +169,8 @@ fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let printed = |p: &str| rest.iter().any(|l| l.starts_with(p));
     Round {
+        pid,
+        appends,
         acked,
         kept,
         mid_question: mid_question && !printed("asked"),
@@ -189,8 +203,10 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
     let episodes = ["e0", "e1", "e2", "e3", "e4", "e5"];
     let (mut acked, mut kept) = ([0usize; 6], [0usize; 6]);
     let (mut mid, mut mid_questions) = (0, 0);
+    let mut sent = Vec::new();
     for r in 0..30 {
         let got = round(&root, episodes[r % 6], &mut next);
+        sent.push((episodes[r % 6], got.pid, got.appends));
         acked[r % 6] = acked[r % 6].max(got.acked);
         kept[r % 6] = kept[r % 6].max(got.kept);
         mid += usize::from(got.mid_question);
@@ -205,6 +221,19 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
     );
     let m = LiveMemory::open(&root).expect("reopens");
     let t = m.tenant("t").expect("tenant");
+    // Every acknowledged batch's request id outlived the kills: sent
+    // again, it appends nothing.
+    let batches: usize = sent.iter().map(|s| s.2).sum();
+    assert!(batches >= 30, "only {batches} batches acknowledged");
+    for &(e, pid, appends) in &sent {
+        for k in 0..appends {
+            let before = t.steps(e).expect("steps").len();
+            let steps = (0..BATCH).map(|i| child_step(k, i)).collect();
+            let again = t.append_once(e, steps, Some(&request_id(pid, k)));
+            assert!(again.expect("replays").replayed, "{e}: batch {k} of {pid}");
+            assert_eq!(t.steps(e).expect("steps").len(), before);
+        }
+    }
     let (config, plugins) = (Config::default(), Plugins::default());
     for ((e, &acked), &kept) in episodes.iter().zip(&acked).zip(&kept) {
         let steps = t.steps(e).expect("steps");
