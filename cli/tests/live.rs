@@ -410,3 +410,48 @@ fn mcp_answers_lines_that_are_not_messages() {
         .expect("initialize answered");
     assert_eq!(init["result"]["serverInfo"]["name"], "mesa", "{init}");
 }
+
+/// `mesa append` run again over the same lines with request ids (a rerun
+/// after a crash) appends nothing and says so in each acknowledgement.
+#[test]
+fn a_rerun_with_request_ids_appends_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("mem");
+    let input: String = (0..3)
+        .map(|i| {
+            let l =
+                serde_json::json!({"action": format!("step {i}"), "request_id": format!("r{i}")});
+            format!("{l}\n")
+        })
+        .collect();
+    let mut acks = Vec::new();
+    for _ in 0..2 {
+        let mut child = spawn_append(&root, "rerun", &[]);
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect();
+        acks.push(lines);
+    }
+    for (i, (first, again)) in acks[0].iter().zip(&acks[1]).enumerate() {
+        assert_eq!(first["index"], i, "{first}");
+        assert_eq!(again["index"], i, "{again}");
+        assert_eq!(first.get("replayed"), None, "{first}");
+        assert_eq!(again["replayed"], true, "{again}");
+    }
+    let t = LiveMemory::open(&root).unwrap().tenant("t").unwrap();
+    assert_eq!(t.steps("e").unwrap().len(), 3);
+}

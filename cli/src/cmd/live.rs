@@ -54,9 +54,10 @@ pub struct AppendArgs {
     domain: String,
 }
 
-/// `mesa append`: one `{"action", "observation", "timestamp"?, "index"?}` per line
-/// in, one acknowledgement line per step out, written once the step is on
-/// disk.
+/// `mesa append`: one `{"action", "observation", "timestamp"?, "index"?,
+/// "request_id"?}` per line in, one acknowledgement line per step out,
+/// written once the step is on disk (with `"replayed": true` when a line's
+/// request id was appended before: nothing is appended again).
 pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
     let tenant = args.target.open()?;
     if let Some(task) = &args.task {
@@ -96,13 +97,18 @@ pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
             });
         let ack = match parsed {
             Ok(None) => continue,
-            Ok(Some(step)) => match tenant.append(&args.episode, step) {
-                Ok(index) => json!({"episode": args.episode, "index": index}),
-                Err(e) => {
-                    bad += 1;
-                    json!({"line": n + 1, "error": e.to_string()})
+            Ok(Some((step, id))) => {
+                match tenant.append_once(&args.episode, vec![step], id.as_deref()) {
+                    Ok(done) if done.replayed => {
+                        json!({"episode": args.episode, "index": done.indices[0], "replayed": true})
+                    }
+                    Ok(done) => json!({"episode": args.episode, "index": done.indices[0]}),
+                    Err(e) => {
+                        bad += 1;
+                        json!({"line": n + 1, "error": e.to_string()})
+                    }
                 }
-            },
+            }
             Err(message) => {
                 bad += 1;
                 json!({"line": n + 1, "error": message})
@@ -129,18 +135,23 @@ struct StepLine {
     observation: String,
     #[serde(default)]
     timestamp: Option<String>,
+    /// A retry of a line with the same id appends nothing.
+    #[serde(default)]
+    request_id: Option<String>,
 }
 
-fn parse_step(line: &str) -> Result<NewStep, String> {
+/// A line's step and its request id.
+fn parse_step(line: &str) -> Result<(NewStep, Option<String>), String> {
     let s: StepLine = serde_json::from_str(line.trim_start_matches('\u{feff}')).map_err(|e| {
-        format!("{e} (expected {{\"action\": \"...\", \"observation\": \"...\", \"timestamp\": \"RFC 3339\"?}})")
+        format!("{e} (expected {{\"action\": \"...\", \"observation\": \"...\", \"timestamp\": \"RFC 3339\"?, \"request_id\"?}})")
     })?;
-    Ok(NewStep {
+    let step = NewStep {
         index: s.index,
         action: s.action,
         observation: s.observation,
         timestamp: s.timestamp,
-    })
+    };
+    Ok((step, s.request_id))
 }
 
 /// `mesa forget ROOT --tenant T --episode ID (--step N | --steps A-B | --all)`
