@@ -417,16 +417,14 @@ fn hostile_requests_get_errors_and_lose_nothing() {
         ..Limits::default()
     });
     fill(&f, &f.alice, "e");
-    let huge = json!({"action": "x".repeat(2 << 20)});
-    let r = f.send("POST", "/v1/episodes/e/steps", &f.alice, Some(huge));
-    assert_eq!(r.status().as_u16(), 413);
-    let v: Value = r.json().unwrap();
-    assert_eq!(v["error"]["code"], "body-too-large");
+    use std::io::{Read, Write};
+    let addr = f.server.as_ref().unwrap().addr;
+    // (A body past the limit: limits.rs, on raw connections. Sent with a
+    // client that writes the whole body, the early 413 can race the
+    // client's write, which then sees the connection closed instead.)
     // 1,000 connections at once, each sending an append: each gets an
     // answer or a refused connection, every acknowledged step is stored,
     // and the server keeps serving.
-    use std::io::{Read, Write};
-    let addr = f.server.as_ref().unwrap().addr;
     let mut conns = Vec::new();
     for i in 0..1000 {
         let Ok(mut c) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
