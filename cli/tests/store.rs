@@ -4,6 +4,7 @@
 mod common;
 
 use common::{mesa, stderr, stdout, tmp};
+use mesa_core::{Feature, Structure};
 use std::path::Path;
 
 /// Two small episodes in MESA's generic layout, and a broken line.
@@ -192,29 +193,24 @@ fn a_sweep_and_a_query_read_the_same_previews() {
         "{words:?}"
     );
     assert!(steps.iter().all(|w| *w <= steps[30]), "{steps:?}");
-    let names = [
-        "tokens",
-        "top",
-        "hits",
-        "steps",
-        "gap",
-        "share",
-        "named",
-        "overlap_S",
-        "overlap_T",
-        "overlap_G",
-        "overlap_V",
-        "overlap_R",
-    ];
-    let letters = ["S", "T", "G", "V", "R"];
-    let mut terms = Vec::new();
-    for (a, s) in letters.iter().enumerate() {
-        for (f, name) in names.iter().enumerate() {
-            if f < 7 || f - 7 > a {
-                terms.push(format!("preview.{s}.{name}"));
-            }
-        }
-    }
+    // Every preview of every structure (a pair's overlap once), by the
+    // names the language gives them: its structure's letter, its place in
+    // the sweep's row, its name.
+    let previews: Vec<(char, usize, &str)> = Structure::ALL
+        .iter()
+        .enumerate()
+        .flat_map(|(a, s)| {
+            Feature::ALL
+                .iter()
+                .enumerate()
+                .filter(move |(f, _)| *f < 7 || f - 7 > a)
+                .map(move |(f, feature)| (s.letter(), f, feature.name()))
+        })
+        .collect();
+    let terms: Vec<String> = previews
+        .iter()
+        .map(|(s, _, name)| format!("preview.{s}.{name}"))
+        .collect();
     assert_eq!(terms.len(), 45);
     let policy = tmp(
         "all-previews.mesa",
@@ -240,18 +236,13 @@ fn a_sweep_and_a_query_read_the_same_previews() {
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("json");
     let read = v["previews"].as_object().expect("previews");
     assert_eq!(read.len(), 45, "{read:?}");
-    for (a, s) in letters.iter().enumerate() {
-        let row = record["previews"][s]
+    for (s, f, name) in &previews {
+        let row = record["previews"][s.to_string().as_str()]
             .as_array()
             .expect("a row per structure");
         assert_eq!(row.len(), 12);
-        for (f, name) in names.iter().enumerate() {
-            if f >= 7 && f - 7 <= a {
-                continue;
-            }
-            let key = format!("{s}.{name}");
-            assert_eq!(read[&key], row[f], "{key}");
-        }
+        let key = format!("{s}.{name}");
+        assert_eq!(read[&key], row[*f], "{key}");
     }
     // The question names step 0, which T shows.
     assert_eq!(read["T.named"], serde_json::json!(1.0));

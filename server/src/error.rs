@@ -46,6 +46,16 @@ impl ApiError {
         )
     }
 
+    /// 413: the body (`what` says how large) is over the limit.
+    pub fn body_too_large(what: &str, limit: usize) -> ApiError {
+        let status = StatusCode::PAYLOAD_TOO_LARGE;
+        ApiError::new(
+            status,
+            code_of(status),
+            format!("{what}; the limit is {limit} bytes (`mesa serve --body-limit`)"),
+        )
+    }
+
     /// 500, for a failure that is not the request's fault.
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)

@@ -81,6 +81,20 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Whether a question fits `question_bytes`; else what to say.
+    pub fn check_question(&self, question: &str) -> Result<(), String> {
+        match question.len() > self.question_bytes {
+            true => Err(format!(
+                "the question has {} bytes; the limit is {} (`mesa serve --question-limit`)",
+                question.len(),
+                self.question_bytes
+            )),
+            false => Ok(()),
+        }
+    }
+}
+
 /// How to serve.
 #[derive(Debug, Clone)]
 pub struct Config {

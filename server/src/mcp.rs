@@ -352,13 +352,8 @@ impl MemoryTools {
     ) -> Result<String, String> {
         let t = self.tenant(ctx)?;
         // Over HTTP, the REST query route's limit on a question's length.
-        if let Some(limit) = caller(ctx).map(|c| c.question_bytes) {
-            if s.question.len() > limit {
-                return Err(format!(
-                    "the question has {} bytes; the limit is {limit} (`mesa serve --question-limit`)",
-                    s.question.len()
-                ));
-            }
+        if let Some(c) = caller(ctx) {
+            c.server.limits.check_question(&s.question)?;
         }
         let chooser = match &s.structures {
             Some(text) => SharedChooser::Fixed(

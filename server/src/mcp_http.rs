@@ -33,13 +33,13 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use std::sync::Arc;
 
 /// The tenant an authenticated MCP request works on, as the request's
-/// extensions carry it to the tools, with the server's question limit.
+/// extensions carry it to the tools, with the server (for its limits).
 #[derive(Clone)]
 pub struct Caller {
     /// The tenant the token names.
     pub tenant: Arc<TenantState>,
-    /// The longest question, in bytes (`Limits::question_bytes`).
-    pub question_bytes: usize,
+    /// The server's state.
+    pub server: Shared,
 }
 
 /// The MCP service mounted at `/mcp`.
@@ -73,7 +73,7 @@ pub(crate) async fn authenticate(
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(Caller {
         tenant,
-        question_bytes: s.limits.question_bytes,
+        server: s.clone(),
     });
     if parts.method != Method::POST {
         return next.run(Request::from_parts(parts, body)).await;
@@ -81,15 +81,8 @@ pub(crate) async fn authenticate(
     let bytes = match axum::body::to_bytes(body, s.limits.body_bytes).await {
         Ok(b) => b,
         Err(_) => {
-            return ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body-too-large",
-                format!(
-                    "the body is over the limit of {} bytes (`mesa serve --body-limit`)",
-                    s.limits.body_bytes
-                ),
-            )
-            .into_response()
+            return ApiError::body_too_large("the body is longer", s.limits.body_bytes)
+                .into_response()
         }
     };
     if let Err(reply) = crate::mcp_stdio::check_message(&bytes, false) {

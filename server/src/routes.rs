@@ -388,17 +388,13 @@ pub async fn query(
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let q: QueryBody = body(&headers, &bytes)?;
-    if q.question.len() > s.limits.question_bytes {
-        return Err(ApiError::new(
+    s.limits.check_question(&q.question).map_err(|message| {
+        ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "question-too-long",
-            format!(
-                "the question has {} bytes; the limit is {}",
-                q.question.len(),
-                s.limits.question_bytes
-            ),
-        ));
-    }
+            message,
+        )
+    })?;
     let (name, chooser) = chooser(&t, &q)?;
     blocking(move || {
         let memory = t.tenant.memory(&id)?;
@@ -436,31 +432,20 @@ fn chooser(t: &TenantState, q: &QueryBody) -> Result<(Option<String>, SharedChoo
     }
     let name = match &q.policy {
         Some(n) => n.clone(),
-        None => t
-            .active
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| {
+        None => t.active_name().ok_or_else(|| {
                 ApiError::bad_request(
                     "no-policy",
                     "give `structures` (\"S,T\") or `policy`, or make a policy active (PUT /v1/active-policy)",
                 )
             })?,
     };
-    let asker = t
-        .policies
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&name)
-        .cloned()
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                "unknown-policy",
-                format!("there is no policy `{name}` (GET /v1/policies lists them)"),
-            )
-        })?;
+    let asker = t.policy(&name).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown-policy",
+            format!("there is no policy `{name}` (GET /v1/policies lists them)"),
+        )
+    })?;
     Ok((Some(name), SharedChooser::Policy(asker)))
 }
 
@@ -479,8 +464,7 @@ pub async fn list_policies(Authed(t): Authed) -> Json<Value> {
         .keys()
         .cloned()
         .collect();
-    let active = t.active.read().unwrap_or_else(|p| p.into_inner()).clone();
-    Json(json!({ "policies": names, "active": active }))
+    Json(json!({ "policies": names, "active": t.active_name() }))
 }
 
 #[derive(Deserialize)]
@@ -540,10 +524,10 @@ fn asking_failed(id: &str, e: mesa_query::QueryError) -> ApiError {
                 "episode `{id}`: {e}: the question, its qtype and the episode's task and domain together are too long for a compiled policy; shorten them, or ask with `structures` instead of a policy"
             ),
         ),
-        mesa_query::QueryError::EmptyQuestion => ApiError::new(
+        e @ mesa_query::QueryError::EmptyQuestion => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "empty-question",
-            format!("episode `{id}`: {}", mesa_query::QueryError::EmptyQuestion),
+            format!("episode `{id}`: {e}"),
         ),
         e => ApiError::internal(format!("episode `{id}`: {e}")),
     }
@@ -574,12 +558,7 @@ pub async fn set_active(
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let b: ActiveBody = body(&headers, &bytes)?;
-    let known = t
-        .policies
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .contains_key(&b.name);
-    if !known {
+    if t.policy(&b.name).is_none() {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "unknown-policy",
@@ -628,13 +607,9 @@ pub async fn track(State(s): State<Shared>, req: Request, next: Next) -> Respons
             if n <= 4 * s.limits.body_bytes as u64 {
                 let _ = tokio::time::timeout(s.limits.timeout, drain(req.into_body())).await;
             }
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                code_of(StatusCode::PAYLOAD_TOO_LARGE),
-                format!(
-                    "the body announces {n} bytes; the limit is {} (`mesa serve --body-limit`)",
-                    s.limits.body_bytes
-                ),
+            ApiError::body_too_large(
+                &format!("the body announces {n} bytes"),
+                s.limits.body_bytes,
             )
             .into_response()
         }

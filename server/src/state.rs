@@ -44,17 +44,25 @@ pub struct TenantState {
 }
 
 impl TenantState {
+    /// The active policy's name, if one is active.
+    pub fn active_name(&self) -> Option<String> {
+        self.active
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The loaded policy `name`'s asker.
+    pub fn policy(&self, name: &str) -> Option<Arc<Mutex<Asker>>> {
+        let policies = self.policies.read().unwrap_or_else(|p| p.into_inner());
+        policies.get(name).cloned()
+    }
+
     /// How a question that names neither a policy nor structures is
     /// answered over MCP: with the active policy, else all five structures.
     pub fn chooser(&self) -> SharedChooser {
-        let active = self
-            .active
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let policies = self.policies.read().unwrap_or_else(|p| p.into_inner());
-        active
-            .and_then(|name| policies.get(&name).cloned())
+        self.active_name()
+            .and_then(|name| self.policy(&name))
             .map_or(SharedChooser::Fixed(Mask::ALL), SharedChooser::Policy)
     }
 }
@@ -185,12 +193,7 @@ impl AppState {
         }
         if let Ok(active) = std::fs::read_to_string(dir.join("active")) {
             let active = active.trim().to_string();
-            let known = t
-                .policies
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains_key(&active);
-            if known {
+            if t.policy(&active).is_some() {
                 *t.active.write().unwrap_or_else(|p| p.into_inner()) = Some(active);
             }
         }

@@ -99,10 +99,13 @@ pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
             Ok(None) => continue,
             Ok(Some((step, id))) => {
                 match tenant.append_once(&args.episode, vec![step], id.as_deref()) {
-                    Ok(done) if done.replayed => {
-                        json!({"episode": args.episode, "index": done.indices[0], "replayed": true})
+                    Ok(done) => {
+                        let mut ack = json!({"episode": args.episode, "index": done.indices[0]});
+                        if done.replayed {
+                            ack["replayed"] = json!(true);
+                        }
+                        ack
                     }
-                    Ok(done) => json!({"episode": args.episode, "index": done.indices[0]}),
                     Err(e) => {
                         bad += 1;
                         json!({"line": n + 1, "error": e.to_string()})
