@@ -7,7 +7,8 @@
 //! episodes(id, task, domain, outcome, meta, created)
 //! steps(episode, idx, action, observation, timestamp, tokens, vector, triples)
 //! states(episode, steps, last_idx, fingerprint, state)   built structures, to open fast
-//! requests(episode, id, digest, indices, created)       appends' request ids (requests.rs)
+//! requests(episode, id, digest, indices, created)       writes' request ids (requests.rs)
+//! forgotten(episode, id, steps, created)                 the ids of whole-episode forgets (requests.rs)
 //! ```
 //!
 //! A step's row holds what the model-backed builders derived from it
@@ -64,6 +65,13 @@ CREATE TABLE IF NOT EXISTS requests (
     id TEXT NOT NULL,
     digest TEXT NOT NULL,
     indices TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    PRIMARY KEY (episode, id)
+) STRICT;
+CREATE TABLE IF NOT EXISTS forgotten (
+    episode TEXT NOT NULL,
+    id TEXT NOT NULL,
+    steps INTEGER NOT NULL,
     created INTEGER NOT NULL,
     PRIMARY KEY (episode, id)
 ) STRICT;

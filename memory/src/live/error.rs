@@ -176,8 +176,9 @@ pub enum LiveError {
         /// The limit in bytes.
         limit: usize,
     },
-    /// A request id was given before with other steps.
-    #[error("request id `{id}` was given to another append to episode `{episode}` (with other steps); a retry must send the same steps, a new append a new id")]
+    /// A request id was given before to another write (other content, or
+    /// another kind of write).
+    #[error("request id `{id}` was given to another write in episode `{episode}` (other steps or fields, or another kind of write); a retry must send the same request, a new write a new id")]
     RequestIdReused {
         /// The episode.
         episode: String,

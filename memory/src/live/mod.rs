@@ -40,11 +40,12 @@ mod questions;
 mod requests;
 mod state;
 mod types;
+mod writes;
 
 pub use error::{LiveError, LiveErrorKind};
-pub use requests::{Appended, MAX_REQUEST_ID_BYTES};
-use types::{now, validate_episode, validate_step};
+pub use requests::MAX_REQUEST_ID_BYTES;
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
+pub use writes::{Appended, Forgotten};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
@@ -466,37 +467,6 @@ impl Tenant {
         }
     }
 
-    /// Creates an episode.
-    pub fn create_episode(&self, e: &NewEpisode) -> Result<(), LiveError> {
-        validate_episode(e)?;
-        let _write = self.write_lock()?;
-        let conn = self.conn();
-        if db::episode(&conn, &e.id)
-            .map_err(self.db_error())?
-            .is_some()
-        {
-            return Err(LiveError::EpisodeExists {
-                tenant: self.name.clone(),
-                id: e.id.clone(),
-            });
-        }
-        db::insert_episode(
-            &conn,
-            &EpisodeRow {
-                id: e.id.clone(),
-                task: e.task.clone(),
-                domain: e.domain.clone(),
-                outcome: e.outcome.clone(),
-                meta: e.meta.clone(),
-                created: now(),
-            },
-        )
-        .map_err(self.db_error())?;
-        drop(conn);
-        self.forget_snapshot(&e.id);
-        Ok(())
-    }
-
     /// The episodes, by id.
     pub fn episodes(&self) -> Result<Vec<EpisodeInfo>, LiveError> {
         let conn = self.conn();
@@ -511,88 +481,6 @@ impl Tenant {
                 created: e.created,
             })
             .collect())
-    }
-
-    /// Appends one step; returns its index.
-    pub fn append(&self, episode: &str, step: NewStep) -> Result<usize, LiveError> {
-        Ok(self.append_batch(episode, vec![step])?[0])
-    }
-
-    /// Appends steps in order, in one transaction (all or none); returns
-    /// their indices. The new steps are embedded and extracted before
-    /// anything is written.
-    pub fn append_batch(
-        &self,
-        episode: &str,
-        steps: Vec<NewStep>,
-    ) -> Result<Vec<usize>, LiveError> {
-        Ok(self.append_once(episode, steps, None)?.indices)
-    }
-
-    /// Replaces a step's action and observation (and timestamp, if given).
-    pub fn correct(&self, episode: &str, index: usize, step: NewStep) -> Result<(), LiveError> {
-        validate_step(None, &step)?;
-        let _write = self.write_lock()?;
-        let (row, old) = {
-            let conn = self.conn();
-            let row = self.episode_row(&conn, episode)?;
-            let old = db::plain_steps(&conn, episode, Some(index)).map_err(self.db_error())?;
-            match old.into_iter().next() {
-                Some(old) => (row, old),
-                None => return Err(self.unknown_step(&conn, episode, index)),
-            }
-        };
-        let new = Step {
-            index,
-            action: step.action,
-            observation: step.observation,
-            timestamp: step.timestamp.or(old.timestamp),
-        };
-        let parts = self.derive(&row, std::slice::from_ref(&new))?;
-        let conn = self.conn();
-        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
-        db::put_step(&tx, episode, &new, &parts[0]).map_err(self.db_error())?;
-        db::delete_state(&tx, episode).map_err(self.db_error())?;
-        // The ids' digests hold the old text.
-        requests::clear(&tx, episode).map_err(self.db_error())?;
-        self.change_begins(episode);
-        tx.commit().map_err(self.db_error())?;
-        drop(conn);
-        self.forget_snapshot(episode);
-        self.remove_ann(episode);
-        Ok(())
-    }
-
-    /// Forgets steps or the whole episode; returns how many steps went.
-    /// After it returns no query returns them; after [`Tenant::compact`] no
-    /// file holds them.
-    pub fn forget(&self, episode: &str, what: Forget) -> Result<usize, LiveError> {
-        let _write = self.write_lock()?;
-        let conn = self.conn();
-        self.episode_row(&conn, episode)?;
-        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
-        let gone = match what {
-            Forget::Episode => db::delete_episode(&tx, episode).map_err(self.db_error())?,
-            Forget::Step(i) | Forget::Range(i, _) => {
-                let last = match what {
-                    Forget::Range(_, l) => l,
-                    _ => i,
-                };
-                let n = db::delete_steps(&tx, episode, i, last).map_err(self.db_error())?;
-                if n == 0 {
-                    return Err(self.unknown_step(&tx, episode, i));
-                }
-                db::delete_state(&tx, episode).map_err(self.db_error())?;
-                requests::clear(&tx, episode).map_err(self.db_error())?;
-                n
-            }
-        };
-        self.change_begins(episode);
-        tx.commit().map_err(self.db_error())?;
-        drop(conn);
-        self.forget_snapshot(episode);
-        self.remove_ann(episode);
-        Ok(gone)
     }
 
     /// Rewrites the database without free pages and empties its log: after

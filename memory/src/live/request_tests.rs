@@ -94,3 +94,120 @@ fn bad_ids_are_refused_and_forgets_clear_ids() {
         .unwrap();
     assert_eq!(rows, 0);
 }
+
+#[test]
+fn a_creation_sent_again_with_its_id_is_replayed() {
+    let (_dir, m) = opened();
+    let t = m.tenant("a").unwrap();
+    let e = NewEpisode {
+        id: "e".into(),
+        task: "count the orders".into(),
+        ..NewEpisode::default()
+    };
+    assert!(!t.create_episode_once(&e, Some("c1")).unwrap());
+    assert!(t.create_episode_once(&e, Some("c1")).unwrap());
+    assert_eq!(t.episodes().unwrap().len(), 1);
+    // Without the id, or with another, it exists.
+    let err = t.create_episode_once(&e, Some("c2")).unwrap_err();
+    assert_eq!(err.code(), "episode-exists", "{err}");
+    assert_eq!(t.create_episode(&e).unwrap_err().code(), "episode-exists");
+    // The id with other fields is another request.
+    let other = NewEpisode {
+        task: "count the returns".into(),
+        ..e.clone()
+    };
+    let err = t.create_episode_once(&other, Some("c1")).unwrap_err();
+    assert_eq!(err.code(), "request-id-reused", "{err}");
+    assert_eq!(t.episode("e").unwrap().task, "count the orders");
+    // An id of one kind of write is not another kind's.
+    let err = t.append_once("e", vec![step("a")], Some("c1")).unwrap_err();
+    assert_eq!(err.code(), "request-id-reused", "{err}");
+    assert!(t.steps("e").unwrap().is_empty());
+}
+
+#[test]
+fn a_correction_sent_again_with_its_id_writes_nothing() {
+    let (dir, m) = opened();
+    let t = m.tenant("a").unwrap();
+    episode(&t, "e");
+    t.append_batch("e", vec![step("a"), step("b")]).unwrap();
+    assert!(!t
+        .correct_once("e", 0, step("a, fixed"), Some("k1"))
+        .unwrap());
+    // Replayed across a reopen: the step keeps what it has now.
+    drop(t);
+    drop(m);
+    let m = LiveMemory::open(&dir.path().join("mem")).unwrap();
+    let t = m.tenant("a").unwrap();
+    assert!(t
+        .correct_once("e", 0, step("a, fixed"), Some("k1"))
+        .unwrap());
+    assert_eq!(t.steps("e").unwrap()[0].action, "a, fixed");
+    // The id with another text, or another step, is refused.
+    for (index, text) in [(0, "a, fixed again"), (1, "a, fixed")] {
+        let err = t
+            .correct_once("e", index, step(text), Some("k1"))
+            .unwrap_err();
+        assert_eq!(err.code(), "request-id-reused", "{err}");
+    }
+    assert_eq!(t.steps("e").unwrap()[1].action, "b");
+    // A later correction clears the ids: the retry then corrects again.
+    t.correct("e", 0, step("a, third")).unwrap();
+    assert!(!t
+        .correct_once("e", 0, step("a, fixed"), Some("k1"))
+        .unwrap());
+    assert_eq!(t.steps("e").unwrap()[0].action, "a, fixed");
+}
+
+#[test]
+fn a_forget_sent_again_with_its_id_is_answered_as_the_first() {
+    let (_dir, m) = opened();
+    let t = m.tenant("a").unwrap();
+    episode(&t, "e");
+    t.append_batch("e", vec![step("a"), step("b"), step("c"), step("d")])
+        .unwrap();
+    let first = t.forget_once("e", Forget::Range(1, 2), Some("f1")).unwrap();
+    assert_eq!((first.steps, first.replayed), (2, false));
+    // The steps are gone; the retry answers as the first did.
+    let again = t.forget_once("e", Forget::Range(1, 2), Some("f1")).unwrap();
+    assert_eq!((again.steps, again.replayed), (2, true));
+    let left: Vec<usize> = t.steps("e").unwrap().iter().map(|s| s.index).collect();
+    assert_eq!(left, [0, 3]);
+    // Without the id the steps are unknown; with it and other steps, refused.
+    assert_eq!(
+        t.forget("e", Forget::Range(1, 2)).unwrap_err().code(),
+        "unknown-step"
+    );
+    let err = t.forget_once("e", Forget::Step(3), Some("f1")).unwrap_err();
+    assert_eq!(err.code(), "request-id-reused", "{err}");
+    assert_eq!(t.steps("e").unwrap().len(), 2);
+    // The whole episode: the retry finds it gone and says what went.
+    let gone = t.forget_once("e", Forget::Episode, Some("f2")).unwrap();
+    assert_eq!((gone.steps, gone.replayed), (2, false));
+    let again = t.forget_once("e", Forget::Episode, Some("f2")).unwrap();
+    assert_eq!((again.steps, again.replayed), (2, true));
+    assert_eq!(
+        t.forget("e", Forget::Episode).unwrap_err().code(),
+        "unknown-episode"
+    );
+    // What the forget's row keeps: the ids and step numbers, no text.
+    let conn = t.conn();
+    let rows: i64 = conn
+        .query_row("SELECT count(*) FROM requests", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 0);
+    let kept: (String, String, i64) = conn
+        .query_row("SELECT episode, id, steps FROM forgotten", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!(kept, ("e".into(), "f2".into(), 2));
+    drop(conn);
+    // The episode made anew: the old forget's id still answers as it did,
+    // and deletes nothing.
+    episode(&t, "e");
+    t.append("e", step("new")).unwrap();
+    let again = t.forget_once("e", Forget::Episode, Some("f2")).unwrap();
+    assert_eq!((again.steps, again.replayed), (2, true));
+    assert_eq!(t.steps("e").unwrap().len(), 1);
+}

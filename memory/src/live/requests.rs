@@ -1,22 +1,29 @@
-//! Request ids: an append sent again with the same id (after a timeout, a
-//! dropped connection, a crash of the client) is answered with the indices
-//! the first one was given, and appends nothing.
+//! Request ids: a write sent again with the same id (after a timeout, a
+//! dropped connection, a crash of the client) is answered as the first
+//! one was, and changes nothing (writes.rs calls these).
 //!
 //! ```text
-//! append(episode, steps, id) ─ write lock ─► requests(episode, id)?
-//!     ├ found, same steps ─► its indices, replayed (nothing written)
-//!     ├ found, other steps ─► RequestIdReused (nothing written)
-//!     └ none ─► the steps and the (episode, id, digest, indices) row in one transaction
+//! write(episode, .., id) ─ write lock ─► requests(episode, id)?
+//!     ├ found, same write ─► its answer, replayed (nothing written)
+//!     ├ found, other write ─► RequestIdReused (nothing written)
+//!     └ none ─► the write and the (episode, id, digest, answer) row in one transaction
 //! ```
 //!
-//! The row is written in the append's own transaction, so an acknowledged
-//! append and its id are on disk together or not at all. Rows are kept for
-//! [`KEEP_MILLIS`] (a day) and pruned by later appends with an id. Any
-//! forget in an episode clears its ids (they hold a digest of the steps'
-//! text), so an append sent again after a forget appends anew.
+//! "The same write" is the same kind (create, append, correct, forget) with
+//! the same content: a digest of the steps' text and numbers for an
+//! append, of the episode's fields for a create, of the step number and
+//! new text for a correction, of what is forgotten (step numbers or the
+//! whole episode) for a forget. The row is written in the write's own
+//! transaction, so an acknowledged write and its id are on disk together
+//! or not at all. Rows are kept for [`KEEP_MILLIS`] (a day) and pruned by
+//! later writes with an id. Any forget or correction in an episode clears
+//! its ids (they hold digests of steps' text), then records its own; a
+//! forget's row holds no text. So an append sent again after a forget
+//! appends anew. A whole-episode forget's id goes to the `forgotten` table
+//! (the episode's rows are gone, and with them the key `requests` needs):
+//! the episode's id and the number of steps, for a day.
 
-use super::types::{now, number_steps, validate_step};
-use super::{db, LiveError, NewStep, Tenant};
+use super::{Forget, LiveError, NewEpisode, NewStep, Tenant};
 use crate::text::hash;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -26,19 +33,35 @@ pub const MAX_REQUEST_ID_BYTES: usize = 255;
 /// How long a request id is kept: a day, in milliseconds.
 pub const KEEP_MILLIS: i64 = 24 * 60 * 60 * 1000;
 
-/// What an append with an id did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Appended {
-    /// The steps' indices.
-    pub indices: Vec<usize>,
-    /// Whether they were given to an earlier append with the same id (and
-    /// nothing was written this time).
-    pub replayed: bool,
+/// A write's request id and the digest of what it writes.
+pub(super) struct Request<'a> {
+    id: &'a str,
+    digest: String,
+}
+
+impl<'a> Request<'a> {
+    /// The request for `id` (checked), if there is one; `digest` is only
+    /// computed then.
+    pub(super) fn new(
+        id: Option<&'a str>,
+        digest: impl FnOnce() -> String,
+    ) -> Result<Option<Request<'a>>, LiveError> {
+        match id {
+            Some(id) => {
+                validate_id(id)?;
+                Ok(Some(Request {
+                    id,
+                    digest: digest(),
+                }))
+            }
+            None => Ok(None),
+        }
+    }
 }
 
 /// A request id is 1 to [`MAX_REQUEST_ID_BYTES`] bytes without control
 /// characters.
-pub(super) fn validate_id(id: &str) -> Result<(), LiveError> {
+fn validate_id(id: &str) -> Result<(), LiveError> {
     if id.is_empty() || id.len() > MAX_REQUEST_ID_BYTES || id.chars().any(char::is_control) {
         return Err(LiveError::BadRequestId {
             id: crate::text::cut(id, 64).0.to_string(),
@@ -48,59 +71,127 @@ pub(super) fn validate_id(id: &str) -> Result<(), LiveError> {
     Ok(())
 }
 
-/// A digest of the steps as sent: two appends with one id must send the
-/// same steps.
-pub(super) fn digest(steps: &[NewStep]) -> String {
+/// A hash of the fields, each with its length, so that no two lists of
+/// fields give the same bytes.
+fn fields_hash<'a>(fields: impl IntoIterator<Item = &'a str>) -> u64 {
     let mut bytes = Vec::new();
-    for s in steps {
-        let index = s.index.map_or(String::new(), |i| i.to_string());
-        let time = s.timestamp.as_deref().unwrap_or("");
-        for field in [index.as_str(), &s.action, &s.observation, time] {
-            bytes.extend_from_slice(&(field.len() as u64).to_le_bytes());
-            bytes.extend_from_slice(field.as_bytes());
-        }
+    for field in fields {
+        bytes.extend_from_slice(&(field.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(field.as_bytes());
     }
-    format!("{:016x}-{}", hash(&bytes), steps.len())
+    hash(&bytes)
 }
 
-/// The digest and indices recorded for `id` in `episode`, if any (and not
-/// older than [`KEEP_MILLIS`]).
-pub(super) fn find(
+/// An append's digest: two appends with one id must send the same steps.
+pub(super) fn appended(steps: &[NewStep]) -> String {
+    let mut fields = Vec::new();
+    for s in steps {
+        let index = s.index.map_or(String::new(), |i| i.to_string());
+        let time = s.timestamp.clone().unwrap_or_default();
+        fields.extend([index, s.action.clone(), s.observation.clone(), time]);
+    }
+    format!(
+        "{:016x}-{}",
+        fields_hash(fields.iter().map(String::as_str)),
+        steps.len()
+    )
+}
+
+/// A creation's digest: the episode's fields.
+pub(super) fn created(e: &NewEpisode) -> String {
+    let outcome = e
+        .outcome
+        .as_deref()
+        .map_or(String::new(), |o| format!("+{o}"));
+    let mut fields = vec![e.task.as_str(), e.domain.as_str(), outcome.as_str()];
+    for (k, v) in &e.meta {
+        fields.extend([k.as_str(), v.as_str()]);
+    }
+    format!("create-{:016x}", fields_hash(fields))
+}
+
+/// A correction's digest: the step number and the new text.
+pub(super) fn corrected(index: usize, s: &NewStep) -> String {
+    let time = s
+        .timestamp
+        .as_deref()
+        .map_or(String::new(), |t| format!("+{t}"));
+    let fields = [s.action.as_str(), s.observation.as_str(), time.as_str()];
+    format!("correct-{index}-{:016x}", fields_hash(fields))
+}
+
+/// A forget's digest: what it forgets, without any text.
+pub(super) fn forgot(what: Forget) -> String {
+    match what {
+        Forget::Episode => "forget-episode".to_string(),
+        Forget::Step(i) => format!("forget-{i}-{i}"),
+        Forget::Range(i, l) => format!("forget-{i}-{l}"),
+    }
+}
+
+/// The digest and answer recorded for `id` in `episode`, if any (and not
+/// older than [`KEEP_MILLIS`]). A whole-episode forget's id is in the
+/// `forgotten` table: its episode's rows (and their key) are gone.
+fn find(
     conn: &Connection,
     episode: &str,
     id: &str,
 ) -> rusqlite::Result<Option<(String, Vec<usize>)>> {
+    let since = now_millis() - KEEP_MILLIS;
     let row: Option<(String, String)> = conn
         .query_row(
             "SELECT digest, indices FROM requests WHERE episode = ?1 AND id = ?2 AND created >= ?3",
-            params![episode, id, now_millis() - KEEP_MILLIS],
+            params![episode, id, since],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    Ok(row.map(|(digest, indices)| {
+    if let Some((digest, indices)) = row {
         let indices = indices
             .split(',')
             .filter_map(|i| i.parse::<usize>().ok())
             .collect();
-        (digest, indices)
+        return Ok(Some((digest, indices)));
+    }
+    let forgotten: Option<i64> = conn
+        .query_row(
+            "SELECT steps FROM forgotten WHERE episode = ?1 AND id = ?2 AND created >= ?3",
+            params![episode, id, since],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(forgotten.map(|n| {
+        (
+            forgot(Forget::Episode),
+            vec![usize::try_from(n).unwrap_or(0)],
+        )
     }))
 }
 
-/// Records `id`'s digest and indices (in the append's transaction), and
+/// Records `id`'s digest and answer (in the write's transaction), and
 /// prunes the ids past [`KEEP_MILLIS`].
-pub(super) fn record(
+fn record(
     conn: &Connection,
     episode: &str,
     id: &str,
     digest: &str,
-    indices: &[usize],
+    answer: &[usize],
 ) -> rusqlite::Result<()> {
     let now = now_millis();
-    conn.execute(
-        "DELETE FROM requests WHERE created < ?1",
-        [now - KEEP_MILLIS],
-    )?;
-    let list: Vec<String> = indices.iter().map(usize::to_string).collect();
+    for table in ["requests", "forgotten"] {
+        conn.execute(
+            &format!("DELETE FROM {table} WHERE created < ?1"),
+            [now - KEEP_MILLIS],
+        )?;
+    }
+    if digest == forgot(Forget::Episode) {
+        let steps = answer.first().map_or(0, |&n| n as i64);
+        conn.execute(
+            "INSERT OR REPLACE INTO forgotten (episode, id, steps, created) VALUES (?1, ?2, ?3, ?4)",
+            params![episode, id, steps, now],
+        )?;
+        return Ok(());
+    }
+    let list: Vec<String> = answer.iter().map(usize::to_string).collect();
     conn.execute(
         "INSERT OR REPLACE INTO requests (episode, id, digest, indices, created) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![episode, id, digest, list.join(","), now],
@@ -119,81 +210,38 @@ fn now_millis() -> i64 {
 }
 
 impl Tenant {
-    /// Appends a batch as [`Tenant::append_batch`] does; with a request
-    /// `id`, a batch sent again with the same id gets the indices of the
-    /// first and appends nothing (`replayed`), and the same id with other
-    /// steps is refused (the module doc has the rules).
-    pub fn append_once(
-        &self,
-        episode: &str,
-        steps: Vec<NewStep>,
-        id: Option<&str>,
-    ) -> Result<Appended, LiveError> {
-        for (i, s) in steps.iter().enumerate() {
-            validate_step(Some(i), s)?;
-        }
-        let request = match id {
-            Some(id) => {
-                validate_id(id)?;
-                Some((id, digest(&steps)))
-            }
-            None => None,
-        };
-        let stamp = now();
-        let _write = self.write_lock()?;
-        let (row, first) = {
-            let conn = self.conn();
-            let row = self.episode_row(&conn, episode)?;
-            if let Some((id, digest)) = &request {
-                if let Some(seen) = self.replay(&conn, episode, id, digest)? {
-                    return Ok(seen);
-                }
-            }
-            (
-                row,
-                db::next_index(&conn, episode).map_err(self.db_error())?,
-            )
-        };
-        let steps = number_steps(episode, first, steps, &stamp)?;
-        let parts = self.derive(&row, &steps)?;
-        let indices: Vec<usize> = steps.iter().map(|s| s.index).collect();
-        let conn = self.conn();
-        let tx = conn.unchecked_transaction().map_err(self.db_error())?;
-        for (step, parts) in steps.iter().zip(&parts) {
-            db::put_step(&tx, episode, step, parts).map_err(self.db_error())?;
-        }
-        if let Some((id, digest)) = &request {
-            record(&tx, episode, id, digest, &indices).map_err(self.db_error())?;
-        }
-        self.change_begins(episode);
-        tx.commit().map_err(self.db_error())?;
-        drop(conn);
-        self.note_appended(episode, &steps, parts);
-        Ok(Appended {
-            indices,
-            replayed: false,
-        })
-    }
-
-    /// What an earlier append with this request id got, if there was one
-    /// with the same steps; an error if it had other steps.
-    fn replay(
+    /// What an earlier write with this request gave, if there was one
+    /// with the same digest; an error if it was another write.
+    pub(super) fn replay(
         &self,
         conn: &Connection,
         episode: &str,
-        id: &str,
-        digest: &str,
-    ) -> Result<Option<Appended>, LiveError> {
-        match find(conn, episode, id).map_err(self.db_error())? {
-            Some((seen, indices)) if seen == digest => Ok(Some(Appended {
-                indices,
-                replayed: true,
-            })),
+        request: Option<&Request>,
+    ) -> Result<Option<Vec<usize>>, LiveError> {
+        let Some(r) = request else {
+            return Ok(None);
+        };
+        match find(conn, episode, r.id).map_err(self.db_error())? {
+            Some((seen, answer)) if seen == r.digest => Ok(Some(answer)),
             Some(_) => Err(LiveError::RequestIdReused {
                 episode: episode.to_string(),
-                id: id.to_string(),
+                id: r.id.to_string(),
             }),
             None => Ok(None),
+        }
+    }
+
+    /// Records the request, if there is one, with the write's answer.
+    pub(super) fn record(
+        &self,
+        conn: &Connection,
+        episode: &str,
+        request: Option<&Request>,
+        answer: &[usize],
+    ) -> Result<(), LiveError> {
+        match request {
+            Some(r) => record(conn, episode, r.id, &r.digest, answer).map_err(self.db_error()),
+            None => Ok(()),
         }
     }
 }
