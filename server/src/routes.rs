@@ -167,17 +167,34 @@ pub async fn create_episode(
         meta: b.meta,
     };
     let id = e.id.clone();
-    blocking(move || Ok(t.tenant.create_episode(&e)?)).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "id": id }))))
+    let key = idempotency_key(&headers)?;
+    let replayed =
+        blocking(move || Ok(t.tenant.create_episode_once(&e, key.as_deref())?)).await?;
+    let body = json!({ "id": id, "replayed": replayed });
+    Ok((created_or_replayed(replayed), Json(body)))
 }
 
 /// `DELETE /v1/episodes/{id}`.
 pub async fn forget_episode(
     Authed(t): Authed,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let n = blocking(move || Ok(t.tenant.forget(&id, Forget::Episode)?)).await?;
-    Ok(Json(json!({ "forgotten": n })))
+    forget(t, id, Forget::Episode, &headers).await
+}
+
+/// Forgets `what`, with the request's `Idempotency-Key` if it has one.
+async fn forget(
+    t: Arc<TenantState>,
+    id: String,
+    what: Forget,
+    headers: &HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let key = idempotency_key(headers)?;
+    let done = blocking(move || Ok(t.tenant.forget_once(&id, what, key.as_deref())?)).await?;
+    Ok(Json(
+        json!({ "forgotten": done.steps, "replayed": done.replayed }),
+    ))
 }
 
 /// `GET /v1/episodes/{id}/steps`.
@@ -249,22 +266,33 @@ pub async fn append(
     };
     batch_size(steps.len(), s.limits.batch_steps, "steps")?;
     // A retry with the request's key gets the first one's indices.
-    let key = match headers.get("idempotency-key") {
-        Some(v) => Some(v.to_str().map(str::to_string).map_err(|_| {
+    let key = idempotency_key(&headers)?;
+    let done = blocking(move || Ok(t.tenant.append_once(&id, steps, key.as_deref())?)).await?;
+    let body = json!({ "indices": done.indices, "replayed": done.replayed });
+    Ok((created_or_replayed(done.replayed), Json(body)))
+}
+
+/// The request id a write carries in its `Idempotency-Key` header: sent
+/// again with it, the write is answered as the first one was and changes
+/// nothing (mesa_memory's `requests`).
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    match headers.get("idempotency-key") {
+        Some(v) => Ok(Some(v.to_str().map(str::to_string).map_err(|_| {
             ApiError::bad_request(
                 "bad-request-id",
                 "the Idempotency-Key header must be visible ASCII",
             )
-        })?),
-        None => None,
-    };
-    let done = blocking(move || Ok(t.tenant.append_once(&id, steps, key.as_deref())?)).await?;
-    let status = match done.replayed {
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// 201 for a write that created something, 200 for its replay.
+fn created_or_replayed(replayed: bool) -> StatusCode {
+    match replayed {
         true => StatusCode::OK,
         false => StatusCode::CREATED,
-    };
-    let body = json!({ "indices": done.indices, "replayed": done.replayed });
-    Ok((status, Json(body)))
+    }
 }
 
 /// A batch of `n` (`what`) must hold 1 to `limit` (422 otherwise).
@@ -333,8 +361,10 @@ pub async fn correct(
         observation: b.observation,
         timestamp: b.timestamp,
     };
-    blocking(move || Ok(t.tenant.correct(&id, index, step)?)).await?;
-    Ok(Json(json!({ "corrected": index })))
+    let key = idempotency_key(&headers)?;
+    let replayed =
+        blocking(move || Ok(t.tenant.correct_once(&id, index, step, key.as_deref())?)).await?;
+    Ok(Json(json!({ "corrected": index, "replayed": replayed })))
 }
 
 #[derive(Deserialize)]
@@ -348,6 +378,7 @@ pub async fn forget_steps(
     Authed(t): Authed,
     Path((id, index)): Path<(String, usize)>,
     Query(range): Query<ForgetRange>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     let what = match range.last {
         Some(last) if last >= index => Forget::Range(index, last),
@@ -359,8 +390,7 @@ pub async fn forget_steps(
         }
         None => Forget::Step(index),
     };
-    let n = blocking(move || Ok(t.tenant.forget(&id, what)?)).await?;
-    Ok(Json(json!({ "forgotten": n })))
+    forget(t, id, what, &headers).await
 }
 
 #[derive(Deserialize)]

@@ -622,3 +622,67 @@ fn a_retried_append_with_its_key_appends_nothing() {
     assert_eq!(bad.status().as_u16(), 422);
     f.stop();
 }
+
+/// The other writes take the key too: a creation, a correction and a
+/// forget sent again are answered as the first was, with `replayed`, and
+/// change nothing; each kind of write has its own ids.
+#[test]
+fn retried_creations_corrections_and_forgets_with_their_keys_change_nothing() {
+    let mut f = fixture();
+    let send = |method: &str, path: &str, key: &str, body: Option<Value>| {
+        let mut req = f
+            .http
+            .request(method.parse().unwrap(), f.url(path))
+            .bearer_auth(&f.alice)
+            .header("Idempotency-Key", key);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().unwrap();
+        let status = res.status().as_u16();
+        (status, res.json::<Value>().unwrap())
+    };
+    let episode = json!({"id": "k", "task": "file the claims"});
+    for (status, replayed) in [(201, false), (200, true)] {
+        let (s, v) = send("POST", "/v1/episodes", "c-1", Some(episode.clone()));
+        assert_eq!((s, v), (status, json!({"id": "k", "replayed": replayed})));
+    }
+    let (s, v) = send("POST", "/v1/episodes", "c-2", Some(episode.clone()));
+    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("episode-exists")));
+    let three = json!({"steps": [{"action": "a"}, {"action": "b"}, {"action": "c"}]});
+    f.ok("POST", "/v1/episodes/k/steps", &f.alice, Some(three));
+    let fix = json!({"action": "file claim 7", "observation": "filed"});
+    for replayed in [false, true] {
+        let (s, v) = send("PUT", "/v1/episodes/k/steps/1", "p-1", Some(fix.clone()));
+        assert_eq!((s, v), (200, json!({"corrected": 1, "replayed": replayed})));
+    }
+    let other = json!({"action": "file claim 8"});
+    let (s, v) = send("PUT", "/v1/episodes/k/steps/1", "p-1", Some(other));
+    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("request-id-reused")));
+    for replayed in [false, true] {
+        let (s, v) = send("DELETE", "/v1/episodes/k/steps/0?last=1", "d-1", None);
+        assert_eq!((s, v), (200, json!({"forgotten": 2, "replayed": replayed})));
+    }
+    let steps = f.ok("GET", "/v1/episodes/k/steps", &f.alice, None);
+    assert_eq!(steps["steps"].as_array().map(Vec::len), Some(1), "{steps}");
+    // A key is one write's: the forget's key with other steps is refused
+    // (the forget cleared the correction's key, as any forget does).
+    let (s, v) = send("DELETE", "/v1/episodes/k/steps/2", "d-1", None);
+    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("request-id-reused")));
+    for replayed in [false, true] {
+        let (s, v) = send("DELETE", "/v1/episodes/k", "d-2", None);
+        assert_eq!((s, v), (200, json!({"forgotten": 1, "replayed": replayed})));
+    }
+    assert_eq!(f.err("GET", "/v1/episodes/k/steps", &f.alice, None).0, 404);
+    // Another tenant's keys are its own.
+    let res = f
+        .http
+        .post(f.url("/v1/episodes"))
+        .bearer_auth(&f.bob)
+        .header("Idempotency-Key", "c-1")
+        .json(&episode)
+        .send()
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 201);
+    f.stop();
+}
