@@ -114,6 +114,10 @@ pub struct ForgetMemory {
     /// Forget the whole episode.
     #[serde(default)]
     pub whole: bool,
+    /// A request id (a UUID, say): a retry with the same id and arguments
+    /// is answered as the first call was (`replayed`) and changes nothing.
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 /// `correct_memory`'s arguments.
@@ -128,6 +132,10 @@ pub struct CorrectMemory {
     /// The corrected observation.
     #[serde(default)]
     pub observation: String,
+    /// A request id (a UUID, say): a retry with the same id and arguments
+    /// is answered as the first call was (`replayed`) and changes nothing.
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 /// `read_episode`'s arguments.
@@ -193,12 +201,16 @@ impl MemoryTools {
             // The episode is created on the first add to it.
             let done = match t.append_once(&a.episode, vec![step.clone()], id) {
                 Err(LiveError::UnknownEpisode { .. }) => {
-                    t.create_episode(&NewEpisode {
+                    let created = t.create_episode(&NewEpisode {
                         id: a.episode.clone(),
                         task: a.task.clone().unwrap_or_default(),
                         ..NewEpisode::default()
-                    })
-                    .map_err(live)?;
+                    });
+                    // Another call may have created it meanwhile.
+                    match created {
+                        Ok(()) | Err(LiveError::EpisodeExists { .. }) => {}
+                        Err(e) => return Err(live(e)),
+                    }
                     t.append_once(&a.episode, vec![step], id)
                 }
                 other => other,
@@ -236,7 +248,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Forget a step, a range of steps (step..=last) or a whole episode (whole=true). No search returns it afterwards."
+        description = "Forget a step, a range of steps (step..=last) or a whole episode (whole=true). No search returns it afterwards. With request_id, a retry is answered as the first call was and forgets nothing more."
     )]
     async fn forget_memory(
         &self,
@@ -255,13 +267,17 @@ impl MemoryTools {
         };
         let t = self.tenant(&ctx)?;
         blocking(move || {
-            let n = t.forget(&f.episode, what).map_err(live)?;
-            Ok(json!({"episode": f.episode, "forgotten": n}).to_string())
+            let id = f.request_id.as_deref();
+            let done = t.forget_once(&f.episode, what, id).map_err(live)?;
+            let (n, replayed) = (done.steps, done.replayed);
+            Ok(json!({"episode": f.episode, "forgotten": n, "replayed": replayed}).to_string())
         })
         .await
     }
 
-    #[tool(description = "Correct a stored step's text.")]
+    #[tool(
+        description = "Correct a stored step's text. With request_id, a retry is answered as the first call was and writes nothing."
+    )]
     async fn correct_memory(
         &self,
         Parameters(c): Parameters<CorrectMemory>,
@@ -275,8 +291,9 @@ impl MemoryTools {
                 observation: c.observation,
                 timestamp: None,
             };
-            t.correct(&c.episode, c.step, step).map_err(live)?;
-            Ok(json!({"episode": c.episode, "corrected": c.step}).to_string())
+            let id = c.request_id.as_deref();
+            let replayed = t.correct_once(&c.episode, c.step, step, id).map_err(live)?;
+            Ok(json!({"episode": c.episode, "corrected": c.step, "replayed": replayed}).to_string())
         })
         .await
     }

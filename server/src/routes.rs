@@ -671,7 +671,7 @@ async fn jsonify(res: Response, timeout: std::time::Duration) -> Response {
         .unwrap_or_default();
     let message = if status == StatusCode::REQUEST_TIMEOUT {
         format!(
-            "the request took longer than the server's limit ({} s, `mesa serve --timeout`); a write it asked for may still have been applied, so read the episode before retrying it",
+            "the request took longer than the server's limit ({} s, `mesa serve --timeout`); a write it asked for may still have been applied: send it again with the same Idempotency-Key (it is then answered as the first was, and changes nothing), or read the episode before retrying it",
             timeout.as_secs_f64()
         )
     } else if text.trim().is_empty() {

@@ -196,9 +196,10 @@ fn what_is_not_mcp_gets_mcp_errors() {
     f.stop();
 }
 
-/// A retried `add_memory` with its request id stores nothing new.
+/// A retried `add_memory`, `correct_memory` or `forget_memory` with its
+/// request id changes nothing.
 #[test]
-fn a_retried_add_with_its_request_id_stores_nothing_new() {
+fn retried_tool_calls_with_their_request_ids_change_nothing() {
     let mut f = fixture();
     // A retried add with its request id stores nothing new.
     for replayed in [false, true] {
@@ -217,5 +218,23 @@ fn a_retried_add_with_its_request_id_stores_nothing_new() {
     }
     let steps = f.ok("GET", "/v1/episodes/m/steps", &f.alice, None);
     assert_eq!(steps["steps"].as_array().map(Vec::len), Some(1), "{steps}");
+    // So do a retried correction and a retried forget.
+    let tool = |name: &str, args: Value| {
+        let (text, bad) = call(&f, &f.alice, name, args);
+        assert!(!bad, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    for replayed in [false, true] {
+        let args = json!({"episode": "m", "step": 0, "action": "note the third key", "request_id": "fix-1"});
+        let v = tool("correct_memory", args);
+        assert_eq!(v["replayed"], json!(replayed), "{v}");
+    }
+    for replayed in [false, true] {
+        let args = json!({"episode": "m", "step": 0, "request_id": "forget-1"});
+        let v = tool("forget_memory", args);
+        assert_eq!((v["forgotten"].clone(), v["replayed"].clone()), (json!(1), json!(replayed)));
+    }
+    let steps = f.ok("GET", "/v1/episodes/m/steps", &f.alice, None);
+    assert_eq!(steps["steps"], json!([]), "{steps}");
     f.stop();
 }
