@@ -229,6 +229,16 @@ fn write_commands_round_trip_through_query() {
     assert!(!ok && err.contains("no episode `nope`"), "{err}");
     let (ok, _, err) = on(r, "forget", "e", &["--step", "9"]);
     assert!(!ok && err.contains("no step 9"), "{err}");
+    // With a request id, a rerun changes nothing and says so.
+    let fix = ["--step", "0", "--action", "ls", "--request-id", "fix-1"];
+    let (ok, _, err) = on(r, "correct", "e", &fix);
+    assert!(ok && err.starts_with("corrected step 0"), "{err}");
+    let (ok, _, err) = on(r, "correct", "e", &fix);
+    assert!(ok && err.starts_with("already done"), "{err}");
+    let (ok, _, err) = on(r, "forget", "e", &["--step", "0", "--request-id", "f-1"]);
+    assert!(ok && err.starts_with("forgot 1 step(s)"), "{err}");
+    let (ok, _, err) = on(r, "forget", "e", &["--step", "0", "--request-id", "f-1"]);
+    assert!(ok && err.contains("request id: forgot 1 step(s)"), "{err}");
     let (ok, _, err) = run(&["compact", r, "--tenant", "t"]);
     assert!(ok, "{err}");
     let (ok, _, err) = run(&["episodes", r, "--tenant", "nobody"]);

@@ -73,9 +73,18 @@ class AsyncMemory:
         *,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
+        request_id: Optional[str] = None,
     ) -> None:
         """See :meth:`Memory.create_episode`."""
-        await _run(self._memory.create_episode, id, task, domain, outcome=outcome, meta=meta)
+        await _run(
+            self._memory.create_episode,
+            id,
+            task,
+            domain,
+            outcome=outcome,
+            meta=meta,
+            request_id=request_id,
+        )
 
     async def append(
         self,
@@ -130,9 +139,12 @@ class AsyncMemory:
         *,
         last: Optional[int] = None,
         whole: bool = False,
+        request_id: Optional[str] = None,
     ) -> int:
         """See :meth:`Memory.forget`."""
-        return await _run(self._memory.forget, episode, step, last=last, whole=whole)
+        return await _run(
+            self._memory.forget, episode, step, last=last, whole=whole, request_id=request_id
+        )
 
     async def correct(
         self,
@@ -142,9 +154,18 @@ class AsyncMemory:
         observation: str = "",
         *,
         timestamp: Optional[str] = None,
+        request_id: Optional[str] = None,
     ) -> None:
         """See :meth:`Memory.correct`."""
-        await _run(self._memory.correct, episode, index, action, observation, timestamp=timestamp)
+        await _run(
+            self._memory.correct,
+            episode,
+            index,
+            action,
+            observation,
+            timestamp=timestamp,
+            request_id=request_id,
+        )
 
     async def compact(self) -> None:
         """See :meth:`Memory.compact`."""

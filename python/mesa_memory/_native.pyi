@@ -197,8 +197,9 @@ class Memory:
         *,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
+        request_id: Optional[str] = None,
     ) -> None:
-        """Creates an episode (ConflictError if the id exists)."""
+        """Creates an episode (ConflictError if the id exists, unless a retry with the same request_id and fields)."""
     def append(
         self,
         episode: str,
@@ -225,13 +226,26 @@ class Memory:
     ) -> Answer:
         """Answers a question as ``mesa query`` does, with a policy or fixed structures."""
     def forget(
-        self, episode: str, step: Optional[int] = None, *, last: Optional[int] = None, whole: bool = False
+        self,
+        episode: str,
+        step: Optional[int] = None,
+        *,
+        last: Optional[int] = None,
+        whole: bool = False,
+        request_id: Optional[str] = None,
     ) -> int:
-        """Forgets a step, the steps ``step..=last``, or the whole episode; returns how many went."""
+        """Forgets a step, the steps ``step..=last``, or the whole episode; returns how many went. A retry with the same request_id forgets nothing more."""
     def correct(
-        self, episode: str, index: int, action: str, observation: str = "", *, timestamp: Optional[str] = None
+        self,
+        episode: str,
+        index: int,
+        action: str,
+        observation: str = "",
+        *,
+        timestamp: Optional[str] = None,
+        request_id: Optional[str] = None,
     ) -> None:
-        """Replaces a step's text (and its timestamp, if given)."""
+        """Replaces a step's text (and its timestamp, if given). A retry with the same request_id writes nothing."""
     def compact(self) -> None:
         """Rewrites the database so that no file holds a byte of anything forgotten."""
     def episodes(self) -> List[EpisodeInfo]: ...

@@ -170,10 +170,12 @@ impl Memory {
         false
     }
 
-    /// Creates an episode (ConflictError if the id exists).
+    /// Creates an episode (ConflictError if the id exists). With
+    /// `request_id`, a call made again with the same id and fields (a
+    /// retry) returns quietly where it would raise ConflictError.
     #[pyo3(
-        signature = (id, task = String::new(), domain = String::new(), *, outcome = None, meta = None),
-        text_signature = "($self, id, task='', domain='', *, outcome=None, meta=None)"
+        signature = (id, task = String::new(), domain = String::new(), *, outcome = None, meta = None, request_id = None),
+        text_signature = "($self, id, task='', domain='', *, outcome=None, meta=None, request_id=None)"
     )]
     fn create_episode(
         &self,
@@ -183,6 +185,7 @@ impl Memory {
         domain: String,
         outcome: Option<String>,
         meta: Option<BTreeMap<String, String>>,
+        request_id: Option<String>,
     ) -> PyResult<()> {
         let e = NewEpisode {
             id,
@@ -191,7 +194,8 @@ impl Memory {
             outcome,
             meta: meta.unwrap_or_default(),
         };
-        self.with(py, |t| t.create_episode(&e))
+        let rid = request_id.as_deref();
+        self.with(py, |t| t.create_episode_once(&e, rid).map(|_| ()))
     }
 
     /// Appends one step; returns its index. It is on disk when this
@@ -310,7 +314,9 @@ impl Memory {
     /// Forgets one step (`step`), the steps `step..=last` that exist, or
     /// the whole episode (`whole=True`); returns how many steps went. No
     /// query returns them after this; after `compact()` no file holds them.
-    #[pyo3(signature = (episode, step = None, *, last = None, whole = false))]
+    /// With `request_id`, a call made again with the same id and steps (a
+    /// retry) returns the first call's count and forgets nothing more.
+    #[pyo3(signature = (episode, step = None, *, last = None, whole = false, request_id = None))]
     fn forget(
         &self,
         py: Python<'_>,
@@ -318,6 +324,7 @@ impl Memory {
         step: Option<usize>,
         last: Option<usize>,
         whole: bool,
+        request_id: Option<String>,
     ) -> PyResult<usize> {
         let what = match (step, last, whole) {
             (None, None, true) => Forget::Episode,
@@ -330,14 +337,16 @@ impl Memory {
                 ))
             }
         };
-        self.with(py, |t| t.forget(&episode, what))
+        let rid = request_id.as_deref();
+        self.with(py, |t| Ok(t.forget_once(&episode, what, rid)?.steps))
     }
 
     /// Replaces a step's action and observation (and its timestamp, if
-    /// given).
+    /// given). With `request_id`, a call made again with the same id and
+    /// text (a retry) writes nothing.
     #[pyo3(
-        signature = (episode, index, action, observation = String::new(), *, timestamp = None),
-        text_signature = "($self, episode, index, action, observation='', *, timestamp=None)"
+        signature = (episode, index, action, observation = String::new(), *, timestamp = None, request_id = None),
+        text_signature = "($self, episode, index, action, observation='', *, timestamp=None, request_id=None)"
     )]
     fn correct(
         &self,
@@ -347,6 +356,7 @@ impl Memory {
         action: String,
         observation: String,
         timestamp: Option<String>,
+        request_id: Option<String>,
     ) -> PyResult<()> {
         let step = NewStep {
             index: Some(index),
@@ -354,7 +364,8 @@ impl Memory {
             observation,
             timestamp,
         };
-        self.with(py, |t| t.correct(&episode, index, step))
+        let rid = request_id.as_deref();
+        self.with(py, |t| t.correct_once(&episode, index, step, rid).map(|_| ()))
     }
 
     /// Rewrites the tenant's database without free pages and empties its

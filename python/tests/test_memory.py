@@ -46,6 +46,28 @@ def test_a_retry_with_its_request_id_appends_nothing(root):
         assert len(m.steps("e")) == 3
 
 
+def test_retried_creations_corrections_and_forgets_change_nothing(root):
+    with mesa.Memory(root, "t") as m:
+        m.create_episode("e", task="t", request_id="c1")
+        m.create_episode("e", task="t", request_id="c1")
+        with pytest.raises(mesa.ConflictError) as err:
+            m.create_episode("e", task="t")
+        assert err.value.code == "episode-exists"
+        m.append_many("e", [{"action": "a"}, {"action": "b"}, {"action": "c"}])
+        m.correct("e", 0, "a, fixed", request_id="k1")
+        m.correct("e", 0, "a, fixed", request_id="k1")
+        with pytest.raises(mesa.ConflictError) as err:
+            m.correct("e", 0, "a, other", request_id="k1")
+        assert err.value.code == "request-id-reused"
+        assert m.steps("e")[0].action == "a, fixed"
+        assert m.forget("e", 1, last=2, request_id="f1") == 2
+        assert m.forget("e", 1, last=2, request_id="f1") == 2
+        assert [s.index for s in m.steps("e")] == [0]
+        assert m.forget("e", whole=True, request_id="f2") == 1
+        assert m.forget("e", whole=True, request_id="f2") == 1
+        assert m.episodes() == []
+
+
 def test_append_assigns_indices_and_batches_are_atomic(root):
     with mesa.Memory(root, "t") as m:
         m.create_episode("e", task="t")

@@ -177,6 +177,11 @@ pub struct ForgetArgs {
     /// Compact afterwards, so no file holds a byte of what was forgotten.
     #[arg(long)]
     compact: bool,
+    /// A request id (a UUID, say): run again with the same id and
+    /// arguments (after a crash, say), the command changes nothing and
+    /// reports what the first run did.
+    #[arg(long)]
+    request_id: Option<String>,
 }
 
 pub fn forget(args: ForgetArgs) -> Result<ExitCode, CliError> {
@@ -200,12 +205,18 @@ pub fn forget(args: ForgetArgs) -> Result<ExitCode, CliError> {
         }
     };
     let tenant = args.target.open_existing()?;
-    let n = tenant.forget(&args.episode, what)?;
+    let done = tenant.forget_once(&args.episode, what, args.request_id.as_deref())?;
     if args.compact {
         tenant.compact()?;
     }
     eprintln!(
-        "forgot {n} step(s) of `{}`{}",
+        "{} {} step(s) of `{}`{}",
+        if done.replayed {
+            "already done by an earlier run with this request id: forgot"
+        } else {
+            "forgot"
+        },
+        done.steps,
         args.episode,
         if args.compact {
             "; compacted"
@@ -236,21 +247,33 @@ pub struct CorrectArgs {
     /// The new timestamp (RFC 3339); the old one is kept otherwise.
     #[arg(long)]
     timestamp: Option<String>,
+    /// A request id (a UUID, say): run again with the same id and
+    /// arguments (after a crash, say), the command changes nothing and
+    /// reports what the first run did.
+    #[arg(long)]
+    request_id: Option<String>,
 }
 
 pub fn correct(args: CorrectArgs) -> Result<ExitCode, CliError> {
     let tenant = args.target.open_existing()?;
-    tenant.correct(
-        &args.episode,
-        args.step,
-        NewStep {
-            index: None,
-            action: args.action,
-            observation: args.observation,
-            timestamp: args.timestamp,
+    let step = NewStep {
+        index: None,
+        action: args.action,
+        observation: args.observation,
+        timestamp: args.timestamp,
+    };
+    let id = args.request_id.as_deref();
+    let replayed = tenant.correct_once(&args.episode, args.step, step, id)?;
+    eprintln!(
+        "{}corrected step {} of `{}`",
+        if replayed {
+            "already done by an earlier run with this request id: "
+        } else {
+            ""
         },
-    )?;
-    eprintln!("corrected step {} of `{}`", args.step, args.episode);
+        args.step,
+        args.episode
+    );
     Ok(ExitCode::SUCCESS)
 }
 
