@@ -6,9 +6,12 @@
 //! throughput and p50/p99 latency per route, and checks that every
 //! acknowledged append is stored. With `mcp` as the fourth argument the
 //! queries go through `/mcp` instead (the `search_memory` tool, JSON-RPC).
+//! With `warm` as the fifth, each episode is asked one question before the
+//! clients start, so that their figures leave out each episode's first
+//! build (`cold`, the default, keeps them in).
 //!
 //! ```text
-//! cargo run --release -p mesa-server --example load -- ../shared/data/ama-bench/open_end_qa_set.jsonl 16 20 [rest|mcp]
+//! cargo run --release -p mesa-server --example load -- ../shared/data/ama-bench/open_end_qa_set.jsonl 16 20 [rest|mcp] [cold|warm]
 //! ```
 
 use mesa_server::{add_token, Config, Server};
@@ -172,7 +175,10 @@ fn client(
                         .bearer_auth(token)
                         .json(&json!({"question": q, "structures": "all"}))
                         .send();
-                    ("query", r.is_ok_and(|r| r.status().is_success()))
+                    // The answer is read, as a client would (and so the
+                    // connection goes back to the pool).
+                    let ok = r.is_ok_and(|r| r.status().is_success() && r.bytes().is_ok());
+                    ("query", ok)
                 }
                 Via::Mcp => ("query (MCP)", mcp_search(&http, base, token, &e.id, q)),
             }
@@ -202,6 +208,13 @@ fn main() -> Outcome<()> {
             return Err(format!("the 4th argument is `rest` or `mcp`, not `{other}`").into())
         }
     };
+    let warm = match args.get(5).map(String::as_str) {
+        None | Some("cold") => false,
+        Some("warm") => true,
+        Some(other) => {
+            return Err(format!("the 5th argument is `cold` or `warm`, not `{other}`").into())
+        }
+    };
     let episodes = read_episodes(&data)?;
     let dir = tempfile::tempdir()?;
     let root = dir.path().join("mem");
@@ -221,6 +234,24 @@ fn main() -> Outcome<()> {
         episodes.len(),
         t0.elapsed().as_secs_f64()
     );
+    if warm {
+        // One question per episode first, so that the clients' clock does
+        // not include each episode's first build (a server that has run a
+        // while has built the episodes it is asked about).
+        let t0 = Instant::now();
+        for e in &episodes {
+            let q = e.questions.first().map_or("what happened?", String::as_str);
+            http.post(format!("{base}/v1/episodes/{}/query", e.id))
+                .bearer_auth(&token)
+                .json(&json!({"question": q, "structures": "all"}))
+                .send()?
+                .error_for_status()?;
+        }
+        println!(
+            "asked each episode once (warm-up) in {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
+    }
     let episodes = std::sync::Arc::new(episodes);
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let handles: Vec<_> = (0..clients)

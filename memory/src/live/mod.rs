@@ -280,6 +280,11 @@ pub struct Tenant {
     fingerprint: String,
     /// Built episodes, dropped when the episode changes.
     snapshots: RwLock<Snapshots>,
+    /// One gate per episode being built or extended: a question that finds
+    /// its episode's snapshot missing or behind waits for the build under
+    /// way instead of starting its own (which would be a cold build: an
+    /// extension in place takes the snapshot out of `snapshots`).
+    gates: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// The writer lock; `None` for a reader.
     lock: Option<File>,
 }
@@ -336,6 +341,7 @@ impl Tenant {
             config,
             plugins,
             snapshots: RwLock::new(Snapshots::default()),
+            gates: Mutex::new(HashMap::new()),
             lock,
         };
         tenant.check_embedder()?;
@@ -516,6 +522,39 @@ impl Tenant {
         if self.lock.is_none() {
             self.see_other_writers()?;
         }
+        if let Some(m) = self.ready(episode) {
+            return Ok(m);
+        }
+        // One build at a time per episode; the others then find it ready.
+        let gate = {
+            let mut gates = self.gates.lock().unwrap_or_else(|p| p.into_inner());
+            gates.entry(episode.to_string()).or_default().clone()
+        };
+        let built = {
+            let _one = gate.lock().unwrap_or_else(|p| p.into_inner());
+            self.build(episode)
+        };
+        let mut gates = self.gates.lock().unwrap_or_else(|p| p.into_inner());
+        // Clones are made under this lock: two are the map's and ours.
+        if Arc::strong_count(&gate) == 2 {
+            gates.remove(episode);
+        }
+        built
+    }
+
+    /// The episode's snapshot, when it is built and no append is pending.
+    fn ready(&self, episode: &str) -> Option<Arc<EpisodeMemory>> {
+        let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+        match s.appended.get(episode) {
+            None => s.built.get(episode).cloned(),
+            Some(_) => None,
+        }
+    }
+
+    /// [`Tenant::memory`]'s work, under the episode's gate: the snapshot
+    /// extended by the pending appends, or assembled, then kept (unless a
+    /// change raced it) and indexed.
+    fn build(&self, episode: &str) -> Result<Arc<EpisodeMemory>, LiveError> {
         let (changes, base) = {
             let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
             let pending = s.appended.get(episode);
@@ -653,6 +692,8 @@ fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
 
 #[cfg(test)]
 mod ann_tests;
+#[cfg(test)]
+mod gate_tests;
 #[cfg(test)]
 mod kill_tests;
 #[cfg(test)]

@@ -1,0 +1,66 @@
+//! One build per episode at a time: questions that arrive together while
+//! an episode's snapshot is missing or behind share the one build (they
+//! get the same snapshot), where each used to build its own.
+
+use super::*;
+use std::sync::Barrier;
+
+fn step(action: &str) -> NewStep {
+    NewStep {
+        index: None,
+        action: action.into(),
+        observation: "ok".into(),
+        timestamp: None,
+    }
+}
+
+/// `n` threads ask for the episode at once; the snapshots they got.
+fn together(t: &Arc<Tenant>, n: usize) -> Vec<Arc<EpisodeMemory>> {
+    let start = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let (t, start) = (t.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                t.memory("e").expect("builds")
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("no panic"))
+        .collect()
+}
+
+#[test]
+fn questions_arriving_together_share_one_build() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let t = Arc::new(m.tenant("a").unwrap());
+    t.create_episode(&NewEpisode {
+        id: "e".into(),
+        task: "sort the invoices".into(),
+        ..NewEpisode::default()
+    })
+    .unwrap();
+    let steps: Vec<NewStep> = (0..200).map(|i| step(&format!("open invoice {i}"))).collect();
+    t.append_batch("e", steps).unwrap();
+    for round in 0..5 {
+        // Cold (round 0), then behind by one append.
+        let got = together(&t, 8);
+        let first = &got[0];
+        assert!(
+            got.iter().all(|m| Arc::ptr_eq(m, first)),
+            "round {round}: the questions built {} snapshots",
+            got.iter()
+                .map(|m| Arc::as_ptr(m) as usize)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        );
+        assert_eq!(first.episode.steps.len(), 200 + round);
+        drop(got);
+        t.append("e", step(&format!("file invoice {round}"))).unwrap();
+    }
+    // The gates are gone once no question waits.
+    assert!(t.gates.lock().unwrap().is_empty());
+}
