@@ -365,7 +365,9 @@ impl Memory {
             timestamp,
         };
         let rid = request_id.as_deref();
-        self.with(py, |t| t.correct_once(&episode, index, step, rid).map(|_| ()))
+        self.with(py, |t| {
+            t.correct_once(&episode, index, step, rid).map(|_| ())
+        })
     }
 
     /// Rewrites the tenant's database without free pages and empties its

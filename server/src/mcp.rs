@@ -190,7 +190,8 @@ impl MemoryTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let t = self.tenant(&ctx)?;
-        blocking(move || {
+        let (tenant, episode) = (t.clone(), a.episode.clone());
+        let added = blocking(move || {
             let step = NewStep {
                 index: None,
                 action: a.action,
@@ -222,7 +223,13 @@ impl MemoryTools {
                     .to_string(),
             )
         })
-        .await
+        .await;
+        // The episode's snapshot catches up after the answer, as after a
+        // REST append.
+        if added.is_ok() {
+            tokio::task::spawn_blocking(move || tenant.catch_up(&episode));
+        }
+        added
     }
 
     #[tool(
@@ -293,7 +300,10 @@ impl MemoryTools {
             };
             let id = c.request_id.as_deref();
             let replayed = t.correct_once(&c.episode, c.step, step, id).map_err(live)?;
-            Ok(json!({"episode": c.episode, "corrected": c.step, "replayed": replayed}).to_string())
+            Ok(
+                json!({"episode": c.episode, "corrected": c.step, "replayed": replayed})
+                    .to_string(),
+            )
         })
         .await
     }

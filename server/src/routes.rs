@@ -168,8 +168,7 @@ pub async fn create_episode(
     };
     let id = e.id.clone();
     let key = idempotency_key(&headers)?;
-    let replayed =
-        blocking(move || Ok(t.tenant.create_episode_once(&e, key.as_deref())?)).await?;
+    let replayed = blocking(move || Ok(t.tenant.create_episode_once(&e, key.as_deref())?)).await?;
     let body = json!({ "id": id, "replayed": replayed });
     Ok((created_or_replayed(replayed), Json(body)))
 }
@@ -267,7 +266,14 @@ pub async fn append(
     batch_size(steps.len(), s.limits.batch_steps, "steps")?;
     // A retry with the request's key gets the first one's indices.
     let key = idempotency_key(&headers)?;
+    let tenant = t.clone();
+    let episode = id.clone();
     let done = blocking(move || Ok(t.tenant.append_once(&id, steps, key.as_deref())?)).await?;
+    if !done.replayed {
+        // The episode's snapshot catches up after the answer, not in the
+        // next question's time.
+        tokio::task::spawn_blocking(move || tenant.tenant.catch_up(&episode));
+    }
     let body = json!({ "indices": done.indices, "replayed": done.replayed });
     Ok((created_or_replayed(done.replayed), Json(body)))
 }

@@ -648,7 +648,10 @@ fn retried_creations_corrections_and_forgets_with_their_keys_change_nothing() {
         assert_eq!((s, v), (status, json!({"id": "k", "replayed": replayed})));
     }
     let (s, v) = send("POST", "/v1/episodes", "c-2", Some(episode.clone()));
-    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("episode-exists")));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("episode-exists"))
+    );
     let three = json!({"steps": [{"action": "a"}, {"action": "b"}, {"action": "c"}]});
     f.ok("POST", "/v1/episodes/k/steps", &f.alice, Some(three));
     let fix = json!({"action": "file claim 7", "observation": "filed"});
@@ -658,7 +661,10 @@ fn retried_creations_corrections_and_forgets_with_their_keys_change_nothing() {
     }
     let other = json!({"action": "file claim 8"});
     let (s, v) = send("PUT", "/v1/episodes/k/steps/1", "p-1", Some(other));
-    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("request-id-reused")));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("request-id-reused"))
+    );
     for replayed in [false, true] {
         let (s, v) = send("DELETE", "/v1/episodes/k/steps/0?last=1", "d-1", None);
         assert_eq!((s, v), (200, json!({"forgotten": 2, "replayed": replayed})));
@@ -668,7 +674,10 @@ fn retried_creations_corrections_and_forgets_with_their_keys_change_nothing() {
     // A key is one write's: the forget's key with other steps is refused
     // (the forget cleared the correction's key, as any forget does).
     let (s, v) = send("DELETE", "/v1/episodes/k/steps/2", "d-1", None);
-    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("request-id-reused")));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("request-id-reused"))
+    );
     for replayed in [false, true] {
         let (s, v) = send("DELETE", "/v1/episodes/k", "d-2", None);
         assert_eq!((s, v), (200, json!({"forgotten": 1, "replayed": replayed})));

@@ -232,7 +232,10 @@ fn retried_tool_calls_with_their_request_ids_change_nothing() {
     for replayed in [false, true] {
         let args = json!({"episode": "m", "step": 0, "request_id": "forget-1"});
         let v = tool("forget_memory", args);
-        assert_eq!((v["forgotten"].clone(), v["replayed"].clone()), (json!(1), json!(replayed)));
+        assert_eq!(
+            (v["forgotten"].clone(), v["replayed"].clone()),
+            (json!(1), json!(replayed))
+        );
     }
     let steps = f.ok("GET", "/v1/episodes/m/steps", &f.alice, None);
     assert_eq!(steps["steps"], json!([]), "{steps}");

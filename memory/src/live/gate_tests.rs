@@ -43,7 +43,9 @@ fn questions_arriving_together_share_one_build() {
         ..NewEpisode::default()
     })
     .unwrap();
-    let steps: Vec<NewStep> = (0..200).map(|i| step(&format!("open invoice {i}"))).collect();
+    let steps: Vec<NewStep> = (0..200)
+        .map(|i| step(&format!("open invoice {i}")))
+        .collect();
     t.append_batch("e", steps).unwrap();
     for round in 0..5 {
         // Cold (round 0), then behind by one append.
@@ -59,8 +61,37 @@ fn questions_arriving_together_share_one_build() {
         );
         assert_eq!(first.episode.steps.len(), 200 + round);
         drop(got);
-        t.append("e", step(&format!("file invoice {round}"))).unwrap();
+        t.append("e", step(&format!("file invoice {round}")))
+            .unwrap();
     }
     // The gates are gone once no question waits.
     assert!(t.gates.lock().unwrap().is_empty());
+}
+
+#[test]
+fn catching_up_extends_a_built_snapshot_and_builds_nothing_new() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let t = m.tenant("a").unwrap();
+    for id in ["e", "f"] {
+        t.create_episode(&NewEpisode {
+            id: id.into(),
+            ..NewEpisode::default()
+        })
+        .unwrap();
+        t.append(id, step("open the ledger")).unwrap();
+    }
+    // No snapshot of `f`: nothing is built for it.
+    assert!(!t.catch_up("f").unwrap());
+    assert!(t.snapshots.read().unwrap().built.get("f").is_none());
+    // `e`'s snapshot, then an append: behind until it catches up.
+    t.memory("e").unwrap();
+    assert!(!t.catch_up("e").unwrap(), "up to date");
+    t.append("e", step("add the refund")).unwrap();
+    assert!(t.ready("e").is_none());
+    assert!(t.catch_up("e").unwrap());
+    let ready = t.ready("e").expect("ready after catching up");
+    assert_eq!(ready.episode.steps.len(), 2);
+    assert!(Arc::ptr_eq(&ready, &t.memory("e").unwrap()));
+    assert_eq!(t.catch_up("nope").ok(), Some(false));
 }

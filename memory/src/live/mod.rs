@@ -542,6 +542,22 @@ impl Tenant {
         built
     }
 
+    /// Brings a built snapshot of the episode up to date with the appends
+    /// made since, now, so that the next question finds it ready (a server
+    /// calls it after acknowledging an append). Returns whether there was
+    /// anything to do: an episode without a built snapshot is left alone
+    /// (its first question builds it).
+    pub fn catch_up(&self, episode: &str) -> Result<bool, LiveError> {
+        let behind = {
+            let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+            s.built.contains_key(episode) && s.appended.contains_key(episode)
+        };
+        if behind {
+            self.memory(episode)?;
+        }
+        Ok(behind)
+    }
+
     /// The episode's snapshot, when it is built and no append is pending.
     fn ready(&self, episode: &str) -> Option<Arc<EpisodeMemory>> {
         let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
