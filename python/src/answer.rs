@@ -4,6 +4,7 @@
 use mesa_query::{Answer as RsAnswer, Question};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 /// One evidence item: where it came from and what it says.
 #[pyclass(frozen, get_all, module = "mesa_memory")]
@@ -34,8 +35,10 @@ impl EvidenceItem {
 }
 
 /// The answer to one question: what was selected, why, and the evidence.
+/// The evidence items become Python objects when `items` is first read
+/// (a caller that only wants `text()` or `to_json()` never pays for them).
 #[pyclass(frozen, module = "mesa_memory")]
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Answer {
     /// The episode asked about.
     #[pyo3(get)]
@@ -59,9 +62,8 @@ pub struct Answer {
     /// Tokens of the composed evidence.
     #[pyo3(get)]
     pub tokens: usize,
-    /// The evidence items, structure by structure.
-    #[pyo3(get)]
-    pub items: Vec<EvidenceItem>,
+    /// The evidence items, structure by structure: made on first read.
+    items: OnceLock<Vec<Py<EvidenceItem>>>,
     /// Time per stage, in microseconds.
     #[pyo3(get)]
     pub micros: BTreeMap<String, u64>,
@@ -70,30 +72,34 @@ pub struct Answer {
     /// are current.
     #[pyo3(get)]
     pub stale: BTreeMap<String, usize>,
-    /// The library's answer, for `to_json` (built only when asked).
+    /// The library's answer: its evidence for `items` and `text`, and
+    /// `to_json`.
     answer: RsAnswer,
     qtype: Option<String>,
+}
+
+/// The answer's evidence items, as Python reads them.
+fn evidence(a: &RsAnswer) -> Vec<EvidenceItem> {
+    a.composition
+        .items()
+        .map(|i| EvidenceItem {
+            structure: i.structure.letter().to_string(),
+            steps: i.steps.clone(),
+            timestamps: a
+                .times_of(&i.steps)
+                .into_iter()
+                .map(|t| t.map(str::to_string))
+                .collect(),
+            score: i.score,
+            tokens: i.tokens,
+            text: i.text.clone(),
+        })
+        .collect()
 }
 
 impl Answer {
     /// The Python form of an answer.
     pub fn of(q: &Question<'_>, a: RsAnswer) -> Answer {
-        let items = a
-            .composition
-            .items()
-            .map(|i| EvidenceItem {
-                structure: i.structure.letter().to_string(),
-                steps: i.steps.clone(),
-                timestamps: a
-                    .times_of(&i.steps)
-                    .into_iter()
-                    .map(|t| t.map(str::to_string))
-                    .collect(),
-                score: i.score,
-                tokens: i.tokens,
-                text: i.text.clone(),
-            })
-            .collect();
         let micros = a
             .timings
             .micros()
@@ -112,7 +118,7 @@ impl Answer {
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
             tokens: a.composition.tokens,
-            items,
+            items: OnceLock::new(),
             micros,
             stale: a.stale(),
             answer: a,
@@ -135,8 +141,29 @@ impl Answer {
 
     /// The evidence text, structure by structure, as a prompt would hold it.
     fn text(&self) -> String {
-        let parts: Vec<&str> = self.items.iter().map(|i| i.text.as_str()).collect();
+        let parts: Vec<&str> = self
+            .answer
+            .composition
+            .items()
+            .map(|i| i.text.as_str())
+            .collect();
         parts.join("\n\n")
+    }
+
+    /// The evidence items, structure by structure (the same objects on
+    /// every read).
+    #[getter]
+    fn items(&self, py: Python<'_>) -> PyResult<Vec<Py<EvidenceItem>>> {
+        if self.items.get().is_none() {
+            let made = evidence(&self.answer)
+                .into_iter()
+                .map(|i| Py::new(py, i))
+                .collect::<PyResult<Vec<_>>>()?;
+            // Another thread may have made them meanwhile: the first kept wins.
+            let _ = self.items.set(made);
+        }
+        let items = self.items.get().map(Vec::as_slice).unwrap_or_default();
+        Ok(items.iter().map(|i| i.clone_ref(py)).collect())
     }
 
     fn __repr__(&self) -> String {
@@ -144,7 +171,7 @@ impl Answer {
             "<Answer {} rule={} items={} tokens={}>",
             self.mask,
             py_opt(&self.rule),
-            self.items.len(),
+            self.answer.composition.items().count(),
             self.tokens
         )
     }

@@ -25,6 +25,9 @@ def test_append_query_and_provenance(root):
         assert a.tokens >= sum(i.tokens for i in a.items) // 2
         assert a.micros["total"] >= a.micros["retrieve"] and set(a.micros) >= {"prepare", "select", "compose"}
         assert "no such table" in a.text()
+        assert a.text() == "\n\n".join(i.text for i in a.items)
+        # The items are made once, on the first read: the same objects after.
+        assert all(x is y for x, y in zip(a.items, a.items)) and len(a.items) > 1
         assert a.stale == {}, "the built-in summarizer keeps up with appends"
 
 
