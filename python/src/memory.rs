@@ -177,6 +177,7 @@ impl Memory {
         signature = (id, task = String::new(), domain = String::new(), *, outcome = None, meta = None, request_id = None),
         text_signature = "($self, id, task='', domain='', *, outcome=None, meta=None, request_id=None)"
     )]
+    #[allow(clippy::too_many_arguments)] // the Python keywords, one each
     fn create_episode(
         &self,
         py: Python<'_>,
@@ -348,6 +349,7 @@ impl Memory {
         signature = (episode, index, action, observation = String::new(), *, timestamp = None, request_id = None),
         text_signature = "($self, episode, index, action, observation='', *, timestamp=None, request_id=None)"
     )]
+    #[allow(clippy::too_many_arguments)] // the Python keywords, one each
     fn correct(
         &self,
         py: Python<'_>,

@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+mod canned;
 mod error;
 pub mod mcp;
 mod mcp_http;

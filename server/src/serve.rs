@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! listener ─accept─► connection task ─ hyper http1 (headers within Limits::header_timeout) ─► router
+//!                          │ writes through canned::JsonErrors (hyper's own 400/414/431 get JSON bodies)
 //!     ▲                     │ stop signal: finish the request in flight, then close
 //! shutdown future ──────────┘ the loop waits until every connection task has ended
 //! ```
@@ -11,6 +12,7 @@
 //! its headers all the time it likes, so slow clients could hold every
 //! socket the process may open.
 
+use crate::canned::JsonErrors;
 use axum::extract::Request;
 use axum::Router;
 use hyper::body::Incoming;
@@ -53,7 +55,10 @@ pub async fn serve(
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
-                .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
+                .serve_connection(
+                    TokioIo::new(JsonErrors::new(stream)),
+                    TowerToHyperService::new(service),
+                )
                 .with_upgrades();
             let mut conn = std::pin::pin!(conn);
             let mut stop_rx = stop_rx;

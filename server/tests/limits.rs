@@ -232,3 +232,57 @@ fn a_body_announced_too_large_is_refused_at_once() {
     );
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
 }
+
+/// What hyper refuses before the router (a malformed request line, too
+/// many headers, a URI past its limit) gets a JSON error like every other,
+/// and the server goes on serving.
+#[test]
+fn requests_hyper_cannot_read_get_json_errors() {
+    use std::io::{Read, Write};
+    let f = fixture();
+    let addr = f.base.trim_start_matches("http://").to_string();
+    let send = |raw: &[u8]| {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(raw).unwrap();
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let headers: Vec<u8> = (0..150)
+        .flat_map(|i| format!("X-{i}: a\r\n").into_bytes())
+        .collect();
+    let many = [
+        b"GET /health HTTP/1.1\r\nHost: x\r\n".as_slice(),
+        &headers,
+        b"\r\n",
+    ]
+    .concat();
+    let long_uri = [
+        b"GET /".as_slice(),
+        &vec![b'a'; 70_000],
+        b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    ]
+    .concat();
+    for (raw, status, code) in [
+        (&b"GARBAGE\r\n\r\n"[..], 400, "bad-request"),
+        (&many[..], 431, "headers-too-large"),
+        (&long_uri[..], 414, "uri-too-long"),
+    ] {
+        let reply = send(raw);
+        let (head, body) = reply.split_once("\r\n\r\n").expect("a whole reply");
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{head}");
+        assert!(head.contains("content-type: application/json"), "{head}");
+        let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        assert_eq!(v["error"]["code"], code, "{v}");
+        assert!(
+            v["error"]["message"].as_str().is_some_and(|m| m.len() > 20),
+            "{v}"
+        );
+    }
+    // A request the router answers is unchanged, and the server serves on.
+    let ok = send(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(ok.starts_with("HTTP/1.1 200 "), "{ok}");
+    let missing = send(b"GET /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert!(missing.contains("\"error\""), "{missing}");
+}

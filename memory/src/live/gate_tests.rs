@@ -83,7 +83,7 @@ fn catching_up_extends_a_built_snapshot_and_builds_nothing_new() {
     }
     // No snapshot of `f`: nothing is built for it.
     assert!(!t.catch_up("f").unwrap());
-    assert!(t.snapshots.read().unwrap().built.get("f").is_none());
+    assert!(!t.snapshots.read().unwrap().built.contains_key("f"));
     // `e`'s snapshot, then an append: behind until it catches up.
     t.memory("e").unwrap();
     assert!(!t.catch_up("e").unwrap(), "up to date");
