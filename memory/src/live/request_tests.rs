@@ -211,3 +211,102 @@ fn a_forget_sent_again_with_its_id_is_answered_as_the_first() {
     assert_eq!((again.steps, again.replayed), (2, true));
     assert_eq!(t.steps("e").unwrap().len(), 1);
 }
+
+/// One write of the property below.
+#[derive(Debug, Clone)]
+enum Write {
+    Create(String),
+    Append(String, Vec<String>),
+    Correct(String, usize, String),
+    Forget(String, Forget),
+}
+
+fn write_strategy() -> impl proptest::strategy::Strategy<Value = Write> {
+    use proptest::prelude::*;
+    let episode = prop_oneof![Just("e".to_string()), Just("f".to_string())];
+    let text = "[a-c]{1,3}";
+    prop_oneof![
+        episode.clone().prop_map(Write::Create),
+        (episode.clone(), proptest::collection::vec(text, 1..3))
+            .prop_map(|(e, t)| Write::Append(e, t)),
+        (episode.clone(), 0..6usize, text).prop_map(|(e, i, t)| Write::Correct(e, i, t)),
+        (episode.clone(), 0..6usize).prop_map(|(e, i)| Write::Forget(e, Forget::Step(i))),
+        (episode.clone(), 0..4usize, 0..3usize)
+            .prop_map(|(e, i, n)| Write::Forget(e, Forget::Range(i, i + n))),
+        episode.prop_map(|e| Write::Forget(e, Forget::Episode)),
+    ]
+}
+
+/// What a write answered: its value and whether it was a replay, or its
+/// error's code.
+fn apply(t: &Tenant, w: &Write, id: &str) -> Result<(String, bool), String> {
+    let done = match w {
+        Write::Create(e) => {
+            let new = NewEpisode {
+                id: e.clone(),
+                task: "file the claims".into(),
+                ..NewEpisode::default()
+            };
+            t.create_episode_once(&new, Some(id))
+                .map(|r| ("created".to_string(), r))
+        }
+        Write::Append(e, texts) => {
+            let steps = texts.iter().map(|x| step(x)).collect();
+            t.append_once(e, steps, Some(id))
+                .map(|a| (format!("{:?}", a.indices), a.replayed))
+        }
+        Write::Correct(e, i, x) => t
+            .correct_once(e, *i, step(x), Some(id))
+            .map(|r| ("corrected".to_string(), r)),
+        Write::Forget(e, what) => t
+            .forget_once(e, *what, Some(id))
+            .map(|f| (f.steps.to_string(), f.replayed)),
+    };
+    done.map_err(|e| e.code().to_string())
+}
+
+/// Every episode's steps as (index, action).
+fn contents(t: &Tenant) -> Vec<(String, Vec<(usize, String)>)> {
+    t.episodes()
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let steps = t.steps(&e.id).unwrap();
+            (
+                e.id,
+                steps.into_iter().map(|s| (s.index, s.action)).collect(),
+            )
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// Any sequence of writes, each sent twice with its id (a retry right
+    /// after the first), answers and stores exactly what the sequence sent
+    /// once does; every retry of a write that succeeded is a replay.
+    #[test]
+    fn every_write_sent_twice_with_its_id_is_the_write_sent_once(
+        writes in proptest::collection::vec(write_strategy(), 1..14)
+    ) {
+        let (_a, once) = opened();
+        let (_b, twice) = opened();
+        let (once, twice) = (once.tenant("t").unwrap(), twice.tenant("t").unwrap());
+        for (k, w) in writes.iter().enumerate() {
+            let id = format!("w{k}");
+            let first = apply(&once, w, &id);
+            proptest::prop_assert_eq!(&apply(&twice, w, &id), &first, "{:?}", w);
+            let again = apply(&twice, w, &id);
+            // A write that succeeded is replayed: the same answer, marked
+            // so; one that failed fails again the same way.
+            match &first {
+                Ok((answer, replayed)) => {
+                    proptest::prop_assert!(!replayed);
+                    proptest::prop_assert_eq!(again, Ok((answer.clone(), true)), "the retry of {:?}", w);
+                }
+                Err(_) => proptest::prop_assert_eq!(&again, &first, "the retry of {:?}", w),
+            }
+            proptest::prop_assert_eq!(contents(&once), contents(&twice));
+        }
+    }
+}
