@@ -17,6 +17,7 @@
 //! all gets JSON-RPC's parse or invalid-request error (`mcp_stdio`). Logs
 //! go to stderr; stdout carries only the protocol.
 
+use crate::state::catch_up_later;
 use mesa_core::Mask;
 use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
 use mesa_query::{Asker, Question, SharedChooser};
@@ -145,6 +146,20 @@ pub struct ReadEpisode {
     pub episode: String,
 }
 
+/// Runs a write off the async threads; once it is answered, the episode's
+/// snapshot catches up in the background, as after a REST write.
+async fn writing(
+    tenant: Arc<Tenant>,
+    episode: String,
+    f: impl FnOnce() -> Result<String, String> + Send + 'static,
+) -> Result<String, String> {
+    let done = blocking(f).await;
+    if done.is_ok() {
+        catch_up_later(tenant, episode);
+    }
+    done
+}
+
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
@@ -190,8 +205,8 @@ impl MemoryTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let t = self.tenant(&ctx)?;
-        let (tenant, episode) = (t.clone(), a.episode.clone());
-        let added = blocking(move || {
+        let episode = a.episode.clone();
+        writing(t.clone(), episode, move || {
             let step = NewStep {
                 index: None,
                 action: a.action,
@@ -223,13 +238,7 @@ impl MemoryTools {
                     .to_string(),
             )
         })
-        .await;
-        // The episode's snapshot catches up after the answer, as after a
-        // REST append.
-        if added.is_ok() {
-            tokio::task::spawn_blocking(move || tenant.catch_up(&episode));
-        }
-        added
+        .await
     }
 
     #[tool(
@@ -273,7 +282,8 @@ impl MemoryTools {
             }
         };
         let t = self.tenant(&ctx)?;
-        blocking(move || {
+        let episode = f.episode.clone();
+        writing(t.clone(), episode, move || {
             let id = f.request_id.as_deref();
             let done = t.forget_once(&f.episode, what, id).map_err(live)?;
             let (n, replayed) = (done.steps, done.replayed);
@@ -291,7 +301,8 @@ impl MemoryTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let t = self.tenant(&ctx)?;
-        blocking(move || {
+        let episode = c.episode.clone();
+        writing(t.clone(), episode, move || {
             let step = NewStep {
                 index: Some(c.step),
                 action: c.action,

@@ -1,7 +1,7 @@
 //! The routes: JSON over the live memory, one tenant per token.
 
 use crate::error::{code_of, ApiError};
-use crate::state::{policy_dir, valid_policy_name, AppState, TenantState};
+use crate::state::{catch_up_later, policy_dir, valid_policy_name, AppState, TenantState};
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, MatchedPath, Path, Query, Request, State};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
@@ -190,7 +190,11 @@ async fn forget(
     headers: &HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     let key = idempotency_key(headers)?;
+    let (tenant, episode) = (t.tenant.clone(), id.clone());
     let done = blocking(move || Ok(t.tenant.forget_once(&id, what, key.as_deref())?)).await?;
+    if !done.replayed {
+        catch_up_later(tenant, episode);
+    }
     Ok(Json(
         json!({ "forgotten": done.steps, "replayed": done.replayed }),
     ))
@@ -266,13 +270,10 @@ pub async fn append(
     batch_size(steps.len(), s.limits.batch_steps, "steps")?;
     // A retry with the request's key gets the first one's indices.
     let key = idempotency_key(&headers)?;
-    let tenant = t.clone();
-    let episode = id.clone();
+    let (tenant, episode) = (t.tenant.clone(), id.clone());
     let done = blocking(move || Ok(t.tenant.append_once(&id, steps, key.as_deref())?)).await?;
     if !done.replayed {
-        // The episode's snapshot catches up after the answer, not in the
-        // next question's time.
-        tokio::task::spawn_blocking(move || tenant.tenant.catch_up(&episode));
+        catch_up_later(tenant, episode);
     }
     let body = json!({ "indices": done.indices, "replayed": done.replayed });
     Ok((created_or_replayed(done.replayed), Json(body)))
@@ -368,8 +369,12 @@ pub async fn correct(
         timestamp: b.timestamp,
     };
     let key = idempotency_key(&headers)?;
+    let (tenant, episode) = (t.tenant.clone(), id.clone());
     let replayed =
         blocking(move || Ok(t.tenant.correct_once(&id, index, step, key.as_deref())?)).await?;
+    if !replayed {
+        catch_up_later(tenant, episode);
+    }
     Ok(Json(json!({ "corrected": index, "replayed": replayed })))
 }
 

@@ -214,3 +214,10 @@ pub struct ReloadReport {
 pub fn policy_dir(t: &TenantState) -> PathBuf {
     t.tenant.dir().join("policies")
 }
+
+/// Brings the episode's snapshot up to date on a blocking thread, after a
+/// write was answered, so that the next question does not pay for it
+/// ([`Tenant::catch_up`]; a failure there is the next question's to meet).
+pub fn catch_up_later(tenant: Arc<Tenant>, episode: String) {
+    tokio::task::spawn_blocking(move || tenant.catch_up(&episode));
+}

@@ -95,3 +95,31 @@ fn catching_up_extends_a_built_snapshot_and_builds_nothing_new() {
     assert!(Arc::ptr_eq(&ready, &t.memory("e").unwrap()));
     assert_eq!(t.catch_up("nope").ok(), Some(false));
 }
+
+#[test]
+fn catching_up_builds_again_what_a_correction_or_a_forget_dropped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let t = m.tenant("a").unwrap();
+    t.create_episode(&NewEpisode {
+        id: "e".into(),
+        ..NewEpisode::default()
+    })
+    .unwrap();
+    t.append_batch("e", vec![step("open the ledger"), step("add the refund")])
+        .unwrap();
+    t.memory("e").unwrap();
+    t.correct("e", 1, step("add the credit note")).unwrap();
+    assert!(t.ready("e").is_none(), "the correction dropped it");
+    assert!(t.catch_up("e").unwrap());
+    let ready = t.ready("e").expect("built again");
+    assert_eq!(ready.episode.steps[1].action, "add the credit note");
+    assert!(!t.catch_up("e").unwrap(), "up to date");
+    t.forget("e", Forget::Step(0)).unwrap();
+    assert!(t.catch_up("e").unwrap());
+    assert_eq!(t.ready("e").expect("built again").episode.steps.len(), 1);
+    // Forgotten whole: nothing to build, and no error.
+    t.forget("e", Forget::Episode).unwrap();
+    assert!(!t.catch_up("e").unwrap());
+    assert!(t.snapshots.read().unwrap().dropped.is_empty());
+}

@@ -302,6 +302,9 @@ struct Snapshots {
     /// Steps covered by the episode's persisted state, as this writer
     /// knows it (see [`state`]).
     persisted: HashMap<String, usize>,
+    /// Episodes whose built snapshot a correction or a forget dropped:
+    /// [`Tenant::catch_up`] builds them again.
+    dropped: std::collections::HashSet<String>,
     /// A reader's view of the database (`PRAGMA data_version`): when
     /// another connection commits, every snapshot is dropped.
     data_version: Option<i64>,
@@ -434,6 +437,7 @@ impl Tenant {
         let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
         if let Some(old) = s.built.remove(episode) {
             old.vector.retire_ann();
+            s.dropped.insert(episode.to_string());
         }
         s.appended.remove(episode);
         s.persisted.remove(episode);
@@ -542,20 +546,31 @@ impl Tenant {
         built
     }
 
-    /// Brings a built snapshot of the episode up to date with the appends
-    /// made since, now, so that the next question finds it ready (a server
-    /// calls it after acknowledging an append). Returns whether there was
-    /// anything to do: an episode without a built snapshot is left alone
-    /// (its first question builds it).
+    /// Brings the episode's snapshot up to date now, so that the next
+    /// question finds it ready (a server calls it after acknowledging a
+    /// write): a built snapshot is extended by the appends made since, and
+    /// one that a correction or a forget dropped is built again. Returns
+    /// whether there was anything to do: an episode that had no snapshot
+    /// is left alone (its first question builds it), and so is one that
+    /// was forgotten whole.
     pub fn catch_up(&self, episode: &str) -> Result<bool, LiveError> {
         let behind = {
             let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
-            s.built.contains_key(episode) && s.appended.contains_key(episode)
+            let extend = s.built.contains_key(episode) && s.appended.contains_key(episode);
+            extend || s.dropped.contains(episode)
         };
-        if behind {
-            self.memory(episode)?;
+        if !behind {
+            return Ok(false);
         }
-        Ok(behind)
+        match self.memory(episode) {
+            Ok(_) => Ok(true),
+            Err(LiveError::UnknownEpisode { .. }) => {
+                let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
+                s.dropped.remove(episode);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The episode's snapshot, when it is built and no append is pending.
@@ -603,6 +618,7 @@ impl Tenant {
             if kept {
                 s.built.insert(episode.to_string(), built.clone());
                 s.appended.remove(episode);
+                s.dropped.remove(episode);
             }
             kept
         };
