@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mesa_core::Mask;
-use mesa_memory::{Forget, NewEpisode, NewStep};
+use mesa_memory::{Forget, LiveError, NewEpisode, NewStep, Tenant};
 use mesa_query::{Question, SharedChooser};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -190,11 +190,7 @@ async fn forget(
     headers: &HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     let key = idempotency_key(headers)?;
-    let (tenant, episode) = (t.tenant.clone(), id.clone());
-    let done = blocking(move || Ok(t.tenant.forget_once(&id, what, key.as_deref())?)).await?;
-    if !done.replayed {
-        catch_up_later(tenant, episode);
-    }
+    let done = writing(t, id, move |t, id| t.forget_once(id, what, key.as_deref())).await?;
     Ok(Json(
         json!({ "forgotten": done.steps, "replayed": done.replayed }),
     ))
@@ -270,13 +266,23 @@ pub async fn append(
     batch_size(steps.len(), s.limits.batch_steps, "steps")?;
     // A retry with the request's key gets the first one's indices.
     let key = idempotency_key(&headers)?;
-    let (tenant, episode) = (t.tenant.clone(), id.clone());
-    let done = blocking(move || Ok(t.tenant.append_once(&id, steps, key.as_deref())?)).await?;
-    if !done.replayed {
-        catch_up_later(tenant, episode);
-    }
+    let done = writing(t, id, move |t, id| t.append_once(id, steps, key.as_deref())).await?;
     let body = json!({ "indices": done.indices, "replayed": done.replayed });
     Ok((created_or_replayed(done.replayed), Json(body)))
+}
+
+/// Runs a write to episode `id` off the async threads; once it is
+/// answered, the episode's snapshot catches up in the background (a no-op
+/// when the write changed nothing), as after an MCP write.
+async fn writing<T: Send + 'static>(
+    t: Arc<TenantState>,
+    id: String,
+    f: impl FnOnce(&Tenant, &str) -> Result<T, LiveError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let (tenant, episode) = (t.tenant.clone(), id.clone());
+    let done = blocking(move || Ok(f(&t.tenant, &id)?)).await?;
+    catch_up_later(tenant, episode);
+    Ok(done)
 }
 
 /// The request id a write carries in its `Idempotency-Key` header: sent
@@ -369,12 +375,10 @@ pub async fn correct(
         timestamp: b.timestamp,
     };
     let key = idempotency_key(&headers)?;
-    let (tenant, episode) = (t.tenant.clone(), id.clone());
-    let replayed =
-        blocking(move || Ok(t.tenant.correct_once(&id, index, step, key.as_deref())?)).await?;
-    if !replayed {
-        catch_up_later(tenant, episode);
-    }
+    let replayed = writing(t, id, move |t, id| {
+        t.correct_once(id, index, step, key.as_deref())
+    })
+    .await?;
     Ok(Json(json!({ "corrected": index, "replayed": replayed })))
 }
 

@@ -75,6 +75,8 @@ CREATE TABLE IF NOT EXISTS forgotten (
     created INTEGER NOT NULL,
     PRIMARY KEY (episode, id)
 ) STRICT;
+CREATE INDEX IF NOT EXISTS requests_created ON requests (created);
+CREATE INDEX IF NOT EXISTS forgotten_created ON forgotten (created);
 CREATE TABLE IF NOT EXISTS questions (
     episode TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
     id TEXT NOT NULL,

@@ -16,7 +16,8 @@
 //! whole episode) for a forget. The row is written in the write's own
 //! transaction, so an acknowledged write and its id are on disk together
 //! or not at all. Rows are kept for [`KEEP_MILLIS`] (a day) and pruned by
-//! later writes with an id. Any forget or correction in an episode clears
+//! later writes with an id (through an index on their time, so a prune
+//! reads only the rows it deletes). Any forget or correction in an episode clears
 //! its ids (they hold digests of steps' text), then records its own; a
 //! forget's row holds no text. So an append sent again after a forget
 //! appends anew. A whole-episode forget's id goes to the `forgotten` table
@@ -84,17 +85,20 @@ fn fields_hash<'a>(fields: impl IntoIterator<Item = &'a str>) -> u64 {
 
 /// An append's digest: two appends with one id must send the same steps.
 pub(super) fn appended(steps: &[NewStep]) -> String {
-    let mut fields = Vec::new();
-    for s in steps {
-        let index = s.index.map_or(String::new(), |i| i.to_string());
-        let time = s.timestamp.clone().unwrap_or_default();
-        fields.extend([index, s.action.clone(), s.observation.clone(), time]);
-    }
-    format!(
-        "{:016x}-{}",
-        fields_hash(fields.iter().map(String::as_str)),
-        steps.len()
-    )
+    let indices: Vec<String> = steps
+        .iter()
+        .map(|s| s.index.map_or(String::new(), |i| i.to_string()))
+        .collect();
+    let fields = steps.iter().zip(&indices).flat_map(|(s, index)| {
+        let time = s.timestamp.as_deref().unwrap_or("");
+        [
+            index.as_str(),
+            s.action.as_str(),
+            s.observation.as_str(),
+            time,
+        ]
+    });
+    format!("{:016x}-{}", fields_hash(fields), steps.len())
 }
 
 /// A creation's digest: the episode's fields.
