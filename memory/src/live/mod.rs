@@ -727,6 +727,8 @@ mod ann_tests;
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
+mod kill_id_tests;
+#[cfg(test)]
 mod kill_tests;
 #[cfg(test)]
 mod request_tests;
