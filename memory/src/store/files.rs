@@ -110,7 +110,7 @@ pub(super) fn write_episode(
     )?;
     write_json(&dir.join("graph.json"), &memory.graph.relation_graph())?;
     let v = dir.join("vectors.bin");
-    vectors::write(&v, memory.vector.dim(), memory.vector.data()).map_err(io(&v))?;
+    vectors::write(&v, memory.vector.dim(), &memory.vector.data()).map_err(io(&v))?;
     let ann = ann_file(dir, true);
     memory.vector.index_and_save(&ann).map_err(io(&ann.dir))?;
     write_json(&dir.join("windows.json"), &memory.raw.windows())?;

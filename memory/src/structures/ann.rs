@@ -440,7 +440,7 @@ mod tests {
         let f = file(dir.path());
         let v = vector(&game_episode(n));
         let graph = graph_over(&v, n);
-        save(&f, &graph, v.data(), 16).unwrap();
+        save(&f, &graph, &v.data(), 16).unwrap();
         (dir, f, v, graph)
     }
 
@@ -502,7 +502,7 @@ mod tests {
         let longer = vector(&game_episode(260));
         assert_eq!(ready(&longer, &f), AnnSource::Loaded);
         // Its background thread then saves the 260 rows; wait for that.
-        wait_until("saved", || load(&f, longer.data(), 16).is_some());
+        wait_until("saved", || load(&f, &longer.data(), 16).is_some());
         let q = Query::new("You see a wall 4 steps to the north.");
         let exact =
             Vector::build(longer.steps.clone(), Arc::new(Dense), &Config::default()).unwrap();
@@ -511,21 +511,21 @@ mod tests {
             exact.retrieve(&q).unwrap().items[0].score
         );
         // A changed row: built over.
-        save(&f, &graph, first.data(), 16).unwrap();
+        save(&f, &graph, &first.data(), 16).unwrap();
         let mut other = game_episode(200);
         other.steps[7].observation = "something else entirely".into();
         let other = vector(&other);
         assert_eq!(ready(&other, &f), AnnSource::Built);
-        wait_until("saved", || load(&f, other.data(), 16).is_some());
+        wait_until("saved", || load(&f, &other.data(), 16).is_some());
         // Damaged dump files under a manifest that fits: built over (no
         // panic), and saved again, so the next opening loads.
-        save(&f, &graph, first.data(), 16).unwrap();
+        save(&f, &graph, &first.data(), 16).unwrap();
         let m = read_manifest(&manifest_path(&f)).unwrap();
         for p in dump_files(&f.dir, &m.basename) {
             std::fs::write(p, b"damaged").unwrap();
         }
         assert_eq!(ready(&vector(&game_episode(200)), &f), AnnSource::Built);
-        wait_until("saved", || load(&f, first.data(), 16).is_some());
+        wait_until("saved", || load(&f, &first.data(), 16).is_some());
         assert_eq!(ready(&vector(&game_episode(200)), &f), AnnSource::Loaded);
     }
 
@@ -536,7 +536,7 @@ mod tests {
             name: "e2".into(),
             ..f.clone()
         };
-        save(&g, &graph, v.data(), 16).unwrap();
+        save(&g, &graph, &v.data(), 16).unwrap();
         std::fs::write(f.dir.join("e3-9.hnsw.graph"), b"left by a crash").unwrap();
         let names = |d: &Path| {
             let mut n: Vec<String> = std::fs::read_dir(d)
@@ -564,12 +564,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = file(dir.path());
         let v = vector(&game_episode(200));
-        let row = |p: usize| &v.data()[p * 16..(p + 1) * 16];
+        let data = v.data();
+        let row = |p: usize| &data[p * 16..(p + 1) * 16];
         let graph = graph_over(&v, 150);
         save(&f, &graph, &v.data()[..150 * 16], 16).unwrap();
-        let (back, rows) = load(&f, v.data(), 16).unwrap();
+        let (back, rows) = load(&f, &v.data(), 16).unwrap();
         assert_eq!(rows, 150);
-        insert_rows(&back, v.data(), 16, 150..200);
+        insert_rows(&back, &v.data(), 16, 150..200);
         for p in 150..200 {
             let best = back.search(row(p), 5, 64)[0].d_id;
             // Rows may repeat (the fixture's texts do); the best is one
@@ -585,12 +586,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = file(dir.path());
         let v = vector(&game_episode(400));
-        let row = |p: usize| &v.data()[p * 16..(p + 1) * 16];
+        let data = v.data();
+        let row = |p: usize| &data[p * 16..(p + 1) * 16];
         let graph = graph_over(&v, 100);
         save(&f, &graph, &v.data()[..100 * 16], 16).unwrap();
-        let (back, _) = load(&f, v.data(), 16).unwrap();
+        let (back, _) = load(&f, &v.data(), 16).unwrap();
         for g in [&back, &graph] {
-            insert_rows_checked(g, v.data(), 16, 100..400);
+            insert_rows_checked(g, &data, 16, 100..400);
             for p in 100..400 {
                 let found = g.search(row(p), 8, SEARCH_EF);
                 assert!(found.iter().any(|nb| nb.d_id == p), "row {p}");

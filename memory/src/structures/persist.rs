@@ -1,8 +1,9 @@
 //! A built memory's state, kept so that opening an episode does not
 //! rebuild it: S, T, G and R as they are after the last persisted step,
-//! each serialized with `postcard` on its own, V's rows with their 8-bit
-//! codes as little-endian bytes, and the covered steps' renderings with
-//! their indices, timestamps and token counts.
+//! each serialized with `postcard` on its own, V's 8-bit codes (and its
+//! `f32` rows, for an embedder other than the built-in one) as
+//! little-endian bytes, and the covered steps' renderings with their
+//! indices, timestamps and token counts.
 //!
 //! ```text
 //! EpisodeMemory ──state()──► StateBytes, three sections:
@@ -19,9 +20,11 @@
 //! covered steps' texts nor renders them again: the live store, with a
 //! summarizer that extends its summary step by step, does not read those
 //! steps at all, and its memory's episode then holds them with their
-//! index and timestamp only ([`DecodedState::take_steps`]). V's rows are
-//! in it so that opening reads them as one blob instead of one per step,
-//! and does not quantize them again. V's HNSW graph is not in it (past
+//! index and timestamp only ([`DecodedState::take_steps`]). V's codes
+//! are in it so that opening reads them as one blob instead of one vector
+//! per step, and does not quantize again; the built-in embedder's `f32`
+//! rows are not (V makes a row again from its step's text when a question
+//! rescores it), which halves the state. V's HNSW graph is not in it (past
 //! `vector_hnsw_threshold`, the live store keeps it as hnsw_rs's own
 //! files, see [`super::ann`]). A reopened memory answers exactly like
 //! [`EpisodeMemory::from_parts`] over the same steps; the live store's
@@ -39,12 +42,13 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Bumped when a persisted state's layout changes; an older state is then
-/// ignored (and the memory rebuilt from its steps). 6: G as flat arrays
+/// ignored (and the memory rebuilt from its steps). 7: no `f32` rows for
+/// a hashed embedder (V makes them again from the steps' text); 6: G as flat arrays
 /// (names in one buffer, its indexes as term indexes; 5 kept petgraph's
 /// graph and hash maps); 5: the steps' renderings in the state (4: V's
 /// codes in the layout of the embedder's vectors; 3 kept every
 /// embedder's by dimension).
-const STATE_VERSION: u32 = 6;
+const STATE_VERSION: u32 = 7;
 
 /// What a persisted state was built under: it is opened only under the
 /// same.
@@ -338,13 +342,39 @@ mod tests {
         postcard::to_stdvec(&State { vector, ..s }).unwrap()
     }
 
+    /// What damages V's rows: for the built-in embedder, whose state keeps
+    /// none, any bytes there; for another, rows cut short.
+    type Damage = fn(&mut [Vec<u8>; 3]);
+    const STRAY_ROWS: [Damage; 2] = [
+        |v| v[0].extend_from_slice(&1.0f32.to_le_bytes()),
+        |v| v[0].push(0),
+    ];
+    const CUT_ROWS: [Damage; 2] = [
+        |v| v[0].truncate(v[0].len() - 1),
+        |v| v[0].truncate(v[0].len() - 4),
+    ];
+
     /// A state opens to the memory it was taken from; one whose V part is
     /// ragged, short or not sane is refused with an error, not a panic, and
     /// so are its sections swapped, a text that is not the renderings' and
     /// an episode that is not the state's.
     #[test]
     fn a_state_opens_whole_and_a_damaged_v_is_refused() {
-        let (config, plugins) = (Config::default(), Plugins::default());
+        opens_whole_and_refuses_damage(Plugins::default(), STRAY_ROWS);
+    }
+
+    /// The same with an embedder whose rows the state keeps.
+    #[test]
+    fn a_state_with_kept_rows_opens_whole_and_refuses_damage() {
+        let plugins = Plugins {
+            embedder: Arc::new(crate::structures::fixtures::Dense),
+            ..Plugins::default()
+        };
+        opens_whole_and_refuses_damage(plugins, CUT_ROWS);
+    }
+
+    fn opens_whole_and_refuses_damage(plugins: Plugins, rows: [Damage; 2]) {
+        let config = Config::default();
         let episode = Arc::new(game_episode(300));
         let m = EpisodeMemory::build(episode.clone(), &config, &plugins).unwrap();
         let owned = m.state();
@@ -367,9 +397,9 @@ mod tests {
         let reopen = |state: StateBytes<'_>, episode: &Arc<Episode>| {
             EpisodeMemory::reopen(episode.clone(), state, &config, &plugins)
         };
-        let damaged: [fn(&mut [Vec<u8>; 3]); 5] = [
-            |v| v[0].truncate(v[0].len() - 1),
-            |v| v[0].truncate(v[0].len() - 4),
+        let damaged: [Damage; 5] = [
+            rows[0],
+            rows[1],
             |v| v[1].truncate(v[1].len() - 1),
             |v| v[2].truncate(v[2].len() - 8),
             |v| v[2][..4].copy_from_slice(&f32::NAN.to_le_bytes()),

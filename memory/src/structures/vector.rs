@@ -14,7 +14,12 @@
 //! ([`Embedder::hashed`]: the built-in embedder's): every row is
 //! scored from its 8-bit codes and only the rows that can still reach the
 //! top k are scored again in `f32` ([`super::quant`]), which returns
-//! exactly the full scan's answer.
+//! exactly the full scan's answer. The built-in embedder's `f32` rows are
+//! not kept: a rescored row is made again from its step's text, which gives
+//! the same floats, and kept for the next question ([`Rows::Remade`]); so a
+//! persisted state holds V's codes only, and an opening reads half the
+//! bytes it did. Other embedders' rows cost a model or an endpoint call and
+//! are kept ([`Rows::Kept`]).
 //! Beyond the threshold it is approximate, with
 //! hnsw_rs (M = 16, ef_construction = 200, ef_search = max(200, 8k)) whose
 //! candidates are re-scored exactly. The HNSW graph is built on the first
@@ -29,8 +34,9 @@ use super::{Evidence, MemoryStructure, PluginError, Query, RetrieveError, StepTe
 use crate::config::Config;
 use crate::text::{cut, hash, words};
 use mesa_core::Structure;
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Turns texts into vectors.
 pub trait Embedder: Send + Sync {
@@ -255,6 +261,19 @@ pub(super) struct StoredRows<'a> {
     pub scales: &'a [u8],
 }
 
+/// V's rows in `f32`, which rescore the rows the codes leave.
+#[derive(Clone)]
+enum Rows {
+    /// Every row, `len * dim` floats: an embedder whose vectors cost a
+    /// model or an endpoint call (and which HNSW may index).
+    Kept(Vec<f32>),
+    /// The rows a question rescored, by position, each made again from
+    /// its step's text when first needed: the built-in hashed embedder,
+    /// which is cheap and deterministic. Shared by clones: an append adds
+    /// positions and changes none (a forget or a correction builds anew).
+    Remade(Arc<Mutex<HashMap<usize, Arc<[f32]>>>>),
+}
+
 /// The vector index of one episode. Clones share the HNSW graph, which an
 /// append extends in place: a clone made before the append filters out the
 /// steps it does not have.
@@ -262,7 +281,7 @@ pub(super) struct StoredRows<'a> {
 pub struct Vector {
     pub(super) steps: Arc<StepTexts>,
     dim: usize,
-    data: Vec<f32>,
+    rows: Rows,
     embedder: Arc<dyn Embedder>,
     top_k: usize,
     hnsw_threshold: usize,
@@ -315,6 +334,7 @@ impl Vector {
         Vector::with_codes(steps, data, codes, embedder, config)
     }
 
+    /// `data` is dropped for a hashed embedder ([`Rows::Remade`]).
     fn with_codes(
         steps: Arc<StepTexts>,
         data: Vec<f32>,
@@ -322,16 +342,16 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Vector {
-        let hnsw_threshold = if embedder.hashed() {
-            usize::MAX
+        let (hnsw_threshold, rows) = if embedder.hashed() {
+            (usize::MAX, Rows::Remade(Arc::default()))
         } else {
-            config.vector_hnsw_threshold
+            (config.vector_hnsw_threshold, Rows::Kept(data))
         };
         Vector {
             steps,
             dim: embedder.dim(),
             codes,
-            data,
+            rows,
             embedder,
             top_k: config.vector_top_k,
             hnsw_threshold,
@@ -340,15 +360,16 @@ impl Vector {
     }
 
     /// The rows and their codes as a persisted state keeps them:
-    /// `[vectors, codes, scales]`, each as bytes (see [`StoredRows`]).
+    /// `[vectors, codes, scales]`, each as bytes (see [`StoredRows`]); no
+    /// rows for a hashed embedder, whose rows are made again.
     pub(super) fn to_bytes(&self) -> [Vec<u8>; 3] {
         let (codes, scales) = self.codes.to_bytes();
-        [crate::le::f32s_to_le(&self.data), codes, scales]
+        [crate::le::f32s_to_le(self.kept()), codes, scales]
     }
 
     /// The index over rows and codes read back from [`Vector::to_bytes`],
-    /// over `steps`; `None` unless there is one row and one code row per
-    /// step.
+    /// over `steps`; `None` unless there is one code row per step, and one
+    /// row per step (none for a hashed embedder).
     pub(super) fn from_decoded(
         steps: Arc<StepTexts>,
         data: Vec<f32>,
@@ -356,13 +377,21 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Option<Vector> {
-        let fits = data.len() == steps.len() * embedder.dim() && codes.len() == steps.len();
+        let rows = if embedder.hashed() { 0 } else { steps.len() };
+        let fits = data.len() == rows * embedder.dim() && codes.len() == steps.len();
         fits.then(|| Vector::with_codes(steps, data, codes, embedder, config))
     }
 
-    /// The vectors, `len * dim` floats, row by row.
-    pub fn data(&self) -> &[f32] {
-        &self.data
+    /// The vectors, `len * dim` floats, row by row (made again for a
+    /// hashed embedder).
+    pub fn data(&self) -> Cow<'_, [f32]> {
+        match &self.rows {
+            Rows::Kept(data) => Cow::Borrowed(data),
+            Rows::Remade(_) => {
+                let all = (0..self.steps.len()).flat_map(|p| self.remake(p).to_vec());
+                Cow::Owned(all.collect())
+            }
+        }
     }
 
     /// The dimension.
@@ -370,12 +399,55 @@ impl Vector {
         self.dim
     }
 
-    fn row(&self, p: usize) -> &[f32] {
-        &self.data[p * self.dim..(p + 1) * self.dim]
+    /// The kept rows (none for a hashed embedder, which HNSW never
+    /// indexes: its threshold is past any length).
+    fn kept(&self) -> &[f32] {
+        match &self.rows {
+            Rows::Kept(data) => data,
+            Rows::Remade(_) => &[],
+        }
     }
 
-    fn dot(&self, p: usize, q: &[f32]) -> f32 {
-        dot(self.row(p), q)
+    /// Row `p` made from its step's text as [`embed_all`] made it. The
+    /// built-in embedder cannot fail; an embedder that did would score
+    /// the row 0.
+    fn remake(&self, p: usize) -> Arc<[f32]> {
+        let text = self.steps.text(p);
+        let row = embed_one(self.embedder.as_ref(), text).unwrap_or_else(|_| vec![0.0; self.dim]);
+        row.into()
+    }
+
+    /// Each candidate's exact cosine with `q`.
+    fn rescore(&self, candidates: Vec<usize>, q: &[f32]) -> Vec<(usize, f32)> {
+        let cache = match &self.rows {
+            Rows::Kept(data) => {
+                let row = |p: usize| &data[p * self.dim..(p + 1) * self.dim];
+                return candidates
+                    .into_iter()
+                    .map(|p| (p, dot(row(p), q)))
+                    .collect();
+            }
+            Rows::Remade(cache) => cache,
+        };
+        let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let missing: Vec<usize> = {
+            let held = lock();
+            candidates
+                .iter()
+                .copied()
+                .filter(|p| !held.contains_key(p))
+                .collect()
+        };
+        // Made outside the lock: other questions rescore meanwhile.
+        let made: Vec<_> = missing.into_iter().map(|p| (p, self.remake(p))).collect();
+        let mut held = lock();
+        for (p, row) in made {
+            held.entry(p).or_insert(row);
+        }
+        candidates
+            .into_iter()
+            .map(|p| (p, held.get(&p).map_or(0.0, |row| dot(row, q))))
+            .collect()
     }
 
     /// Adds later steps' vectors (`vectors`: one row of `dim` floats per
@@ -383,14 +455,16 @@ impl Vector {
     /// last). If the HNSW graph is built, the rows it lacks are inserted.
     pub(super) fn extend(&mut self, vectors: &[&[f32]], steps: Arc<StepTexts>) {
         for v in vectors {
-            self.data.extend_from_slice(v);
+            if let Rows::Kept(data) = &mut self.rows {
+                data.extend_from_slice(v);
+            }
             self.codes.push(v);
         }
         self.steps = steps;
         let mut covered = self.hnsw.covered();
         if let Some(h) = self.hnsw.graph.get() {
             let n = self.steps.len();
-            ann::insert_rows_checked(h, &self.data, self.dim, (*covered).min(n)..n);
+            ann::insert_rows_checked(h, self.kept(), self.dim, (*covered).min(n)..n);
             *covered = (*covered).max(n);
         }
     }
@@ -400,7 +474,7 @@ impl Vector {
         let mut covered = self.hnsw.covered();
         let n = self.steps.len();
         self.hnsw.graph.get_or_init(|| {
-            let data = &self.data[..n * self.dim];
+            let data = &self.kept()[..n * self.dim];
             let (h, source, saved) = ann::load_or_build(self.hnsw.file.get(), data, self.dim);
             *covered = n;
             let _ = self.hnsw.source.set(source);
@@ -447,7 +521,7 @@ impl Vector {
             return;
         }
         let (ann, dim) = (self.hnsw.clone(), self.dim);
-        let data = self.data[..n * dim].to_vec();
+        let data = self.kept()[..n * dim].to_vec();
         std::thread::spawn(move || make_in_background(&ann, &data, dim, file.as_ref()));
     }
 
@@ -467,7 +541,7 @@ impl Vector {
     /// Saves the approximate index to `file` if it is ready and holds more
     /// rows than its last save (a writer does this when it closes).
     pub fn save_ann(&self, file: &AnnFile) -> std::io::Result<bool> {
-        self.hnsw.save_if_grown(file, &self.data, self.dim)
+        self.hnsw.save_if_grown(file, self.kept(), self.dim)
     }
 
     /// Positions of the top-k steps and their cosines, best first.
@@ -498,11 +572,7 @@ impl Vector {
         } else {
             self.codes.candidates(q, n, self.top_k)
         };
-        let scored: Vec<(usize, f32)> = candidates
-            .into_iter()
-            .map(|p| (p, self.dot(p, q)))
-            .collect();
-        top_k(scored, self.top_k)
+        top_k(self.rescore(candidates, q), self.top_k)
     }
 }
 
@@ -554,6 +624,50 @@ mod tests {
         let dot = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
         assert!(dot(&a, &c) > dot(&a, &d) + 0.2);
         assert_eq!(embed_one(&e, "").unwrap(), vec![0.0; 384]);
+    }
+
+    /// The built-in embedder's rows are made again when rescored: a
+    /// search answers as the full `f32` scan over the rows [`embed_all`]
+    /// makes, cosines bit for bit, the first time and once they are kept,
+    /// and a clone extended by an append answers as a build of the longer
+    /// episode.
+    #[test]
+    fn remade_rows_answer_as_the_full_scan() {
+        let e = super::super::fixtures::game_episode(400);
+        let config = Config::default();
+        let v = vector(&e, &config);
+        assert!(matches!(v.rows, Rows::Remade(_)));
+        let embedder = HashEmbedder::default();
+        let rows = embed_all(&v.steps, &embedder).unwrap();
+        let dim = embedder.dim();
+        for q in [
+            "Where is the key?",
+            "push the rock",
+            "what did step 12 do",
+            "win",
+        ] {
+            let q = embed_one(&embedder, q).unwrap();
+            let full: Vec<(usize, f32)> = rows
+                .chunks_exact(dim)
+                .enumerate()
+                .map(|(p, row)| (p, dot(row, &q)))
+                .collect();
+            let want = top_k(full, config.vector_top_k);
+            assert_eq!(v.search(&q), want, "cold");
+            assert_eq!(v.search(&q), want, "kept");
+        }
+        let (short, long) = (&e.steps[..300], &e.steps[300..]);
+        let texts =
+            |s: &[crate::dataset::Step]| Arc::new(StepTexts::build(s, config.evidence_text_bytes));
+        let mut grown = Vector::build(texts(short), Arc::new(embedder), &config).unwrap();
+        grown.search(&embed_one(&embedder, "push the rock").unwrap());
+        let added = embed_all(&texts(long), &embedder).unwrap();
+        let added: Vec<&[f32]> = added.chunks_exact(dim).collect();
+        grown.extend(&added, texts(&e.steps));
+        for q in ["Where is the key?", "push the rock"] {
+            let q = embed_one(&embedder, q).unwrap();
+            assert_eq!(grown.search(&q), v.search(&q), "{q:?}");
+        }
     }
 
     #[test]
