@@ -465,3 +465,96 @@ fn a_rerun_with_request_ids_appends_nothing() {
     let t = LiveMemory::open(&root).unwrap().tenant("t").unwrap();
     assert_eq!(t.steps("e").unwrap().len(), 3);
 }
+
+/// A tenant imported with an endpoint's embedder (`mesa build --into
+/// --embedder openai`) is then appended to and asked through the CLI with
+/// that embedder and its recorded model, whatever model the environment
+/// names; with no endpoint where the environment points, opening it fails
+/// and names the embedder.
+#[test]
+fn a_tenant_imported_with_an_endpoint_embedder_opens_with_it() {
+    let server = mesa_testkit::Server::start(|req, _| {
+        let texts = req.json()["input"].as_array().cloned().unwrap_or_default();
+        let vectors: Vec<Vec<f32>> = texts
+            .iter()
+            .map(|t| vec![1.0, t.as_str().map_or(0, str::len) as f32, 0.5])
+            .collect();
+        mesa_testkit::embeddings_reply(&vectors)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.jsonl");
+    let line = r#"{"id": "a", "task": "fix the test", "domain": "software", "steps": [{"action": "run pytest", "observation": "1 failed: test_dates"}, {"action": "edit src/dates.py", "observation": "ok"}]}"#;
+    std::fs::write(&data, line).unwrap();
+    let (data, root) = (data.to_str().unwrap(), dir.path().join("mem"));
+    let root = root.to_str().unwrap();
+    let with_input = |url: &str, model: &str, args: &[&str], input: &str| {
+        let mut child = mesa()
+            .args(args)
+            .env("MESA_LLM_BASE_URL", url)
+            .env("MESA_LLM_API_KEY", "test")
+            .env("MESA_LLM_EMBEDDING_MODEL", model)
+            .env("MESA_LLM_MAX_RETRIES", "0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run mesa");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input.as_bytes()).expect("input");
+        drop(stdin);
+        let o = child.wait_with_output().expect("mesa ends");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (o.status.success(), text(&o.stdout), text(&o.stderr))
+    };
+    let with_endpoint = |url: &str, model: &str, args: &[&str]| with_input(url, model, args, "");
+    let url = server.base_url();
+    let build = [
+        "build",
+        data,
+        "--into",
+        root,
+        "--tenant",
+        "t",
+        "--embedder",
+        "openai",
+        "--quiet",
+    ];
+    let (ok, _, err) = with_endpoint(&url, "emb-a", &build);
+    assert!(ok, "{err}");
+    let step = r#"{"action": "run pytest again", "observation": "2 passed"}"#;
+    let append = ["append", root, "--tenant", "t", "--episode", "a"];
+    let (ok, _, err) = with_input(&url, "emb-b", &append, step);
+    assert!(ok, "{err}");
+    let sent = server.requests();
+    let ask = [
+        "query",
+        root,
+        "--tenant",
+        "t",
+        "--episode",
+        "a",
+        "--structures",
+        "V",
+        "Which test failed?",
+    ];
+    let (ok, out, err) = with_endpoint(&url, "emb-b", &ask);
+    assert!(ok, "{err}");
+    assert!(out.contains("test_dates"), "{out}");
+    assert!(
+        server.requests() > sent,
+        "the question went to the endpoint"
+    );
+    let models: Vec<String> = server
+        .log()
+        .iter()
+        .map(|r| r.json()["model"].to_string())
+        .collect();
+    assert!(models.iter().all(|m| m == "\"emb-a\""), "{models:?}");
+    drop(server);
+    let (ok, _, err) = with_endpoint("http://127.0.0.1:9/v1", "emb-a", &ask);
+    assert!(!ok, "opened with no endpoint");
+    assert!(
+        err.contains("openai:emb-a:3") && err.contains("tenant `t`"),
+        "{err}"
+    );
+}

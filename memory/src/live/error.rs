@@ -204,6 +204,18 @@ pub enum LiveError {
         /// The one given.
         given: String,
     },
+    /// The tenant's vectors were made by an embedder this process cannot
+    /// make (no model files, no endpoint settings, or a build without it).
+    #[error("tenant `{tenant}`'s vectors were made by `{stored}`, and it opens only with that embedder, which cannot be made here: {source}")]
+    EmbedderUnavailable {
+        /// The tenant.
+        tenant: String,
+        /// The recorded embedder.
+        stored: String,
+        /// Why it could not be made.
+        #[source]
+        source: Box<crate::plugins::SetupError>,
+    },
     /// A model-backed builder failed on a new step; nothing was written.
     #[error("episode `{episode}`: {source}; nothing was written")]
     Plugin {
@@ -249,7 +261,8 @@ pub enum LiveErrorKind {
     /// The disk, the database or a file failed, or the directory is not a
     /// live memory this build reads.
     Storage,
-    /// A model-backed builder failed on the new steps; nothing was written.
+    /// A model-backed builder failed on the new steps (nothing was
+    /// written), or the tenant's embedder cannot be made.
     Builder,
 }
 
@@ -280,6 +293,7 @@ impl LiveError {
             LiveError::BadRequestId { .. } => "bad-request-id",
             LiveError::RequestIdReused { .. } => "request-id-reused",
             LiveError::EmbedderMismatch { .. } => "embedder-mismatch",
+            LiveError::EmbedderUnavailable { .. } => "embedder-unavailable",
             LiveError::Plugin { .. } => "builder",
             LiveError::Build(_) => "build",
             LiveError::Corrupt { .. } => "corrupt",
@@ -306,7 +320,9 @@ impl LiveError {
             | LiveError::IndexTaken { .. }
             | LiveError::RequestIdReused { .. }
             | LiveError::EmbedderMismatch { .. } => LiveErrorKind::Conflict,
-            LiveError::Plugin { .. } | LiveError::Build(_) => LiveErrorKind::Builder,
+            LiveError::Plugin { .. }
+            | LiveError::Build(_)
+            | LiveError::EmbedderUnavailable { .. } => LiveErrorKind::Builder,
             LiveError::Io { .. }
             | LiveError::Db { .. }
             | LiveError::DiskFull { .. }

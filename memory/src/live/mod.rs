@@ -49,6 +49,7 @@ pub use writes::{Appended, Forgotten};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
+use crate::plugins::{Embedders, PluginOptions};
 use crate::structures::{state_fingerprint, EpisodeMemory, Plugins, StepParts};
 use db::EpisodeRow;
 use rusqlite::Connection;
@@ -162,10 +163,30 @@ impl LiveMemory {
     }
 
     /// Opens tenant `name` for reading and writing, creating it if new,
-    /// with the built-in builders. Only one handle writes a tenant at a
-    /// time; another gets [`LiveError::Locked`].
+    /// with the built-in builders and the embedder that made its vectors
+    /// (see [`LiveMemory::tenant_recorded`]; its options from the
+    /// environment: `MESA_MINILM_DIR`, `MESA_LLM_*`). Only one handle
+    /// writes a tenant at a time; another gets [`LiveError::Locked`].
     pub fn tenant(&self, name: &str) -> Result<Tenant, LiveError> {
-        self.tenant_with(name, Config::default(), Plugins::default())
+        self.tenant_recorded(name, &PluginOptions::default())
+    }
+
+    /// Opens tenant `name` as [`LiveMemory::tenant_with`] does, with the
+    /// built-in builders and the embedder the tenant recorded when its
+    /// first vectors were made ([`Embedders::from_recorded`]): the built-in
+    /// one, MiniLM from `options.minilm_dir`, or the endpoint of `options`
+    /// with the recorded model. So a tenant that `mesa build --into
+    /// --embedder minilm` wrote opens with MiniLM in every front end; one
+    /// whose embedder cannot be made here is
+    /// [`LiveError::EmbedderUnavailable`].
+    pub fn tenant_recorded(
+        &self,
+        name: &str,
+        options: &PluginOptions,
+    ) -> Result<Tenant, LiveError> {
+        recorded(name, options, |plugins| {
+            self.tenant_with(name, Config::default(), plugins)
+        })
     }
 
     /// [`LiveMemory::tenant`] with these parameters and builders. The
@@ -232,8 +253,12 @@ impl LiveMemory {
     /// Opens an existing tenant for reading only, beside its writer (another
     /// handle or process may be appending): questions see every change the
     /// writer has committed; writes return [`LiveError::ReadOnly`].
+    /// Its embedder is the one the tenant recorded, as for
+    /// [`LiveMemory::tenant`].
     pub fn reader(&self, name: &str) -> Result<Tenant, LiveError> {
-        self.reader_with(name, Config::default(), Plugins::default())
+        recorded(name, &PluginOptions::default(), |plugins| {
+            self.reader_with(name, Config::default(), plugins)
+        })
     }
 
     /// [`LiveMemory::reader`] with these parameters and builders.
@@ -245,6 +270,31 @@ impl LiveMemory {
     ) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
         Tenant::open(name, dir, config, plugins, None)
+    }
+}
+
+/// Opens a tenant with the built-in builders, or, if its vectors were
+/// made by another embedder, with that one (made from `options`).
+fn recorded(
+    name: &str,
+    options: &PluginOptions,
+    open: impl Fn(Plugins) -> Result<Tenant, LiveError>,
+) -> Result<Tenant, LiveError> {
+    match open(Plugins::default()) {
+        Err(LiveError::EmbedderMismatch { stored, .. }) => {
+            let embedder = Embedders::from_recorded(&stored, options).map_err(|source| {
+                LiveError::EmbedderUnavailable {
+                    tenant: name.into(),
+                    stored,
+                    source: Box::new(source),
+                }
+            })?;
+            open(Plugins {
+                embedder,
+                ..Plugins::default()
+            })
+        }
+        other => other,
     }
 }
 
@@ -724,6 +774,8 @@ fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
 
 #[cfg(test)]
 mod ann_tests;
+#[cfg(test)]
+mod embedder_tests;
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
