@@ -422,7 +422,7 @@ PY
   echo "Development experiments judged on val alone (no test figure) are in docs/EXPERIMENTS.md,"
   echo "written by \`scripts/val_experiments.sh\`; the stratified policies' variants (trees over every"
   echo "preview, both families, bagged fits, ten folds, other priors and bounds, refinements) are in \"The variants\" above."
-  echo "Four ways to spend fewer tokens for the same answers, measured on val and not adopted:"
+  echo "Five ways to spend fewer tokens for the same answers, measured on val and not adopted:"
   echo "weighing each word a subset shows by which structures show it, by the rank or the score of the"
   echo "items that show it, or by whether they share a word with the question (docs/PRICE_STUDY.md,"
   echo "\"Weighted words\", \`scripts/price_study.sh\`: the"
@@ -435,7 +435,11 @@ PY
   echo "and linear scores per structure, a logistic regression on the previews predicting whether each"
   echo "structure is in the oracle's subset, read above a threshold (docs/LINEAR_STUDY.md,"
   echo "\`scripts/linear_study.py\`: chosen on train, it keeps 99% of J on val on 0 of 5 seeds for evidence"
-  echo "recall, and even with a perfect choice on val it needs more tokens than the stratified policies for answer coverage)."
+  echo "recall, and even with a perfect choice on val it needs more tokens than the stratified policies for answer coverage);"
+  echo "and a trade price per stratum, each stratum choosing among the fixed subsets and trades at any"
+  echo "price (docs/STRATA_TRADE_STUDY.md, \`scripts/strata_trade_study.py\`: fitted on train, it keeps"
+  echo "99% of J on val on fewer seeds than plain strata for evidence recall, and for answer coverage"
+  echo "spends about what one trade for all questions does)."
   echo
   echo "## Not measured here"
   echo
