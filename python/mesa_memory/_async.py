@@ -33,10 +33,16 @@ class AsyncMemory:
 
     @classmethod
     async def open(
-        cls, root: Union[str, "os.PathLike[str]"], tenant: str, *, read_only: bool = False
+        cls,
+        root: Union[str, "os.PathLike[str]"],
+        tenant: str,
+        *,
+        read_only: bool = False,
+        embedder: Optional[str] = None,
     ) -> "AsyncMemory":
-        """Opens (creating if new) tenant ``tenant`` of the memory at ``root``."""
-        memory = await _run(Memory, root, tenant, read_only=read_only)
+        """Opens (creating if new) tenant ``tenant`` of the memory at ``root``
+        (``embedder`` as for :class:`Memory`)."""
+        memory = await _run(Memory, root, tenant, read_only=read_only, embedder=embedder)
         return cls(memory)
 
     @property

@@ -1,7 +1,7 @@
 """Type stubs for MESA's compiled core (``mesa_memory._native``)."""
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Union
 
 __version__: str
 
@@ -172,8 +172,21 @@ class Policy:
 class Memory:
     """One tenant of a live memory directory; thread-safe; a context manager."""
 
-    def __init__(self, root: _Path, tenant: str, *, read_only: bool = False) -> None:
-        """Opens tenant ``tenant`` at ``root`` (both created if new; with read_only, it must exist)."""
+    def __init__(
+        self,
+        root: _Path,
+        tenant: str,
+        *,
+        read_only: bool = False,
+        embedder: Optional[Literal["builtin", "openai"]] = None,
+    ) -> None:
+        """Opens tenant ``tenant`` at ``root`` (both created if new; with read_only, it must exist).
+
+        The tenant's vectors are made by the embedder it recorded; a new tenant's by ``embedder``:
+        ``"builtin"`` (the default) or ``"openai"`` (an OpenAI-compatible embeddings endpoint, from
+        MESA_LLM_BASE_URL, MESA_LLM_API_KEY and MESA_LLM_EMBEDDING_MODEL). One that differs from
+        the tenant's raises ConflictError (``embedder-mismatch``); one that cannot be made,
+        BuilderError (``embedder-unavailable``)."""
     @staticmethod
     def tenants(root: _Path) -> List[str]:
         """The tenants of the memory at ``root``."""

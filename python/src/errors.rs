@@ -100,6 +100,17 @@ fn live_help(kind: LiveErrorKind) -> &'static str {
 }
 
 /// The live memory's error as its exception.
+/// An embedder that cannot be made: an unknown name, or one this build
+/// lacks (`minilm`), or an endpoint that is not configured or answers its
+/// probe badly.
+pub fn embedder(name: &str, e: mesa_memory::SetupError) -> PyErr {
+    raise::<BuilderError>(
+        "embedder-unavailable",
+        format!("the embedder `{name}` cannot be made: {e}"),
+        Some("use embedder=\"builtin\", or \"openai\" with MESA_LLM_BASE_URL (and MESA_LLM_API_KEY, MESA_LLM_EMBEDDING_MODEL) set"),
+    )
+}
+
 pub fn live(e: LiveError) -> PyErr {
     let kind = e.kind();
     let help = Some(live_help(kind));

@@ -7,7 +7,9 @@ use crate::answer::{Answer, EpisodeInfo, KeptQuestion, Step};
 use crate::errors::{self, invalid, raise, ClosedError};
 use crate::policy::Policy;
 use mesa_core::Mask;
-use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
+use mesa_memory::{
+    Config, Embedders, Forget, LiveMemory, NewEpisode, NewStep, PluginOptions, Plugins, Tenant,
+};
 use mesa_query::{QueryError, Question, SharedChooser};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
@@ -98,16 +100,46 @@ impl Memory {
     /// Opens tenant `tenant` of the live memory at `root` (both created if
     /// new). With `read_only`, the tenant must exist, and this handle sees
     /// what its writer (another process, perhaps) commits, and cannot write.
+    /// The tenant's vectors are made by the embedder it recorded (its
+    /// first vectors'); a new tenant's by `embedder`: `builtin` (the
+    /// default) or `openai` (an OpenAI-compatible embeddings endpoint,
+    /// from `MESA_LLM_BASE_URL`, `MESA_LLM_API_KEY` and
+    /// `MESA_LLM_EMBEDDING_MODEL`). An `embedder` that differs from the
+    /// one a tenant recorded is refused (`embedder-mismatch`).
     #[new]
-    #[pyo3(signature = (root, tenant, *, read_only = false))]
-    fn new(py: Python<'_>, root: PathBuf, tenant: String, read_only: bool) -> PyResult<Memory> {
+    #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None))]
+    fn new(
+        py: Python<'_>,
+        root: PathBuf,
+        tenant: String,
+        read_only: bool,
+        embedder: Option<String>,
+    ) -> PyResult<Memory> {
+        let embedder = match embedder.as_deref() {
+            None => None,
+            Some(name) => Some(
+                py.detach(|| Embedders::from_name(name, &PluginOptions::default()))
+                    .map_err(|e| errors::embedder(name, e))?,
+            ),
+        };
         let opened = py
             .detach(|| {
                 let memory = LiveMemory::open(&root)?;
+                let Some(embedder) = embedder else {
+                    return if read_only {
+                        memory.reader(&tenant)
+                    } else {
+                        memory.tenant(&tenant)
+                    };
+                };
+                let plugins = Plugins {
+                    embedder,
+                    ..Plugins::default()
+                };
                 if read_only {
-                    memory.reader(&tenant)
+                    memory.reader_with(&tenant, Config::default(), plugins)
                 } else {
-                    memory.tenant(&tenant)
+                    memory.tenant_with(&tenant, Config::default(), plugins)
                 }
             })
             .map_err(errors::live)?;
