@@ -42,7 +42,7 @@ pub use error::ApiError;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use axum::Router;
-use mesa_memory::{LiveError, LiveMemory};
+use mesa_memory::{EmbedderKind, LiveError, LiveMemory};
 use routes::Shared;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -107,6 +107,9 @@ pub struct Config {
     pub tokens: Option<PathBuf>,
     /// The limits.
     pub limits: Limits,
+    /// The embedder a tenant without vectors yet gets (default the
+    /// built-in one); a tenant keeps the one it recorded.
+    pub embedder: EmbedderKind,
 }
 
 impl Config {
@@ -117,6 +120,7 @@ impl Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 7878)),
             tokens: None,
             limits: Limits::default(),
+            embedder: EmbedderKind::Builtin,
         }
     }
 
@@ -141,6 +145,15 @@ pub enum ServeError {
     /// The policy runtime could not start.
     #[error("the policy runtime: {0}")]
     Runtime(#[from] mesa_runtime::LoadError),
+    /// The embedder for new tenants could not be made.
+    #[error("the embedder `{name}` for new tenants cannot be made: {source}")]
+    Embedder {
+        /// `minilm` or `openai`.
+        name: &'static str,
+        /// Why.
+        #[source]
+        source: mesa_memory::SetupError,
+    },
     /// The address could not be bound, or serving failed.
     #[error("{addr}: {source}")]
     Io {
@@ -223,7 +236,9 @@ impl Server {
     pub fn bind(config: &Config) -> Result<Server, ServeError> {
         let memory = LiveMemory::open(&config.root)?;
         let tokens = auth::TokenFile::open(&config.tokens_path())?;
-        let state = Arc::new(state::AppState::new(memory, tokens, config.limits.clone())?);
+        let mut state = state::AppState::new(memory, tokens, config.limits.clone())?;
+        state.new_tenants = new_tenants(config.embedder)?;
+        let state = Arc::new(state);
         let io = |source| ServeError::Io {
             addr: config.addr.to_string(),
             source,
@@ -320,4 +335,21 @@ impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.finish();
     }
+}
+
+/// The embedder a tenant without vectors gets: `None` for the built-in one
+/// (the library's default), else made now, so that a missing model or
+/// endpoint stops the server at its start rather than at a first request.
+pub(crate) fn new_tenants(
+    kind: EmbedderKind,
+) -> Result<Option<Arc<dyn mesa_memory::Embedder>>, ServeError> {
+    if kind == EmbedderKind::Builtin {
+        return Ok(None);
+    }
+    mesa_memory::Embedders::of(kind, &mesa_memory::PluginOptions::default())
+        .map(Some)
+        .map_err(|source| ServeError::Embedder {
+            name: kind.name(),
+            source,
+        })
 }

@@ -474,12 +474,29 @@ pub enum McpError {
     /// The protocol or the runtime failed.
     #[error("MCP: {0}")]
     Protocol(String),
+    /// The embedder for a new tenant could not be made.
+    #[error(transparent)]
+    Embedder(Box<crate::ServeError>),
 }
 
 /// Serves tenant `tenant` of the memory at `root` on stdio until the client
-/// closes it.
-pub fn serve_stdio(root: &Path, tenant: &str, policy: Option<Asker>) -> Result<(), McpError> {
-    let tenant = Arc::new(LiveMemory::open(root)?.tenant(tenant)?);
+/// closes it. A tenant without vectors yet gets `embedder`; one with vectors
+/// keeps the embedder it recorded.
+pub fn serve_stdio(
+    root: &Path,
+    tenant: &str,
+    policy: Option<Asker>,
+    embedder: mesa_memory::EmbedderKind,
+) -> Result<(), McpError> {
+    let memory = LiveMemory::open(root)?;
+    let tenant = Arc::new(match crate::new_tenants(embedder) {
+        Ok(None) => memory.tenant(tenant)?,
+        Ok(Some(e)) => {
+            let options = mesa_memory::PluginOptions::default();
+            memory.tenant_embedding(tenant, e, &options)?
+        }
+        Err(e) => return Err(McpError::Embedder(Box::new(e))),
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -31,6 +31,9 @@ pub struct AppState {
     pub runtime: Runtime,
     /// Request counts and latencies.
     pub metrics: crate::metrics::Metrics,
+    /// The embedder a tenant without vectors gets (`None`: the built-in
+    /// one); a tenant keeps the one it recorded.
+    pub new_tenants: Option<Arc<dyn mesa_memory::Embedder>>,
 }
 
 /// One tenant's open handle and policies.
@@ -114,6 +117,7 @@ impl AppState {
             tenants: Mutex::new(HashMap::new()),
             runtime: Runtime::with_config(config)?,
             metrics: crate::metrics::Metrics::default(),
+            new_tenants: None,
         })
     }
 
@@ -130,7 +134,13 @@ impl AppState {
         if let Some(t) = map.get(name) {
             return Ok(t.clone());
         }
-        let tenant = Arc::new(self.memory.tenant(name)?);
+        let tenant = Arc::new(match &self.new_tenants {
+            None => self.memory.tenant(name)?,
+            Some(e) => {
+                let options = mesa_memory::PluginOptions::default();
+                self.memory.tenant_embedding(name, e.clone(), &options)?
+            }
+        });
         let state = Arc::new(TenantState {
             tenant,
             policies: RwLock::new(BTreeMap::new()),

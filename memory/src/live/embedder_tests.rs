@@ -118,3 +118,21 @@ fn an_embedder_that_cannot_be_made_again_is_a_clear_error() {
         Some("embedder-unavailable")
     );
 }
+
+#[test]
+fn a_new_tenant_gets_the_embedder_asked_for_and_an_old_one_keeps_its_own() {
+    let (_dir, m) = written_with(Arc::new(HashEmbedder::new(64)));
+    let options = PluginOptions::default();
+    let wide: Arc<dyn crate::structures::Embedder> = Arc::new(HashEmbedder::new(128));
+    let old = m
+        .tenant_embedding("t", wide.clone(), &options)
+        .expect("opens");
+    assert_eq!(old.plugins.embedder.name(), "hash-v1-64");
+    drop(old);
+    let new = m.tenant_embedding("u", wide, &options).expect("creates");
+    assert_eq!(new.plugins.embedder.name(), "hash-v1-128");
+    drop(new);
+    // Recorded: the plain opening uses it.
+    let plain = m.tenant("u").expect("opens");
+    assert_eq!(plain.plugins.embedder.name(), "hash-v1-128");
+}

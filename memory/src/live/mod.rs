@@ -184,7 +184,24 @@ impl LiveMemory {
         name: &str,
         options: &PluginOptions,
     ) -> Result<Tenant, LiveError> {
-        recorded(name, options, |plugins| {
+        self.tenant_embedding(name, Plugins::default().embedder, options)
+    }
+
+    /// Opens tenant `name` as [`LiveMemory::tenant_recorded`] does, except
+    /// that a tenant without vectors yet (a new one) gets `embedder`, which
+    /// it then records: what `mesa serve --embedder openai` gives the
+    /// tenants its tokens create.
+    pub fn tenant_embedding(
+        &self,
+        name: &str,
+        embedder: Arc<dyn crate::structures::Embedder>,
+        options: &PluginOptions,
+    ) -> Result<Tenant, LiveError> {
+        let first = Plugins {
+            embedder,
+            ..Plugins::default()
+        };
+        recorded(name, options, first, |plugins| {
             self.tenant_with(name, Config::default(), plugins)
         })
     }
@@ -256,7 +273,8 @@ impl LiveMemory {
     /// Its embedder is the one the tenant recorded, as for
     /// [`LiveMemory::tenant`].
     pub fn reader(&self, name: &str) -> Result<Tenant, LiveError> {
-        recorded(name, &PluginOptions::default(), |plugins| {
+        let options = PluginOptions::default();
+        recorded(name, &options, Plugins::default(), |plugins| {
             self.reader_with(name, Config::default(), plugins)
         })
     }
@@ -273,14 +291,15 @@ impl LiveMemory {
     }
 }
 
-/// Opens a tenant with the built-in builders, or, if its vectors were
-/// made by another embedder, with that one (made from `options`).
+/// Opens a tenant with `first`, or, if its vectors were made by another
+/// embedder, with that one (made from `options`) and the built-in builders.
 fn recorded(
     name: &str,
     options: &PluginOptions,
+    first: Plugins,
     open: impl Fn(Plugins) -> Result<Tenant, LiveError>,
 ) -> Result<Tenant, LiveError> {
-    match open(Plugins::default()) {
+    match open(first) {
         Err(LiveError::EmbedderMismatch { stored, .. }) => {
             let embedder = Embedders::from_recorded(&stored, options).map_err(|source| {
                 LiveError::EmbedderUnavailable {
@@ -404,6 +423,12 @@ impl Tenant {
     /// The tenant's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The name of the embedder that makes the tenant's vectors
+    /// (`hash-v1-384`, `openai:MODEL:DIM`, ...).
+    pub fn embedder(&self) -> String {
+        self.plugins.embedder.name()
     }
 
     /// The tenant's directory.
