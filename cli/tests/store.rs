@@ -321,6 +321,63 @@ fn the_main_job_runs_end_to_end() {
     }
 }
 
+/// The main job on a dataset unlike AMA-Bench: no domains, and no question
+/// naming a step, so evidence recall labels nothing; the job says so,
+/// measures answer coverage instead, and runs to the frontier. Asked for
+/// evidence recall by name, it stops and says what to do.
+#[test]
+fn the_main_job_takes_a_dataset_without_domains_or_step_labels() {
+    let mut lines = String::new();
+    for e in 0..24 {
+        let item = ["kettle", "lamp", "router", "ticket"][e % 4];
+        let steps: Vec<String> = (0..10)
+            .map(|i| format!(r#"{{"action": "search {item} {i}", "observation": "found {item} model X{e}{i} at {} dollars"}}"#, 10 + i))
+            .collect();
+        lines.push_str(&format!(
+            r#"{{"id": "r{e}", "task": "buy a {item}", "steps": [{}], "questions": [{{"question": "Which {item} model was cheapest?", "answer": "X{e}0 at 10 dollars"}}]}}"#,
+            steps.join(", ")
+        ));
+        lines.push('\n');
+    }
+    let data = tmp("no-domains.jsonl", lines.as_bytes());
+    let work = std::env::temp_dir()
+        .join(format!("mesa-cli-{}", std::process::id()))
+        .join("pipeline-no-domains");
+    let work = work.to_string_lossy().into_owned();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "pipeline",
+            "--data",
+            &data,
+            "--work",
+            &work,
+            "--iterations",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        mesa(&args)
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("answer coverage instead"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("Frontier on test (answer-coverage)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["--utility", "evidence-recall"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("sweep another --utility"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// Each bad option of `mesa stratify` exits 1 (a value out of range, with
 /// what to do) or 2 (a usage error), and writes nothing.
 fn stratify_refuses_bad_options(sweep: &str, out: &Path) {

@@ -84,6 +84,7 @@ fn new_tenants_get_the_embedder_asked_for_and_old_ones_keep_theirs() {
         alice_sent,
         "bob's tenant kept the built-in embedder"
     );
+    assert_eq!(endpoint.models(), ["emb-a"]);
     drop(f);
     let memory = LiveMemory::open(&root).unwrap();
     let name = |t: &str| memory.tenant(t).unwrap().embedder();

@@ -220,6 +220,19 @@ impl Server {
     pub fn log(&self) -> Vec<Request> {
         self.stats.log.lock().expect("log lock").clone()
     }
+
+    /// The distinct `model`s the requests named, sorted (a request without
+    /// one counts as `""`).
+    pub fn models(&self) -> Vec<String> {
+        let mut models: Vec<String> = self
+            .log()
+            .iter()
+            .map(|r| r.json()["model"].as_str().unwrap_or_default().to_string())
+            .collect();
+        models.sort();
+        models.dedup();
+        models
+    }
 }
 
 fn serve(stream: TcpStream, stats: &Stats, handler: &Handler) {

@@ -24,9 +24,10 @@ pub struct Args {
     /// Where the store, the sweep and the run go.
     #[arg(long, default_value = "target/mesa-pipeline")]
     work: PathBuf,
-    /// The utility the sweep measures.
-    #[arg(long, value_enum, default_value_t)]
-    utility: UtilityArg,
+    /// The utility the sweep measures (default evidence-recall; when no
+    /// question of the dataset has an evidence label, answer-coverage).
+    #[arg(long, value_enum)]
+    utility: Option<UtilityArg>,
     /// Optimizer iterations.
     #[arg(long, default_value_t = OptimizeOptions::defaults().iterations)]
     iterations: usize,
@@ -64,27 +65,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             EmbedderKind::Builtin,
         ))?;
     }
-    let sweep_file = args
-        .work
-        .join(format!("sweep-{:?}.jsonl", args.utility).to_lowercase());
-    eprintln!("2/4 sweep: `{}`", sweep_file.display());
-    let report = sweep::sweep(&sweep::Args {
-        store: store.clone(),
-        data: args.data.clone(),
-        utility: args.utility,
-        output: sweep_file.clone(),
-        judge_cache: None,
-        answer_model: None,
-        judge_model: None,
-        items: None,
-        skip_bad: false,
-        quiet: false,
-        minilm_dir: None,
-    })?;
-    eprintln!(
-        "    {} questions, {} labelled",
-        report.questions, report.labelled
-    );
+    let mut sweep_file = sweep_step(&args, &store, args.utility.unwrap_or_default())?;
+    if args.utility.is_none() && sweep_file.1 == 0 {
+        eprintln!(
+            "    no question names an evidence step: answer coverage instead (--utility chooses)"
+        );
+        sweep_file = sweep_step(&args, &store, UtilityArg::AnswerCoverage)?;
+    }
+    let sweep_file = sweep_file.0;
     let run_dir = args.work.join(format!("run-seed{}", args.seed));
     eprintln!("3/4 optimize (offline): `{}`", run_dir.display());
     // A new run each time: the archive of an earlier one is kept aside.
@@ -117,6 +105,37 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         run_dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Step 2: the sweep of `utility`; its file and how many questions it
+/// labels.
+fn sweep_step(
+    args: &Args,
+    store: &std::path::Path,
+    utility: UtilityArg,
+) -> Result<(PathBuf, usize), CliError> {
+    let sweep_file = args
+        .work
+        .join(format!("sweep-{utility:?}.jsonl").to_lowercase());
+    eprintln!("2/4 sweep: `{}`", sweep_file.display());
+    let report = sweep::sweep(&sweep::Args {
+        store: store.to_path_buf(),
+        data: args.data.clone(),
+        utility,
+        output: sweep_file.clone(),
+        judge_cache: None,
+        answer_model: None,
+        judge_model: None,
+        items: None,
+        skip_bad: false,
+        quiet: false,
+        minilm_dir: None,
+    })?;
+    eprintln!(
+        "    {} questions, {} labelled",
+        report.questions, report.labelled
+    );
+    Ok((sweep_file, report.labelled))
 }
 
 /// Step 4: the stratified policies for both targets (keep 99% of all five's

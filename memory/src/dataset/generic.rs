@@ -1,4 +1,4 @@
-//! The generic trajectory layout (docs/DATA.md): `{id, task, domain,
+//! The generic trajectory layout (docs/DATA.md): `{id, task, domain?,
 //! outcome?, steps: [{index?, action, observation, timestamp?}], questions?:
 //! [{id?, question, answer?, type?, evidence?}]}`.
 
@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize; 2]), Bad> {
     let id = f.id("id")?;
     let task = f.string("task")?;
-    let domain = f.string("domain")?;
+    // Optional: a dataset without domains is one domain, "".
+    let domain = f.opt_string("domain")?.unwrap_or_default();
     let outcome = f.opt_string("outcome")?;
     let mut meta = BTreeMap::new();
     if let Some(m) = f.obj.get("meta").and_then(|m| m.as_object()) {

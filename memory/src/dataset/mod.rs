@@ -7,7 +7,7 @@
 //!   task, num_turns, trajectory: [{turn_idx, action, observation}],
 //!   qa_pairs: [{question, answer, type}]}`. Question ids are
 //!   `{episode_id}:{qa_index}`.
-//! - **Generic** (`generic`): `{id, task, domain, outcome?, steps: [{index?,
+//! - **Generic** (`generic`): `{id, task, domain?, outcome?, steps: [{index?,
 //!   action, observation, timestamp?}], questions?: [{id?, question, answer?,
 //!   type?, evidence?}]}`, for bringing your own agent logs.
 //!

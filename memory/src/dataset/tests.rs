@@ -39,6 +39,19 @@ fn skip() -> LoadOptions {
     }
 }
 
+/// A generic episode without a domain has the empty one; a domain that is
+/// not a string is still refused.
+#[test]
+fn a_generic_domain_is_optional() {
+    let mut v: Value = serde_json::from_str(&generic_line("g1")).unwrap();
+    v.as_object_mut().unwrap().remove("domain");
+    let loaded = load_str(&v.to_string(), "d.jsonl", &opts()).unwrap();
+    assert_eq!(loaded.episodes[0].domain, "");
+    v["domain"] = json!(7);
+    let err = load_str(&v.to_string(), "d.jsonl", &opts()).unwrap_err();
+    assert!(err.to_string().contains("domain"), "{err}");
+}
+
 #[test]
 fn reads_both_layouts() {
     let text = format!("{}\n{}\n", ama_line(7, 3), generic_line("g1"));

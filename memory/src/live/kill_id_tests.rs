@@ -250,13 +250,7 @@ fn a_killed_write_with_an_id_is_whole_and_replays() {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("mem");
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = super::kill_tests::draws(0x9e37_79b9_7f4a_7c15);
     let rounds: Vec<Round> = (0..KILLS)
         .map(|_| {
             // After the first round: each kind of write has been timed.

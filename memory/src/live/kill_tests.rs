@@ -93,6 +93,17 @@ fn child(root: &Path, episode: &str) {
     }
 }
 
+/// Pseudo-random draws below `n` (xorshift64 from `seed`), the same in
+/// every run.
+pub(super) fn draws(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 /// What a kill round saw.
 struct Round {
     /// The child's process id (its batches' request ids begin with it).
@@ -193,13 +204,7 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("mem");
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = draws(0x2545_f491_4f6c_dd1d);
     let episodes = ["e0", "e1", "e2", "e3", "e4", "e5"];
     let (mut acked, mut kept) = ([0usize; 6], [0usize; 6]);
     let (mut mid, mut mid_questions) = (0, 0);

@@ -30,7 +30,7 @@ pub enum EvalError {
     #[error(transparent)]
     Split(#[from] crate::split::SplitError),
     /// The sweep has no labelled question.
-    #[error("{0}: no question is labelled, so there is nothing to evaluate on")]
+    #[error("{0}: no question is labelled, so there is nothing to evaluate on; each utility labels its own questions (evidence recall: a step named in the question, its answer or its `evidence`; answer coverage: an answer with content words; docs/DATA.md): sweep another --utility, or add those to the dataset")]
     NoLabelled(String),
     /// A split has no labelled question for some seed.
     #[error("the {split} split{} of seed {seed} has no labelled question; use a larger sweep{}", half_of(*.half), if half.is_some() { ", or choose on all of val (no --val-half)" } else { "" })]
