@@ -14,12 +14,13 @@
 //! ([`Embedder::hashed`]: the built-in embedder's): every row is
 //! scored from its 8-bit codes and only the rows that can still reach the
 //! top k are scored again in `f32` ([`super::quant`]), which returns
-//! exactly the full scan's answer. The built-in embedder's `f32` rows are
-//! not kept: a rescored row is made again from its step's text, which gives
-//! the same floats, and kept for the next question ([`Rows::Remade`]); so a
-//! persisted state holds V's codes only, and an opening reads half the
-//! bytes it did. Other embedders' rows cost a model or an endpoint call and
-//! are kept ([`Rows::Kept`]).
+//! exactly the full scan's answer. A persisted state holds the built-in
+//! embedder's codes only, not its `f32` rows, so an opening reads half the
+//! bytes it would: a V opened from it makes a rescored row again from its
+//! step's text, which gives the same floats, and keeps it for the next
+//! question ([`Rows::Remade`]). A V built from its steps keeps its rows
+//! ([`Rows::Kept`]), as does one of another embedder, whose rows cost a
+//! model or an endpoint call.
 //! Beyond the threshold it is approximate, with
 //! hnsw_rs (M = 16, ef_construction = 200, ef_search = max(200, 8k)) whose
 //! candidates are re-scored exactly. The HNSW graph is built on the first
@@ -264,12 +265,15 @@ pub(super) struct StoredRows<'a> {
 /// V's rows in `f32`, which rescore the rows the codes leave.
 #[derive(Clone)]
 enum Rows {
-    /// Every row, `len * dim` floats: an embedder whose vectors cost a
-    /// model or an endpoint call (and which HNSW may index).
+    /// Every row, `len * dim` floats: a V built from its steps, or opened
+    /// from a state for an embedder whose vectors cost a model or an
+    /// endpoint call (and which HNSW may index).
     Kept(Vec<f32>),
-    /// The rows a question rescored, by position, each made again from
-    /// its step's text when first needed: the built-in hashed embedder,
-    /// which is cheap and deterministic. Shared by clones: an append adds
+    /// A V opened from a state for the built-in hashed embedder (which
+    /// keeps no rows there): the rows a question rescored and the rows
+    /// appended since, by position, a rescored one made again from its
+    /// step's text when first needed (the embedder is deterministic; a long
+    /// text costs about a millisecond). Shared by clones: an append adds
     /// positions and changes none (a forget or a correction builds anew).
     Remade(Arc<Mutex<HashMap<usize, Arc<[f32]>>>>),
 }
@@ -331,21 +335,20 @@ impl Vector {
     ) -> Vector {
         let mut codes = Codes::new(embedder.dim(), Layout::of(embedder.as_ref()));
         codes.push(&data);
-        Vector::with_codes(steps, data, codes, embedder, config)
+        Vector::with_codes(steps, Rows::Kept(data), codes, embedder, config)
     }
 
-    /// `data` is dropped for a hashed embedder ([`Rows::Remade`]).
     fn with_codes(
         steps: Arc<StepTexts>,
-        data: Vec<f32>,
+        rows: Rows,
         codes: Codes,
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Vector {
-        let (hnsw_threshold, rows) = if embedder.hashed() {
-            (usize::MAX, Rows::Remade(Arc::default()))
+        let hnsw_threshold = if embedder.hashed() {
+            usize::MAX
         } else {
-            (config.vector_hnsw_threshold, Rows::Kept(data))
+            config.vector_hnsw_threshold
         };
         Vector {
             steps,
@@ -364,7 +367,12 @@ impl Vector {
     /// rows for a hashed embedder, whose rows are made again.
     pub(super) fn to_bytes(&self) -> [Vec<u8>; 3] {
         let (codes, scales) = self.codes.to_bytes();
-        [crate::le::f32s_to_le(self.kept()), codes, scales]
+        let rows = if self.embedder.hashed() {
+            &[]
+        } else {
+            self.kept()
+        };
+        [crate::le::f32s_to_le(rows), codes, scales]
     }
 
     /// The index over rows and codes read back from [`Vector::to_bytes`],
@@ -377,9 +385,15 @@ impl Vector {
         embedder: Arc<dyn Embedder>,
         config: &Config,
     ) -> Option<Vector> {
-        let rows = if embedder.hashed() { 0 } else { steps.len() };
+        let hashed = embedder.hashed();
+        let rows = if hashed { 0 } else { steps.len() };
         let fits = data.len() == rows * embedder.dim() && codes.len() == steps.len();
-        fits.then(|| Vector::with_codes(steps, data, codes, embedder, config))
+        let rows = if hashed {
+            Rows::Remade(Arc::default())
+        } else {
+            Rows::Kept(data)
+        };
+        fits.then(|| Vector::with_codes(steps, rows, codes, embedder, config))
     }
 
     /// The vectors, `len * dim` floats, row by row (made again for a
@@ -454,9 +468,15 @@ impl Vector {
     /// new step, normalized; `steps` renders every step, the new ones
     /// last). If the HNSW graph is built, the rows it lacks are inserted.
     pub(super) fn extend(&mut self, vectors: &[&[f32]], steps: Arc<StepTexts>) {
-        for v in vectors {
-            if let Rows::Kept(data) = &mut self.rows {
-                data.extend_from_slice(v);
+        let n = self.codes.len();
+        for (k, v) in vectors.iter().enumerate() {
+            match &mut self.rows {
+                Rows::Kept(data) => data.extend_from_slice(v),
+                // Given now: kept for the questions, as if remade.
+                Rows::Remade(cache) => {
+                    let mut held = cache.lock().unwrap_or_else(PoisonError::into_inner);
+                    held.insert(n + k, Arc::from(*v));
+                }
             }
             self.codes.push(v);
         }
@@ -626,17 +646,30 @@ mod tests {
         assert_eq!(embed_one(&e, "").unwrap(), vec![0.0; 384]);
     }
 
-    /// The built-in embedder's rows are made again when rescored: a
-    /// search answers as the full `f32` scan over the rows [`embed_all`]
-    /// makes, cosines bit for bit, the first time and once they are kept,
-    /// and a clone extended by an append answers as a build of the longer
-    /// episode.
+    /// V as a persisted state gives it back: the built-in embedder's
+    /// codes, no rows.
+    fn reopened(v: &Vector, config: &Config) -> Vector {
+        let [rows, codes, scales] = v.to_bytes();
+        assert!(rows.is_empty(), "the state keeps no rows");
+        let e = v.embedder.clone();
+        let codes = Codes::from_bytes(v.dim, Layout::of(e.as_ref()), &codes, &scales).unwrap();
+        let back = Vector::from_decoded(v.steps.clone(), Vec::new(), codes, e, config).unwrap();
+        assert!(matches!(back.rows, Rows::Remade(_)));
+        back
+    }
+
+    /// The built-in embedder's rows are made again when rescored after an
+    /// opening from a state: a search answers as the full `f32` scan over
+    /// the rows [`embed_all`] makes, cosines bit for bit, the first time
+    /// and once they are kept, and a clone extended by an append answers as
+    /// a build of the longer episode.
     #[test]
     fn remade_rows_answer_as_the_full_scan() {
         let e = super::super::fixtures::game_episode(400);
         let config = Config::default();
-        let v = vector(&e, &config);
-        assert!(matches!(v.rows, Rows::Remade(_)));
+        let built = vector(&e, &config);
+        assert!(matches!(built.rows, Rows::Kept(_)));
+        let v = reopened(&built, &config);
         let embedder = HashEmbedder::default();
         let rows = embed_all(&v.steps, &embedder).unwrap();
         let dim = embedder.dim();
@@ -655,11 +688,13 @@ mod tests {
             let want = top_k(full, config.vector_top_k);
             assert_eq!(v.search(&q), want, "cold");
             assert_eq!(v.search(&q), want, "kept");
+            assert_eq!(built.search(&q), want, "built");
         }
         let (short, long) = (&e.steps[..300], &e.steps[300..]);
         let texts =
             |s: &[crate::dataset::Step]| Arc::new(StepTexts::build(s, config.evidence_text_bytes));
-        let mut grown = Vector::build(texts(short), Arc::new(embedder), &config).unwrap();
+        let first = Vector::build(texts(short), Arc::new(embedder), &config).unwrap();
+        let mut grown = reopened(&first, &config);
         grown.search(&embed_one(&embedder, "push the rock").unwrap());
         let added = embed_all(&texts(long), &embedder).unwrap();
         let added: Vec<&[f32]> = added.chunks_exact(dim).collect();
