@@ -272,8 +272,8 @@ enum Rows {
     /// A V opened from a state for the built-in hashed embedder (which
     /// keeps no rows there): the rows a question rescored and the rows
     /// appended since, by position, a rescored one made again from its
-    /// step's text when first needed (the embedder is deterministic; a long
-    /// text costs about a millisecond). Shared by clones: an append adds
+    /// step's text when first needed (the embedder is deterministic). Shared
+    /// by clones: an append adds
     /// positions and changes none (a forget or a correction builds anew).
     Remade(Arc<Mutex<HashMap<usize, Arc<[f32]>>>>),
 }
