@@ -13,9 +13,8 @@
 //! forget clears the request ids of its episode.
 
 use super::*;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Set in the child: the memory's directory.
@@ -172,20 +171,11 @@ struct Round {
 /// (The writes are short beside the plain ones between them, so a kill at
 /// a random time would seldom land in one.)
 fn round(root: &Path, after: usize, share: u32) -> Round {
-    let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "live::kill_id_tests::a_killed_write_with_an_id_is_whole_and_replays",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, root)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the child");
+    let (mut child, mut lines) = super::kill_tests::spawn_self(
+        "live::kill_id_tests::a_killed_write_with_an_id_is_whole_and_replays",
+        &[(CHILD, root.as_os_str())],
+    );
     let pid = child.id();
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut done = Vec::new();
     let mut begun = None;
     // How long each kind of write took last.

@@ -93,6 +93,26 @@ fn child(root: &Path, episode: &str) {
     }
 }
 
+/// This test binary run again as a child that runs the test `name` alone
+/// with `envs` set; its standard output is read line by line.
+pub(super) fn spawn_self(
+    name: &str,
+    envs: &[(&str, &std::ffi::OsStr)],
+) -> (
+    std::process::Child,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+) {
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .envs(envs.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the child");
+    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    (child, lines)
+}
+
 /// Pseudo-random draws below `n` (xorshift64 from `seed`), the same in
 /// every run.
 pub(super) fn draws(mut seed: u64) -> impl FnMut(u64) -> u64 {
@@ -125,21 +145,11 @@ struct Round {
 /// made how many kills landed there depend on how long the child's
 /// previous state write held the database.)
 fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round {
-    let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "live::kill_tests::a_killed_state_write_leaves_the_old_state_or_the_new",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, root)
-        .env(CHILD_EPISODE, episode)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the child");
+    let (mut child, mut lines) = spawn_self(
+        "live::kill_tests::a_killed_state_write_leaves_the_old_state_or_the_new",
+        &[(CHILD, root.as_os_str()), (CHILD_EPISODE, episode.as_ref())],
+    );
     let pid = child.id();
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let (mut acked, mut kept, mut asks) = (0, 0, 0);
     let (mut took, mut keeping) = (Duration::from_millis(5), Duration::from_millis(2));
     let mut mid_question = false;
