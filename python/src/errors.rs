@@ -99,7 +99,6 @@ fn live_help(kind: LiveErrorKind) -> &'static str {
     }
 }
 
-/// The live memory's error as its exception.
 /// An embedder that cannot be made: an unknown name, or one this build
 /// lacks (`minilm`), or an endpoint that is not configured or answers its
 /// probe badly.
@@ -111,6 +110,7 @@ pub fn embedder(name: &str, e: mesa_memory::SetupError) -> PyErr {
     )
 }
 
+/// The live memory's error as its exception.
 pub fn live(e: LiveError) -> PyErr {
     let kind = e.kind();
     let help = Some(live_help(kind));

@@ -236,8 +236,8 @@ impl Server {
     pub fn bind(config: &Config) -> Result<Server, ServeError> {
         let memory = LiveMemory::open(&config.root)?;
         let tokens = auth::TokenFile::open(&config.tokens_path())?;
-        let mut state = state::AppState::new(memory, tokens, config.limits.clone())?;
-        state.new_tenants = new_tenants(config.embedder)?;
+        let embedder = new_tenants(config.embedder)?;
+        let state = state::AppState::new(memory, tokens, config.limits.clone(), embedder)?;
         let state = Arc::new(state);
         let io = |source| ServeError::Io {
             addr: config.addr.to_string(),
@@ -337,19 +337,16 @@ impl Drop for Running {
     }
 }
 
-/// The embedder a tenant without vectors gets: `None` for the built-in one
-/// (the library's default), else made now, so that a missing model or
-/// endpoint stops the server at its start rather than at a first request.
+/// The embedder a tenant without vectors gets, made now, so that a missing
+/// model or endpoint stops the server at its start rather than at a first
+/// request.
 pub(crate) fn new_tenants(
     kind: EmbedderKind,
-) -> Result<Option<Arc<dyn mesa_memory::Embedder>>, ServeError> {
-    if kind == EmbedderKind::Builtin {
-        return Ok(None);
-    }
-    mesa_memory::Embedders::of(kind, &mesa_memory::PluginOptions::default())
-        .map(Some)
-        .map_err(|source| ServeError::Embedder {
+) -> Result<Arc<dyn mesa_memory::Embedder>, ServeError> {
+    mesa_memory::Embedders::of(kind, &mesa_memory::PluginOptions::default()).map_err(|source| {
+        ServeError::Embedder {
             name: kind.name(),
             source,
-        })
+        }
+    })
 }

@@ -489,14 +489,9 @@ pub fn serve_stdio(
     embedder: mesa_memory::EmbedderKind,
 ) -> Result<(), McpError> {
     let memory = LiveMemory::open(root)?;
-    let tenant = Arc::new(match crate::new_tenants(embedder) {
-        Ok(None) => memory.tenant(tenant)?,
-        Ok(Some(e)) => {
-            let options = mesa_memory::PluginOptions::default();
-            memory.tenant_embedding(tenant, e, &options)?
-        }
-        Err(e) => return Err(McpError::Embedder(Box::new(e))),
-    });
+    let embedder = crate::new_tenants(embedder).map_err(|e| McpError::Embedder(Box::new(e)))?;
+    let options = mesa_memory::PluginOptions::default();
+    let tenant = Arc::new(memory.tenant_embedding(tenant, embedder, &options)?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -31,9 +31,9 @@ pub struct AppState {
     pub runtime: Runtime,
     /// Request counts and latencies.
     pub metrics: crate::metrics::Metrics,
-    /// The embedder a tenant without vectors gets (`None`: the built-in
-    /// one); a tenant keeps the one it recorded.
-    pub new_tenants: Option<Arc<dyn mesa_memory::Embedder>>,
+    /// The embedder a tenant without vectors gets; a tenant keeps the one
+    /// it recorded.
+    pub new_tenants: Arc<dyn mesa_memory::Embedder>,
 }
 
 /// One tenant's open handle and policies.
@@ -103,11 +103,13 @@ pub fn valid_policy_name(name: &str) -> bool {
 }
 
 impl AppState {
-    /// The state over `memory`.
+    /// The state over `memory`; a tenant without vectors yet gets
+    /// `new_tenants`.
     pub fn new(
         memory: LiveMemory,
         tokens: crate::auth::TokenFile,
         limits: Limits,
+        new_tenants: Arc<dyn mesa_memory::Embedder>,
     ) -> Result<AppState, mesa_runtime::LoadError> {
         let config = RuntimeConfig::for_workload(PolicyFormat::Source, u64::MAX);
         Ok(AppState {
@@ -117,7 +119,7 @@ impl AppState {
             tenants: Mutex::new(HashMap::new()),
             runtime: Runtime::with_config(config)?,
             metrics: crate::metrics::Metrics::default(),
-            new_tenants: None,
+            new_tenants,
         })
     }
 
@@ -134,13 +136,11 @@ impl AppState {
         if let Some(t) = map.get(name) {
             return Ok(t.clone());
         }
-        let tenant = Arc::new(match &self.new_tenants {
-            None => self.memory.tenant(name)?,
-            Some(e) => {
-                let options = mesa_memory::PluginOptions::default();
-                self.memory.tenant_embedding(name, e.clone(), &options)?
-            }
-        });
+        let options = mesa_memory::PluginOptions::default();
+        let tenant = self
+            .memory
+            .tenant_embedding(name, self.new_tenants.clone(), &options)?;
+        let tenant = Arc::new(tenant);
         let state = Arc::new(TenantState {
             tenant,
             policies: RwLock::new(BTreeMap::new()),

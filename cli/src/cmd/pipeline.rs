@@ -65,14 +65,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             EmbedderKind::Builtin,
         ))?;
     }
-    let mut sweep_file = sweep_step(&args, &store, args.utility.unwrap_or_default())?;
-    if args.utility.is_none() && sweep_file.1 == 0 {
+    let (mut sweep_file, labelled) = sweep_step(&args, &store, args.utility.unwrap_or_default())?;
+    if args.utility.is_none() && labelled == 0 {
         eprintln!(
             "    no question names an evidence step: answer coverage instead (--utility chooses)"
         );
-        sweep_file = sweep_step(&args, &store, UtilityArg::AnswerCoverage)?;
+        (sweep_file, _) = sweep_step(&args, &store, UtilityArg::AnswerCoverage)?;
     }
-    let sweep_file = sweep_file.0;
     let run_dir = args.work.join(format!("run-seed{}", args.seed));
     eprintln!("3/4 optimize (offline): `{}`", run_dir.display());
     // A new run each time: the archive of an earlier one is kept aside.

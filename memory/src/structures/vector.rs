@@ -272,9 +272,9 @@ enum Rows {
     /// A V opened from a state for the built-in hashed embedder (which
     /// keeps no rows there): the rows a question rescored and the rows
     /// appended since, by position, a rescored one made again from its
-    /// step's text when first needed (the embedder is deterministic). Shared
-    /// by clones: an append adds
-    /// positions and changes none (a forget or a correction builds anew).
+    /// step's text when first needed (the embedder is deterministic).
+    /// Shared by clones: an append adds positions and changes none (a
+    /// forget or a correction builds anew).
     Remade(Arc<Mutex<HashMap<usize, Arc<[f32]>>>>),
 }
 
@@ -386,8 +386,8 @@ impl Vector {
         config: &Config,
     ) -> Option<Vector> {
         let hashed = embedder.hashed();
-        let rows = if hashed { 0 } else { steps.len() };
-        let fits = data.len() == rows * embedder.dim() && codes.len() == steps.len();
+        let rows_stored = if hashed { 0 } else { steps.len() };
+        let fits = data.len() == rows_stored * embedder.dim() && codes.len() == steps.len();
         let rows = if hashed {
             Rows::Remade(Arc::default())
         } else {
@@ -469,15 +469,15 @@ impl Vector {
     /// last). If the HNSW graph is built, the rows it lacks are inserted.
     pub(super) fn extend(&mut self, vectors: &[&[f32]], steps: Arc<StepTexts>) {
         let n = self.codes.len();
-        for (k, v) in vectors.iter().enumerate() {
-            match &mut self.rows {
-                Rows::Kept(data) => data.extend_from_slice(v),
-                // Given now: kept for the questions, as if remade.
-                Rows::Remade(cache) => {
-                    let mut held = cache.lock().unwrap_or_else(PoisonError::into_inner);
-                    held.insert(n + k, Arc::from(*v));
-                }
+        match &mut self.rows {
+            Rows::Kept(data) => vectors.iter().for_each(|v| data.extend_from_slice(v)),
+            // Given now: kept for the questions, as if remade.
+            Rows::Remade(cache) => {
+                let mut held = cache.lock().unwrap_or_else(PoisonError::into_inner);
+                held.extend((n..).zip(vectors.iter().map(|&v| Arc::from(v))));
             }
+        }
+        for v in vectors {
             self.codes.push(v);
         }
         self.steps = steps;
