@@ -216,6 +216,31 @@ pub enum LiveError {
         #[source]
         source: Box<crate::plugins::SetupError>,
     },
+    /// The tenant's summaries (S) or relations (G) were made by another
+    /// builder than the one given.
+    #[error("the memory's {builder} is `{stored}`, but the one given is `{given}`; open it with the {builder} that wrote it")]
+    BuilderMismatch {
+        /// `summarizer` or `extractor`.
+        builder: &'static str,
+        /// The recorded builder.
+        stored: String,
+        /// The one given.
+        given: String,
+    },
+    /// The tenant's summarizer or extractor is one this process cannot
+    /// make (no endpoint settings, or a build without it).
+    #[error("tenant `{tenant}`'s {builder} is `{stored}`, and it opens only with that {builder}, which cannot be made here: {source}")]
+    BuilderUnavailable {
+        /// The tenant.
+        tenant: String,
+        /// `summarizer` or `extractor`.
+        builder: &'static str,
+        /// The recorded builder.
+        stored: String,
+        /// Why it could not be made.
+        #[source]
+        source: Box<crate::plugins::SetupError>,
+    },
     /// A model-backed builder failed on a new step; nothing was written.
     #[error("episode `{episode}`: {source}; nothing was written")]
     Plugin {
@@ -294,6 +319,8 @@ impl LiveError {
             LiveError::RequestIdReused { .. } => "request-id-reused",
             LiveError::EmbedderMismatch { .. } => "embedder-mismatch",
             LiveError::EmbedderUnavailable { .. } => "embedder-unavailable",
+            LiveError::BuilderMismatch { .. } => "builder-mismatch",
+            LiveError::BuilderUnavailable { .. } => "builder-unavailable",
             LiveError::Plugin { .. } => "builder",
             LiveError::Build(_) => "build",
             LiveError::Corrupt { .. } => "corrupt",
@@ -319,10 +346,12 @@ impl LiveError {
             | LiveError::EpisodeExists { .. }
             | LiveError::IndexTaken { .. }
             | LiveError::RequestIdReused { .. }
-            | LiveError::EmbedderMismatch { .. } => LiveErrorKind::Conflict,
+            | LiveError::EmbedderMismatch { .. }
+            | LiveError::BuilderMismatch { .. } => LiveErrorKind::Conflict,
             LiveError::Plugin { .. }
             | LiveError::Build(_)
-            | LiveError::EmbedderUnavailable { .. } => LiveErrorKind::Builder,
+            | LiveError::EmbedderUnavailable { .. }
+            | LiveError::BuilderUnavailable { .. } => LiveErrorKind::Builder,
             LiveError::Io { .. }
             | LiveError::Db { .. }
             | LiveError::DiskFull { .. }

@@ -34,6 +34,7 @@
 //! zeroed); [`Tenant::compact`] rewrites the file and empties the log, after
 //! which no file of the tenant holds a byte of a forgotten step.
 
+mod builders;
 mod db;
 mod error;
 mod questions;
@@ -49,8 +50,9 @@ pub use writes::{Appended, Forgotten};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
-use crate::plugins::{Embedders, PluginOptions};
+use crate::plugins::PluginOptions;
 use crate::structures::{state_fingerprint, EpisodeMemory, Plugins, StepParts};
+use builders::Choice;
 use db::EpisodeRow;
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -163,28 +165,30 @@ impl LiveMemory {
     }
 
     /// Opens tenant `name` for reading and writing, creating it if new,
-    /// with the built-in builders and the embedder that made its vectors
-    /// (see [`LiveMemory::tenant_recorded`]; its options from the
-    /// environment: `MESA_MINILM_DIR`, `MESA_LLM_*`). Only one handle
+    /// with the builders it recorded (see [`LiveMemory::tenant_recorded`];
+    /// their options from the environment: `MESA_MINILM_DIR`,
+    /// `MESA_LLM_*`), the built-in ones for a new tenant. Only one handle
     /// writes a tenant at a time; another gets [`LiveError::Locked`].
     pub fn tenant(&self, name: &str) -> Result<Tenant, LiveError> {
         self.tenant_recorded(name, &PluginOptions::default())
     }
 
-    /// Opens tenant `name` as [`LiveMemory::tenant_with`] does, with the
-    /// built-in builders and the embedder the tenant recorded when its
-    /// first vectors were made ([`Embedders::from_recorded`]): the built-in
-    /// one, MiniLM from `options.minilm_dir`, or the endpoint of `options`
-    /// with the recorded model. So a tenant that `mesa build --into
-    /// --embedder minilm` wrote opens with MiniLM in every front end; one
-    /// whose embedder cannot be made here is
-    /// [`LiveError::EmbedderUnavailable`].
+    /// Opens tenant `name` with the builders it recorded (module
+    /// `builders`): the embedder that made its vectors, the summarizer and
+    /// the extractor that made its S and G, made again from `options`
+    /// (the built-in ones, MiniLM from `options.minilm_dir`, or the
+    /// endpoint of `options` with the recorded model). So a tenant that
+    /// `mesa build --into --embedder minilm --summarizer llm` wrote opens
+    /// with those in every front end; one whose builders cannot be made
+    /// here is [`LiveError::EmbedderUnavailable`] or
+    /// [`LiveError::BuilderUnavailable`]. A new tenant gets the built-in
+    /// builders.
     pub fn tenant_recorded(
         &self,
         name: &str,
         options: &PluginOptions,
     ) -> Result<Tenant, LiveError> {
-        self.tenant_embedding(name, Plugins::default().embedder, options)
+        self.tenant_builders(name, Plugins::default(), options)
     }
 
     /// Opens tenant `name` as [`LiveMemory::tenant_recorded`] does, except
@@ -197,22 +201,46 @@ impl LiveMemory {
         embedder: Arc<dyn crate::structures::Embedder>,
         options: &PluginOptions,
     ) -> Result<Tenant, LiveError> {
-        let first = Plugins {
+        let new = Plugins {
             embedder,
             ..Plugins::default()
         };
-        recorded(name, options, first, |plugins| {
-            self.tenant_with(name, Config::default(), plugins)
-        })
+        self.tenant_builders(name, new, options)
     }
 
-    /// [`LiveMemory::tenant`] with these parameters and builders. The
-    /// embedder must be the one the tenant was written with.
+    /// Opens tenant `name` as [`LiveMemory::tenant_recorded`] does, except
+    /// that each builder the tenant has not recorded (all three, for a new
+    /// one) is `new`'s, which it then records: what `mesa append
+    /// --summarizer llm` gives a tenant it creates.
+    pub fn tenant_builders(
+        &self,
+        name: &str,
+        new: Plugins,
+        options: &PluginOptions,
+    ) -> Result<Tenant, LiveError> {
+        self.writer(name, Config::default(), new, Choice::Recorded(options))
+    }
+
+    /// [`LiveMemory::tenant`] with these parameters and builders, which
+    /// must be the ones the tenant recorded (else
+    /// [`LiveError::EmbedderMismatch`] or [`LiveError::BuilderMismatch`]);
+    /// a new tenant records them.
     pub fn tenant_with(
         &self,
         name: &str,
         config: Config,
         plugins: Plugins,
+    ) -> Result<Tenant, LiveError> {
+        self.writer(name, config, plugins, Choice::Given)
+    }
+
+    /// Opens tenant `name` for writing, holding its writer lock.
+    fn writer(
+        &self,
+        name: &str,
+        config: Config,
+        plugins: Plugins,
+        choice: Choice<'_>,
     ) -> Result<Tenant, LiveError> {
         let dir = self.tenant_dir(name)?;
         std::fs::create_dir_all(&dir).map_err(|source| LiveError::Io {
@@ -235,7 +263,7 @@ impl LiveMemory {
                 path: lock_path.display().to_string(),
             });
         }
-        Tenant::open(name, dir, config, plugins, Some(lock))
+        Tenant::open(name, dir, config, plugins, choice, Some(lock))
     }
 }
 
@@ -270,16 +298,24 @@ impl LiveMemory {
     /// Opens an existing tenant for reading only, beside its writer (another
     /// handle or process may be appending): questions see every change the
     /// writer has committed; writes return [`LiveError::ReadOnly`].
-    /// Its embedder is the one the tenant recorded, as for
+    /// Its builders are the ones the tenant recorded, as for
     /// [`LiveMemory::tenant`].
     pub fn reader(&self, name: &str) -> Result<Tenant, LiveError> {
+        let dir = self.existing_dir(name)?;
         let options = PluginOptions::default();
-        recorded(name, &options, Plugins::default(), |plugins| {
-            self.reader_with(name, Config::default(), plugins)
-        })
+        let choice = Choice::Recorded(&options);
+        Tenant::open(
+            name,
+            dir,
+            Config::default(),
+            Plugins::default(),
+            choice,
+            None,
+        )
     }
 
-    /// [`LiveMemory::reader`] with these parameters and builders.
+    /// [`LiveMemory::reader`] with these parameters and builders, which
+    /// must be the ones the tenant recorded.
     pub fn reader_with(
         &self,
         name: &str,
@@ -287,33 +323,7 @@ impl LiveMemory {
         plugins: Plugins,
     ) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
-        Tenant::open(name, dir, config, plugins, None)
-    }
-}
-
-/// Opens a tenant with `first`, or, if its vectors were made by another
-/// embedder, with that one (made from `options`) and the built-in builders.
-fn recorded(
-    name: &str,
-    options: &PluginOptions,
-    first: Plugins,
-    open: impl Fn(Plugins) -> Result<Tenant, LiveError>,
-) -> Result<Tenant, LiveError> {
-    match open(first) {
-        Err(LiveError::EmbedderMismatch { stored, .. }) => {
-            let embedder = Embedders::from_recorded(&stored, options).map_err(|source| {
-                LiveError::EmbedderUnavailable {
-                    tenant: name.into(),
-                    stored,
-                    source: Box::new(source),
-                }
-            })?;
-            open(Plugins {
-                embedder,
-                ..Plugins::default()
-            })
-        }
-        other => other,
+        Tenant::open(name, dir, config, plugins, Choice::Given, None)
     }
 }
 
@@ -323,6 +333,17 @@ pub fn valid_tenant(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A database error at `path`, a full disk told apart.
+fn db_error(path: &Path) -> impl Fn(rusqlite::Error) -> LiveError + '_ {
+    move |source| {
+        let path = path.display().to_string();
+        match source.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DiskFull) => LiveError::DiskFull { path, source },
+            _ => LiveError::Db { path, source },
+        }
+    }
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), LiveError> {
@@ -393,16 +414,20 @@ impl std::fmt::Debug for Tenant {
 const DATABASE: &str = "memory.sqlite";
 
 impl Tenant {
-    /// Opens the database in `dir`; a writer holds `lock`.
+    /// Opens the database in `dir` with the builders `choice` settles on;
+    /// a writer holds `lock`.
     fn open(
         name: &str,
         dir: PathBuf,
         config: Config,
         plugins: Plugins,
+        choice: Choice<'_>,
         lock: Option<File>,
     ) -> Result<Tenant, LiveError> {
         let path = dir.join(DATABASE);
         let conn = db::open(&path)?;
+        let writer = lock.is_some();
+        let plugins = builders::settle(&conn, name, plugins, choice, writer, db_error(&path))?;
         let tenant = Tenant {
             name: name.to_string(),
             dir,
@@ -416,7 +441,6 @@ impl Tenant {
             gates: Mutex::new(HashMap::new()),
             lock,
         };
-        tenant.check_embedder()?;
         Ok(tenant)
     }
 
@@ -442,13 +466,7 @@ impl Tenant {
     }
 
     fn db_error(&self) -> impl Fn(rusqlite::Error) -> LiveError + '_ {
-        move |source| {
-            let path = self.path.display().to_string();
-            match source.sqlite_error_code() {
-                Some(rusqlite::ErrorCode::DiskFull) => LiveError::DiskFull { path, source },
-                _ => LiveError::Db { path, source },
-            }
-        }
+        db_error(&self.path)
     }
 
     /// Caps the database at its current size, as a full disk would.
@@ -538,18 +556,6 @@ impl Tenant {
                 .zip(parts)
                 .filter(|(x, _)| has < Some(x.index)),
         );
-    }
-
-    /// The embedder is recorded on first use and must match afterwards.
-    fn check_embedder(&self) -> Result<(), LiveError> {
-        let conn = self.conn();
-        let given = self.plugins.embedder.name();
-        match db::meta(&conn, "embedder").map_err(self.db_error())? {
-            None if self.lock.is_none() => Ok(()),
-            None => db::set_meta(&conn, "embedder", &given).map_err(self.db_error()),
-            Some(stored) if stored == given => Ok(()),
-            Some(stored) => Err(LiveError::EmbedderMismatch { stored, given }),
-        }
     }
 
     /// The episodes, by id.
@@ -799,6 +805,8 @@ fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
 
 #[cfg(test)]
 mod ann_tests;
+#[cfg(test)]
+mod builders_tests;
 #[cfg(test)]
 mod embedder_tests;
 #[cfg(test)]

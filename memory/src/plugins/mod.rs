@@ -451,6 +451,35 @@ impl Summarizers {
     }
 }
 
+impl Summarizers {
+    /// The summarizer that wrote a memory, from the name it recorded
+    /// ([`Summarizer::name`]): `extractive-v1` (the built-in one) or
+    /// `llm-summary-v1:MODEL` ([`LlmSummarizer`] with that chat model over
+    /// the options' endpoint, whatever chat model the options name).
+    pub fn from_recorded(
+        recorded: &str,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn Summarizer>, SetupError> {
+        if recorded == ExtractiveSummarizer.name() {
+            return Ok(Arc::new(ExtractiveSummarizer));
+        }
+        match recorded.strip_prefix("llm-summary-v1:") {
+            #[cfg(feature = "llm")]
+            Some(model) => Ok(Arc::new(LlmSummarizer::new(chat_client(options, model)?))),
+            #[cfg(not(feature = "llm"))]
+            Some(_) => {
+                let _ = options;
+                Err(not_built("summarizer", "llm", "llm"))
+            }
+            None => Err(SetupError::UnknownName {
+                kind: "recorded summarizer",
+                name: recorded.to_string(),
+                known: &["extractive-v1", "llm-summary-v1:<model>"],
+            }),
+        }
+    }
+}
+
 /// The relation extractors (G) by name.
 #[derive(Debug, Clone, Copy)]
 pub struct Extractors;
@@ -494,6 +523,57 @@ impl Extractors {
             BuilderKind::Llm => Ok(Arc::new(LlmExtractor::new(options.client()?))),
         }
     }
+}
+
+impl Extractors {
+    /// The extractor that wrote a memory, from the name it recorded
+    /// ([`TripleExtractor::name`]): `rules-v1` (the built-in one) or
+    /// `llm-openie-v1:MODEL`, with `+rules-fallback` when malformed replies
+    /// fell back to the rules ([`LlmExtractor`] with that chat model).
+    pub fn from_recorded(
+        recorded: &str,
+        options: &PluginOptions,
+    ) -> Result<Arc<dyn TripleExtractor>, SetupError> {
+        if recorded == RuleExtractor.name() {
+            return Ok(Arc::new(RuleExtractor));
+        }
+        match recorded.strip_prefix("llm-openie-v1:") {
+            #[cfg(feature = "llm")]
+            Some(rest) => {
+                let (model, on_malformed) = match rest.strip_suffix("+rules-fallback") {
+                    Some(model) => (model, OnMalformed::Fallback),
+                    None => (rest, OnMalformed::Error),
+                };
+                let client = chat_client(options, model)?;
+                Ok(Arc::new(
+                    LlmExtractor::new(client).on_malformed(on_malformed),
+                ))
+            }
+            #[cfg(not(feature = "llm"))]
+            Some(_) => {
+                let _ = options;
+                Err(not_built("extractor", "llm", "llm"))
+            }
+            None => Err(SetupError::UnknownName {
+                kind: "recorded extractor",
+                name: recorded.to_string(),
+                known: &["rules-v1", "llm-openie-v1:<model>[+rules-fallback]"],
+            }),
+        }
+    }
+}
+
+/// The options' client, or one like it for another chat model (a client
+/// setting: it gets its own connection pool and concurrency bound).
+#[cfg(feature = "llm")]
+fn chat_client(options: &PluginOptions, model: &str) -> Result<mesa_llm::Client, SetupError> {
+    let client = options.client()?;
+    if client.config().chat_model == model {
+        return Ok(client);
+    }
+    Ok(mesa_llm::Client::new(
+        client.config().clone().with_chat_model(model),
+    )?)
 }
 
 /// A plugin's failure from an LLM call, naming what it was doing.

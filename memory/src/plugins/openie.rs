@@ -286,30 +286,11 @@ impl TripleExtractor for LlmExtractor {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{chat_reply, start, Reply};
+    use super::super::testing::{chat_reply, start, step_of, triples_for, Reply};
     use super::*;
     use crate::config::Config;
     use crate::structures::fixtures::{game_episode, sql_episode};
     use crate::structures::Graph;
-
-    /// The step index named in a prompt.
-    fn step_of(req: &super::super::testing::Request) -> usize {
-        let m = req.last_message();
-        m.split("\n\nStep ")
-            .nth(1)
-            .and_then(|r| r.split('\n').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(usize::MAX)
-    }
-
-    fn triples_for(step: usize) -> String {
-        serde_json::json!({"triples": [
-            {"subject": "agent", "relation": "ran", "object": format!("command {step}")},
-            {"subject": format!("command {step}"), "relation": "returned", "object": step},
-            {"subject": "", "relation": "x", "object": "skipped"}
-        ]})
-        .to_string()
-    }
 
     #[test]
     fn valid_replies_build_a_graph() {

@@ -287,29 +287,11 @@ impl Summarizer for LlmSummarizer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{chat_reply, start, Reply};
+    use super::super::testing::{chat_reply, echo, start, Reply};
     use super::*;
     use crate::config::Config;
     use crate::structures::fixtures::{game_episode, sql_episode};
     use crate::structures::Summary;
-
-    /// Replies with one anchored line per step of the segment it is asked
-    /// about, plus an unanchored remark.
-    fn echo(req: &super::super::testing::Request, _: usize) -> Reply {
-        let text = req.last_message();
-        let steps: Vec<String> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("[step "))
-            .filter_map(|l| l.split(']').next())
-            .map(str::to_string)
-            .collect();
-        let mut reply: Vec<String> = steps
-            .iter()
-            .map(|s| format!("- [step {s}] the agent did thing {s}"))
-            .collect();
-        reply.push("Overall the segment went fine.".into());
-        chat_reply(&reply.join("\n"))
-    }
 
     #[test]
     fn segments_in_order_with_anchors() {

@@ -1,0 +1,152 @@
+//! The builders a tenant opens with. A tenant records, in its `meta`
+//! table, the names of the embedder (V), the summarizer (S) and the
+//! relation extractor (G) that wrote it, when a writer first opens it; a
+//! later opening either insists on the builders it is given or makes the
+//! recorded ones again, so steps appended later are embedded, summarized
+//! and extracted as the first ones were, whichever front end appends them.
+//!
+//! ```text
+//! Tenant::open ──meta: embedder, summarizer, extractor──► per builder:
+//!   none recorded ──► the given one (a writer records its name)
+//!   recorded = given's name ──► the given one
+//!   recorded ≠ given's name ──► Choice::Given:    refused (embedder-mismatch, builder-mismatch)
+//!                          └─► Choice::Recorded: made again from the name
+//!                              (Embedders / Summarizers / Extractors::from_recorded),
+//!                              or refused (embedder-unavailable, builder-unavailable)
+//! ```
+//!
+//! A tenant written before the summarizer and extractor were recorded
+//! records, at its next opening for writing, the ones that opening uses.
+
+use super::{db, LiveError};
+use crate::plugins::{Embedders, Extractors, PluginOptions, SetupError, Summarizers};
+use crate::structures::Plugins;
+use rusqlite::Connection;
+use std::sync::Arc;
+
+/// How a tenant's builders are chosen when it opens.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Choice<'a> {
+    /// The given builders, which must be the ones the tenant recorded.
+    Given,
+    /// The builders the tenant recorded, made again from these options;
+    /// the given ones where it recorded none (a new tenant).
+    Recorded(&'a PluginOptions),
+}
+
+/// The `meta` keys, in the order [`settle`] reads them.
+const KEYS: [&str; 3] = ["embedder", "summarizer", "extractor"];
+
+/// The builders tenant `tenant` opens with, given `given` and the names
+/// its database recorded; a `writer` records the names of those it had
+/// none for, in one transaction.
+pub(super) fn settle(
+    conn: &Connection,
+    tenant: &str,
+    given: Plugins,
+    choice: Choice<'_>,
+    writer: bool,
+    db_error: impl Fn(rusqlite::Error) -> LiveError,
+) -> Result<Plugins, LiveError> {
+    let [embedder, summarizer, extractor] = KEYS.map(|key| db::meta(conn, key).map_err(&db_error));
+    let (embedder, summarizer, extractor) = (embedder?, summarizer?, extractor?);
+    let pick = Pick { tenant, choice };
+    let plugins = Plugins {
+        embedder: pick.one(
+            "embedder",
+            embedder.as_deref(),
+            given.embedder,
+            |e| e.name(),
+            Embedders::from_recorded,
+        )?,
+        summarizer: pick.one(
+            "summarizer",
+            summarizer.as_deref(),
+            given.summarizer,
+            |s| s.name(),
+            Summarizers::from_recorded,
+        )?,
+        extractor: pick.one(
+            "extractor",
+            extractor.as_deref(),
+            given.extractor,
+            |x| x.name(),
+            Extractors::from_recorded,
+        )?,
+    };
+    let unrecorded = [
+        embedder.is_none(),
+        summarizer.is_none(),
+        extractor.is_none(),
+    ];
+    if writer && unrecorded.contains(&true) {
+        let names = [
+            plugins.embedder.name(),
+            plugins.summarizer.name(),
+            plugins.extractor.name(),
+        ];
+        let tx = conn.unchecked_transaction().map_err(&db_error)?;
+        for ((key, name), missing) in KEYS.iter().zip(&names).zip(unrecorded) {
+            if missing {
+                db::set_meta(&tx, key, name).map_err(&db_error)?;
+            }
+        }
+        tx.commit().map_err(&db_error)?;
+    }
+    Ok(plugins)
+}
+
+/// One builder's choice, for one tenant.
+struct Pick<'a> {
+    tenant: &'a str,
+    choice: Choice<'a>,
+}
+
+impl Pick<'_> {
+    /// The `builder` to use, of the given one and the `stored` name.
+    fn one<T: ?Sized>(
+        &self,
+        builder: &'static str,
+        stored: Option<&str>,
+        given: Arc<T>,
+        name: impl Fn(&T) -> String,
+        remake: impl Fn(&str, &PluginOptions) -> Result<Arc<T>, SetupError>,
+    ) -> Result<Arc<T>, LiveError> {
+        let Some(stored) = stored.filter(|s| *s != name(&given)) else {
+            return Ok(given);
+        };
+        let options = match self.choice {
+            Choice::Recorded(options) => options,
+            Choice::Given => return Err(mismatch(builder, stored, name(&given))),
+        };
+        remake(stored, options).map_err(|source| {
+            let (tenant, stored, source) = (self.tenant.to_string(), stored.into(), source.into());
+            match builder {
+                "embedder" => LiveError::EmbedderUnavailable {
+                    tenant,
+                    stored,
+                    source,
+                },
+                _ => LiveError::BuilderUnavailable {
+                    tenant,
+                    builder,
+                    stored,
+                    source,
+                },
+            }
+        })
+    }
+}
+
+/// A given builder that is not the recorded one.
+fn mismatch(builder: &'static str, stored: &str, given: String) -> LiveError {
+    let stored = stored.to_string();
+    match builder {
+        "embedder" => LiveError::EmbedderMismatch { stored, given },
+        _ => LiveError::BuilderMismatch {
+            builder,
+            stored,
+            given,
+        },
+    }
+}
