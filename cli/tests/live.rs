@@ -553,3 +553,100 @@ fn a_tenant_imported_with_an_endpoint_embedder_opens_with_it() {
         "{err}"
     );
 }
+
+/// A tenant `mesa append --summarizer llm --extractor llm` creates records
+/// those builders: a later plain `mesa append` extracts its step's
+/// relations through the chat endpoint, and `mesa query` reads the LLM's
+/// summary.
+#[test]
+fn a_tenant_created_with_llm_builders_keeps_them() {
+    let server = mesa_testkit::Server::start(|req, _| {
+        let system = req.json()["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if system.contains("\"triples\"") {
+            mesa_testkit::chat_reply(
+                r#"{"triples": [{"subject": "agent", "relation": "ran", "object": "pytest"}]}"#,
+            )
+        } else {
+            mesa_testkit::chat_reply("- [step 0] the agent ran the tests\nSUMMARY-BY-THE-LLM")
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let root = root.to_str().unwrap();
+    let url = server.base_url();
+    let run = |args: &[&str], input: &str| {
+        let mut child = mesa()
+            .args(args)
+            .env("MESA_LLM_BASE_URL", &url)
+            .env("MESA_LLM_API_KEY", "test")
+            .env("MESA_LLM_CHAT_MODEL", "chat-a")
+            .env("MESA_LLM_MAX_RETRIES", "0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run mesa");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input.as_bytes()).expect("input");
+        drop(stdin);
+        let o = child.wait_with_output().expect("mesa ends");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (o.status.success(), text(&o.stdout), text(&o.stderr))
+    };
+    let append = ["append", root, "-t", "t", "-e", "a", "--task", "fix it"];
+    let llm = ["--summarizer", "llm", "--extractor", "llm"];
+    let first = r#"{"action": "run pytest", "observation": "1 failed"}"#;
+    let (ok, _, err) = run(&[&append[..], &llm[..]].concat(), first);
+    assert!(ok, "{err}");
+    let extractions = || {
+        server
+            .log()
+            .iter()
+            .filter(|r| r.body.contains("triples"))
+            .count()
+    };
+    assert_eq!(extractions(), 1, "the first step's relations");
+    let (ok, _, err) = run(
+        &append,
+        r#"{"action": "run pytest again", "observation": "ok"}"#,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        extractions(),
+        2,
+        "the plain append used the recorded extractor"
+    );
+    let ask = [
+        "query",
+        root,
+        "--tenant",
+        "t",
+        "--episode",
+        "a",
+        "--structures",
+        "S",
+        "What failed?",
+    ];
+    let (ok, out, err) = run(&ask, "");
+    assert!(ok, "{err}");
+    assert!(out.contains("SUMMARY-BY-THE-LLM"), "{out}");
+    // Naming other builders at an import into it is refused.
+    let data = dir.path().join("data.jsonl");
+    let line = r#"{"id": "b", "task": "t", "steps": [{"action": "x", "observation": "y"}]}"#;
+    std::fs::write(&data, line).unwrap();
+    let build = [
+        "build",
+        data.to_str().unwrap(),
+        "--into",
+        root,
+        "--tenant",
+        "t",
+        "--quiet",
+    ];
+    let (ok, _, err) = run(&build, "");
+    assert!(!ok, "imported with other builders");
+    assert!(err.contains("llm-summary-v1:chat-a"), "{err}");
+}

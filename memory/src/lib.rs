@@ -37,11 +37,12 @@ pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };
 pub use live::{
-    Appended, EpisodeInfo, Forget, LiveError, LiveErrorKind, LiveMemory, NewEpisode, NewStep,
-    Tenant,
+    Appended, EpisodeInfo, Forget, LiveError, LiveErrorKind, LiveMemory, NamedBuilders, NewEpisode,
+    NewStep, Tenant,
 };
 pub use plugins::{
-    BuilderKind, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError, Summarizers,
+    BuilderKind, BuilderKinds, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError,
+    Summarizers,
 };
 pub use preview::{feature_value, Retrieval};
 pub use store::{BuildOptions, Progress, Source, Store, StoreError};

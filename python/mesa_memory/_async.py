@@ -39,10 +39,20 @@ class AsyncMemory:
         *,
         read_only: bool = False,
         embedder: Optional[str] = None,
+        summarizer: Optional[str] = None,
+        extractor: Optional[str] = None,
     ) -> "AsyncMemory":
         """Opens (creating if new) tenant ``tenant`` of the memory at ``root``
-        (``embedder`` as for :class:`Memory`)."""
-        memory = await _run(Memory, root, tenant, read_only=read_only, embedder=embedder)
+        (``embedder``, ``summarizer`` and ``extractor`` as for :class:`Memory`)."""
+        memory = await _run(
+            Memory,
+            root,
+            tenant,
+            read_only=read_only,
+            embedder=embedder,
+            summarizer=summarizer,
+            extractor=extractor,
+        )
         return cls(memory)
 
     @property

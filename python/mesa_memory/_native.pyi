@@ -179,14 +179,18 @@ class Memory:
         *,
         read_only: bool = False,
         embedder: Optional[Literal["builtin", "openai"]] = None,
+        summarizer: Optional[Literal["builtin", "llm"]] = None,
+        extractor: Optional[Literal["builtin", "llm"]] = None,
     ) -> None:
         """Opens tenant ``tenant`` at ``root`` (both created if new; with read_only, it must exist).
 
-        The tenant's vectors are made by the embedder it recorded; a new tenant's by ``embedder``:
-        ``"builtin"`` (the default) or ``"openai"`` (an OpenAI-compatible embeddings endpoint, from
-        MESA_LLM_BASE_URL, MESA_LLM_API_KEY and MESA_LLM_EMBEDDING_MODEL). One that differs from
-        the tenant's raises ConflictError (``embedder-mismatch``); one that cannot be made,
-        BuilderError (``embedder-unavailable``)."""
+        The tenant's structures are made by the builders it recorded; a new tenant's by those
+        named here, the built-in ones otherwise: ``embedder`` is ``"builtin"`` or ``"openai"`` (an
+        OpenAI-compatible embeddings endpoint, from MESA_LLM_BASE_URL, MESA_LLM_API_KEY and
+        MESA_LLM_EMBEDDING_MODEL); ``summarizer`` (S) and ``extractor`` (G) are ``"builtin"`` or
+        ``"llm"`` (the chat endpoint, MESA_LLM_CHAT_MODEL). A named one that differs from the
+        tenant's raises ConflictError (``embedder-mismatch``, ``builder-mismatch``); one that
+        cannot be made, BuilderError (``embedder-unavailable``, ``builder-unavailable``)."""
     @staticmethod
     def tenants(root: _Path) -> List[str]:
         """The tenants of the memory at ``root``."""

@@ -99,14 +99,24 @@ fn live_help(kind: LiveErrorKind) -> &'static str {
     }
 }
 
-/// An embedder that cannot be made: an unknown name, or one this build
-/// lacks (`minilm`), or an endpoint that is not configured or answers its
-/// probe badly.
-pub fn embedder(name: &str, e: mesa_memory::SetupError) -> PyErr {
+/// A named builder (`embedder`, `summarizer` or `extractor`) that cannot
+/// be made: an unknown name, or one this build lacks (`minilm`), or an
+/// endpoint that is not configured or answers its probe badly.
+pub fn builder(kind: &str, name: &str, e: mesa_memory::SetupError) -> PyErr {
+    let (code, help) = match kind {
+        "embedder" => (
+            "embedder-unavailable",
+            "use embedder=\"builtin\", or \"openai\" with MESA_LLM_BASE_URL (and MESA_LLM_API_KEY, MESA_LLM_EMBEDDING_MODEL) set",
+        ),
+        _ => (
+            "builder-unavailable",
+            "use \"builtin\", or \"llm\" with MESA_LLM_BASE_URL (and MESA_LLM_API_KEY, MESA_LLM_CHAT_MODEL) set",
+        ),
+    };
     raise::<BuilderError>(
-        "embedder-unavailable",
-        format!("the embedder `{name}` cannot be made: {e}"),
-        Some("use embedder=\"builtin\", or \"openai\" with MESA_LLM_BASE_URL (and MESA_LLM_API_KEY, MESA_LLM_EMBEDDING_MODEL) set"),
+        code,
+        format!("the {kind} `{name}` cannot be made: {e}"),
+        Some(help),
     )
 }
 

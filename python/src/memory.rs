@@ -8,7 +8,8 @@ use crate::errors::{self, invalid, raise, ClosedError};
 use crate::policy::Policy;
 use mesa_core::Mask;
 use mesa_memory::{
-    Config, Embedders, Forget, LiveMemory, NewEpisode, NewStep, PluginOptions, Plugins, Tenant,
+    Embedders, Extractors, Forget, LiveMemory, NamedBuilders, NewEpisode, NewStep, PluginOptions,
+    Summarizers, Tenant,
 };
 use mesa_query::{QueryError, Question, SharedChooser};
 use pyo3::prelude::*;
@@ -100,49 +101,38 @@ impl Memory {
     /// Opens tenant `tenant` of the live memory at `root` (both created if
     /// new). With `read_only`, the tenant must exist, and this handle sees
     /// what its writer (another process, perhaps) commits, and cannot write.
-    /// The tenant's vectors are made by the embedder it recorded (its
-    /// first vectors'); a new tenant's by `embedder`: `builtin` (the
-    /// default) or `openai` (an OpenAI-compatible embeddings endpoint,
-    /// from `MESA_LLM_BASE_URL`, `MESA_LLM_API_KEY` and
-    /// `MESA_LLM_EMBEDDING_MODEL`). An `embedder` that differs from the
-    /// one a tenant recorded is refused (`embedder-mismatch`).
+    /// The tenant's structures are made by the builders it recorded;
+    /// a new tenant's by those named here, the built-in ones otherwise:
+    /// `embedder` is `builtin` or `openai` (an OpenAI-compatible
+    /// embeddings endpoint, from `MESA_LLM_BASE_URL`, `MESA_LLM_API_KEY`
+    /// and `MESA_LLM_EMBEDDING_MODEL`); `summarizer` (S) and `extractor`
+    /// (G) are `builtin` or `llm` (its chat endpoint, `MESA_LLM_CHAT_MODEL`).
+    /// A named builder that differs from the one a tenant recorded is
+    /// refused (`embedder-mismatch`, `builder-mismatch`).
     #[new]
-    #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None))]
+    #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None, summarizer = None, extractor = None))]
     fn new(
         py: Python<'_>,
         root: PathBuf,
         tenant: String,
         read_only: bool,
         embedder: Option<String>,
+        summarizer: Option<String>,
+        extractor: Option<String>,
     ) -> PyResult<Memory> {
-        let embedder = match embedder.as_deref() {
-            None => None,
-            Some(name) => Some(
-                py.detach(|| Embedders::from_name(name, &PluginOptions::default()))
-                    .map_err(|e| errors::embedder(name, e))?,
-            ),
-        };
-        let opened = py
-            .detach(|| {
+        let opened = py.detach(|| -> PyResult<Tenant> {
+            let options = PluginOptions::default();
+            let named = named_builders(&options, embedder, summarizer, extractor)?;
+            let open = || {
                 let memory = LiveMemory::open(&root)?;
-                let Some(embedder) = embedder else {
-                    return if read_only {
-                        memory.reader(&tenant)
-                    } else {
-                        memory.tenant(&tenant)
-                    };
-                };
-                let plugins = Plugins {
-                    embedder,
-                    ..Plugins::default()
-                };
                 if read_only {
-                    memory.reader_with(&tenant, Config::default(), plugins)
+                    memory.reader_named(&tenant, &named, &options)
                 } else {
-                    memory.tenant_with(&tenant, Config::default(), plugins)
+                    memory.tenant_named(&tenant, &named, &options)
                 }
-            })
-            .map_err(errors::live)?;
+            };
+            open().map_err(errors::live)
+        })?;
         Ok(Memory {
             root,
             tenant,
@@ -510,4 +500,32 @@ fn mask_of(s: &Bound<'_, PyAny>) -> PyResult<Mask> {
     };
     text.parse::<Mask>()
         .map_err(|e| invalid("bad-structures", format!("structures={text:?}: {e}")))
+}
+
+/// The builders named by `Memory(...)`'s keywords, made from `options`.
+fn named_builders(
+    options: &PluginOptions,
+    embedder: Option<String>,
+    summarizer: Option<String>,
+    extractor: Option<String>,
+) -> PyResult<NamedBuilders> {
+    Ok(NamedBuilders {
+        embedder: made("embedder", embedder, |n| Embedders::from_name(n, options))?,
+        summarizer: made("summarizer", summarizer, |n| {
+            Summarizers::from_name(n, options)
+        })?,
+        extractor: made("extractor", extractor, |n| {
+            Extractors::from_name(n, options)
+        })?,
+    })
+}
+
+/// The `kind` of builder `name` names, if it names one.
+fn made<T>(
+    kind: &str,
+    name: Option<String>,
+    make: impl FnOnce(&str) -> Result<T, mesa_memory::SetupError>,
+) -> PyResult<Option<T>> {
+    name.map(|n| make(&n).map_err(|e| errors::builder(kind, &n, e)))
+        .transpose()
 }

@@ -42,7 +42,7 @@ pub use error::ApiError;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use axum::Router;
-use mesa_memory::{EmbedderKind, LiveError, LiveMemory};
+use mesa_memory::{BuilderKinds, LiveError, LiveMemory};
 use routes::Shared;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -107,9 +107,12 @@ pub struct Config {
     pub tokens: Option<PathBuf>,
     /// The limits.
     pub limits: Limits,
-    /// The embedder a tenant without vectors yet gets (default the
-    /// built-in one); a tenant keeps the one it recorded.
-    pub embedder: EmbedderKind,
+    /// The builders a new tenant gets (default the built-in ones); a
+    /// tenant keeps the ones it recorded.
+    pub builders: BuilderKinds,
+    /// Where MiniLM's files are, for the tenants whose vectors it makes
+    /// (else `MESA_MINILM_DIR`, else `models/all-MiniLM-L6-v2`).
+    pub minilm_dir: Option<PathBuf>,
 }
 
 impl Config {
@@ -120,7 +123,8 @@ impl Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 7878)),
             tokens: None,
             limits: Limits::default(),
-            embedder: EmbedderKind::Builtin,
+            builders: BuilderKinds::default(),
+            minilm_dir: None,
         }
     }
 
@@ -145,11 +149,11 @@ pub enum ServeError {
     /// The policy runtime could not start.
     #[error("the policy runtime: {0}")]
     Runtime(#[from] mesa_runtime::LoadError),
-    /// The embedder for new tenants could not be made.
-    #[error("the embedder `{name}` for new tenants cannot be made: {source}")]
-    Embedder {
-        /// `minilm` or `openai`.
-        name: &'static str,
+    /// The builders for new tenants could not be made.
+    #[error("the builders for new tenants ({kinds}) cannot be made: {source}")]
+    Builders {
+        /// The builders asked for.
+        kinds: BuilderKinds,
         /// Why.
         #[source]
         source: mesa_memory::SetupError,
@@ -236,8 +240,9 @@ impl Server {
     pub fn bind(config: &Config) -> Result<Server, ServeError> {
         let memory = LiveMemory::open(&config.root)?;
         let tokens = auth::TokenFile::open(&config.tokens_path())?;
-        let embedder = new_tenants(config.embedder)?;
-        let state = state::AppState::new(memory, tokens, config.limits.clone(), embedder)?;
+        let options = mesa_memory::PluginOptions::with_minilm_dir(config.minilm_dir.clone());
+        let builders = new_tenants(config.builders, &options)?;
+        let state = state::AppState::new(memory, tokens, config.limits.clone(), builders, options)?;
         let state = Arc::new(state);
         let io = |source| ServeError::Io {
             addr: config.addr.to_string(),
@@ -337,16 +342,13 @@ impl Drop for Running {
     }
 }
 
-/// The embedder a tenant without vectors gets, made now, so that a missing
-/// model or endpoint stops the server at its start rather than at a first
-/// request.
+/// The builders a new tenant gets, made now, so that a missing model or
+/// endpoint stops the server at its start rather than at a first request.
 pub(crate) fn new_tenants(
-    kind: EmbedderKind,
-) -> Result<Arc<dyn mesa_memory::Embedder>, ServeError> {
-    mesa_memory::Embedders::of(kind, &mesa_memory::PluginOptions::default()).map_err(|source| {
-        ServeError::Embedder {
-            name: kind.name(),
-            source,
-        }
-    })
+    kinds: BuilderKinds,
+    options: &mesa_memory::PluginOptions,
+) -> Result<mesa_memory::Plugins, ServeError> {
+    kinds
+        .plugins(options)
+        .map_err(|source| ServeError::Builders { kinds, source })
 }

@@ -474,24 +474,24 @@ pub enum McpError {
     /// The protocol or the runtime failed.
     #[error("MCP: {0}")]
     Protocol(String),
-    /// The embedder for a new tenant could not be made.
+    /// The builders for a new tenant could not be made.
     #[error(transparent)]
-    Embedder(Box<crate::ServeError>),
+    Builders(Box<crate::ServeError>),
 }
 
 /// Serves tenant `tenant` of the memory at `root` on stdio until the client
-/// closes it. A tenant without vectors yet gets `embedder`; one with vectors
-/// keeps the embedder it recorded.
+/// closes it. A new tenant gets the `builders`; one that exists keeps the
+/// builders it recorded; both are made from `options`.
 pub fn serve_stdio(
     root: &Path,
     tenant: &str,
     policy: Option<Asker>,
-    embedder: mesa_memory::EmbedderKind,
+    builders: mesa_memory::BuilderKinds,
+    options: &mesa_memory::PluginOptions,
 ) -> Result<(), McpError> {
     let memory = LiveMemory::open(root)?;
-    let embedder = crate::new_tenants(embedder).map_err(|e| McpError::Embedder(Box::new(e)))?;
-    let options = mesa_memory::PluginOptions::default();
-    let tenant = Arc::new(memory.tenant_embedding(tenant, embedder, &options)?);
+    let new = crate::new_tenants(builders, options).map_err(|e| McpError::Builders(Box::new(e)))?;
+    let tenant = Arc::new(memory.tenant_builders(tenant, new, options)?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -31,9 +31,12 @@ pub struct AppState {
     pub runtime: Runtime,
     /// Request counts and latencies.
     pub metrics: crate::metrics::Metrics,
-    /// The embedder a tenant without vectors gets; a tenant keeps the one
-    /// it recorded.
-    pub new_tenants: Arc<dyn mesa_memory::Embedder>,
+    /// The builders a new tenant gets; a tenant keeps the ones it
+    /// recorded.
+    pub new_tenants: mesa_memory::Plugins,
+    /// What the tenants' recorded builders are made from; its LLM client
+    /// is shared by every tenant's.
+    pub options: mesa_memory::PluginOptions,
 }
 
 /// One tenant's open handle and policies.
@@ -103,13 +106,15 @@ pub fn valid_policy_name(name: &str) -> bool {
 }
 
 impl AppState {
-    /// The state over `memory`; a tenant without vectors yet gets
-    /// `new_tenants`.
+    /// The state over `memory`; a new tenant gets the builders
+    /// `new_tenants`, and a tenant's recorded builders are made from
+    /// `options`.
     pub fn new(
         memory: LiveMemory,
         tokens: crate::auth::TokenFile,
         limits: Limits,
-        new_tenants: Arc<dyn mesa_memory::Embedder>,
+        new_tenants: mesa_memory::Plugins,
+        options: mesa_memory::PluginOptions,
     ) -> Result<AppState, mesa_runtime::LoadError> {
         let config = RuntimeConfig::for_workload(PolicyFormat::Source, u64::MAX);
         Ok(AppState {
@@ -120,6 +125,7 @@ impl AppState {
             runtime: Runtime::with_config(config)?,
             metrics: crate::metrics::Metrics::default(),
             new_tenants,
+            options,
         })
     }
 
@@ -136,10 +142,8 @@ impl AppState {
         if let Some(t) = map.get(name) {
             return Ok(t.clone());
         }
-        let options = mesa_memory::PluginOptions::default();
-        let tenant = self
-            .memory
-            .tenant_embedding(name, self.new_tenants.clone(), &options)?;
+        let new = self.new_tenants.clone();
+        let tenant = self.memory.tenant_builders(name, new, &self.options)?;
         let tenant = Arc::new(tenant);
         let state = Arc::new(TenantState {
             tenant,

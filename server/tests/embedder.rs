@@ -44,7 +44,7 @@ fn new_tenants_get_the_embedder_asked_for_and_old_ones_keep_theirs() {
     let bob = add_token(&root.join("tokens"), "bob").unwrap();
     let mut config = Config::new(root.clone());
     config.addr = "127.0.0.1:0".parse().unwrap();
-    config.embedder = EmbedderKind::Openai;
+    config.builders.embedder = EmbedderKind::Openai;
     let server = Server::bind(&config)
         .expect("binds")
         .spawn()
@@ -93,6 +93,6 @@ fn new_tenants_get_the_embedder_asked_for_and_old_ones_keep_theirs() {
     // No endpoint: the server does not start, and says why.
     std::env::set_var("MESA_LLM_BASE_URL", "http://127.0.0.1:9/v1");
     let err = Server::bind(&config).map(|_| ()).expect_err("refused");
-    assert!(matches!(err, ServeError::Embedder { .. }), "{err}");
-    assert!(err.to_string().contains("`openai`"), "{err}");
+    assert!(matches!(err, ServeError::Builders { .. }), "{err}");
+    assert!(err.to_string().contains("embedder openai"), "{err}");
 }

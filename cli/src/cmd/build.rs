@@ -2,8 +2,7 @@
 
 use crate::error::CliError;
 use mesa_memory::{
-    dataset::LoadOptions, BuildOptions, BuilderKind, Config, EmbedderKind, PluginOptions, Progress,
-    Source, Store,
+    dataset::LoadOptions, BuildOptions, Config, EmbedderKind, Progress, Source, Store,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,22 +22,8 @@ pub struct Args {
     /// The live memory's tenant (with --into).
     #[arg(long)]
     tenant: Option<String>,
-    /// How the vector index embeds steps: `builtin` (deterministic, no
-    /// weights), `minilm` (all-MiniLM-L6-v2 in candle; files from
-    /// scripts/fetch-minilm.sh) or `openai` (an OpenAI-compatible embeddings
-    /// endpoint: MESA_LLM_BASE_URL, MESA_LLM_API_KEY).
-    #[arg(long, default_value = "builtin")]
-    embedder: EmbedderKind,
-    /// The MiniLM model directory (default: MESA_MINILM_DIR, else models/all-MiniLM-L6-v2).
-    #[arg(long)]
-    minilm_dir: Option<PathBuf>,
-    /// How the summary (S) is written: `builtin` or `llm` (an
-    /// OpenAI-compatible chat endpoint: MESA_LLM_BASE_URL, ...).
-    #[arg(long, default_value = "builtin")]
-    summarizer: BuilderKind,
-    /// How the graph's relations (G) are extracted: `builtin` or `llm`.
-    #[arg(long, default_value = "builtin")]
-    extractor: BuilderKind,
+    #[command(flatten)]
+    builders: super::builders::BuilderArgs,
     /// Skip lines that cannot be read (each is counted and reported) instead
     /// of stopping at the first.
     #[arg(long)]
@@ -56,10 +41,10 @@ impl Args {
             output: Some(output),
             into: None,
             tenant: None,
-            embedder,
-            minilm_dir: None,
-            summarizer: BuilderKind::Builtin,
-            extractor: BuilderKind::Builtin,
+            builders: super::builders::BuilderArgs {
+                embedder,
+                ..Default::default()
+            },
             skip_bad: false,
             quiet: false,
         }
@@ -87,11 +72,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         skip_bad: args.skip_bad,
         ..LoadOptions::default()
     };
-    let plugins = PluginOptions::with_minilm_dir(args.minilm_dir.clone()).plugins(
-        args.embedder,
-        args.summarizer,
-        args.extractor,
-    )?;
+    let plugins = args.builders.kinds().plugins(&args.builders.options())?;
     if let (Some(root), Some(tenant)) = (&args.into, &args.tenant) {
         return import(&args, root, tenant, load, plugins);
     }

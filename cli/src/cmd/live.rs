@@ -21,11 +21,6 @@ pub struct Target {
 }
 
 impl Target {
-    /// Opens the tenant for writing.
-    pub fn open(&self) -> Result<Tenant, CliError> {
-        Ok(LiveMemory::open(&self.root)?.tenant(&self.tenant)?)
-    }
-
     /// Opens an existing tenant for writing, creating nothing.
     pub fn open_existing(&self) -> Result<Tenant, CliError> {
         Ok(LiveMemory::open_existing(&self.root)?.existing_tenant(&self.tenant)?)
@@ -52,6 +47,8 @@ pub struct AppendArgs {
     /// The new episode's domain (with --task).
     #[arg(long, default_value = "")]
     domain: String,
+    #[command(flatten)]
+    builders: super::builders::BuilderArgs,
 }
 
 /// `mesa append`: one `{"action", "observation", "timestamp"?, "index"?,
@@ -59,7 +56,10 @@ pub struct AppendArgs {
 /// written once the step is on disk (with `"replayed": true` when a line's
 /// request id was appended before: nothing is appended again).
 pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
-    let tenant = args.target.open()?;
+    let options = args.builders.options();
+    let new = args.builders.kinds().plugins(&options)?;
+    let memory = LiveMemory::open(&args.target.root)?;
+    let tenant = memory.tenant_builders(&args.target.tenant, new, &options)?;
     if let Some(task) = &args.task {
         let created = tenant.create_episode(&NewEpisode {
             id: args.episode.clone(),

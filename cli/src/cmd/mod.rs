@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod build;
+pub mod builders;
 pub mod check;
 pub mod compile;
 pub mod fmt;

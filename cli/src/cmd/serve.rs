@@ -2,7 +2,6 @@
 //! the `mesa-server` library.
 
 use crate::error::CliError;
-use mesa_memory::EmbedderKind;
 use mesa_server::{Config, Limits, Server};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,11 +38,8 @@ pub struct ServeArgs {
     /// is closed.
     #[arg(long, default_value_t = Limits::default().header_timeout.as_secs())]
     header_timeout: u64,
-    /// The embedder a tenant without vectors yet gets: `builtin`, `minilm`
-    /// (MESA_MINILM_DIR) or `openai` (MESA_LLM_BASE_URL, MESA_LLM_API_KEY,
-    /// MESA_LLM_EMBEDDING_MODEL). A tenant keeps the one it recorded.
-    #[arg(long, default_value = "builtin")]
-    embedder: EmbedderKind,
+    #[command(flatten)]
+    builders: super::builders::BuilderArgs,
 }
 
 /// Serves until Ctrl-C (or SIGTERM), then finishes the requests in flight.
@@ -60,7 +56,8 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode, CliError> {
             concurrency: args.concurrency.max(1),
             header_timeout: Duration::from_secs(args.header_timeout.max(1)),
         },
-        embedder: args.embedder,
+        builders: args.builders.kinds(),
+        minilm_dir: args.builders.minilm_dir.clone(),
     };
     let server = Server::bind(&config)?;
     eprintln!(
@@ -142,11 +139,8 @@ pub struct McpArgs {
     /// The policy `search_memory` asks (a `.mesa`, `.wasm` or `.cwasm`); all five structures without one.
     #[arg(long, short)]
     policy: Option<String>,
-    /// The embedder the tenant gets if it has no vectors yet: `builtin`,
-    /// `minilm` or `openai` (as for `mesa serve`). A tenant keeps the one it
-    /// recorded.
-    #[arg(long, default_value = "builtin")]
-    embedder: EmbedderKind,
+    #[command(flatten)]
+    builders: super::builders::BuilderArgs,
 }
 
 /// Serves the tenant as an MCP server on stdio; logs go to stderr.
@@ -165,6 +159,7 @@ pub fn mcp(args: McpArgs) -> Result<ExitCode, CliError> {
         args.tenant,
         args.root.display()
     );
-    mesa_server::mcp::serve_stdio(&args.root, &args.tenant, policy, args.embedder)?;
+    let (kinds, options) = (args.builders.kinds(), args.builders.options());
+    mesa_server::mcp::serve_stdio(&args.root, &args.tenant, policy, kinds, &options)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,8 +9,8 @@
 //! Tenant::open ──meta: embedder, summarizer, extractor──► per builder:
 //!   none recorded ──► the given one (a writer records its name)
 //!   recorded = given's name ──► the given one
-//!   recorded ≠ given's name ──► Choice::Given:    refused (embedder-mismatch, builder-mismatch)
-//!                          └─► Choice::Recorded: made again from the name
+//!   recorded ≠ given's name ──► given, or named: refused (embedder-mismatch, builder-mismatch)
+//!                          └─► otherwise: made again from the name
 //!                              (Embedders / Summarizers / Extractors::from_recorded),
 //!                              or refused (embedder-unavailable, builder-unavailable)
 //! ```
@@ -20,18 +20,88 @@
 
 use super::{db, LiveError};
 use crate::plugins::{Embedders, Extractors, PluginOptions, SetupError, Summarizers};
-use crate::structures::Plugins;
+use crate::structures::{Embedder, Plugins, Summarizer, TripleExtractor};
 use rusqlite::Connection;
 use std::sync::Arc;
 
 /// How a tenant's builders are chosen when it opens.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Choice<'a> {
+pub(super) struct Choice<'a> {
+    /// What the recorded builders are made again from; `None`: they are
+    /// not, and every given builder must be the recorded one.
+    options: Option<&'a PluginOptions>,
+    /// Per builder (embedder, summarizer, extractor): whether the given one
+    /// must be the recorded one.
+    strict: [bool; 3],
+}
+
+impl<'a> Choice<'a> {
     /// The given builders, which must be the ones the tenant recorded.
-    Given,
-    /// The builders the tenant recorded, made again from these options;
-    /// the given ones where it recorded none (a new tenant).
-    Recorded(&'a PluginOptions),
+    pub(super) fn given() -> Choice<'a> {
+        Choice {
+            options: None,
+            strict: [true; 3],
+        }
+    }
+
+    /// The builders the tenant recorded, made again from `options`; the
+    /// given ones where it recorded none (a new tenant).
+    pub(super) fn recorded(options: &'a PluginOptions) -> Choice<'a> {
+        Choice {
+            options: Some(options),
+            strict: [false; 3],
+        }
+    }
+
+    /// The named builders, which must be the recorded ones; the others as
+    /// [`Choice::recorded`].
+    pub(super) fn named(named: &NamedBuilders, options: &'a PluginOptions) -> Choice<'a> {
+        Choice {
+            options: Some(options),
+            strict: [
+                named.embedder.is_some(),
+                named.summarizer.is_some(),
+                named.extractor.is_some(),
+            ],
+        }
+    }
+}
+
+/// Builders named for a tenant, each optional: a named one must be the
+/// one the tenant recorded ([`LiveError::EmbedderMismatch`],
+/// [`LiveError::BuilderMismatch`]), and a new tenant records it; one not
+/// named is the one the tenant recorded, or the built-in one for a new
+/// tenant. What Python's `Memory(..., embedder="openai")` passes.
+#[derive(Clone, Default)]
+pub struct NamedBuilders {
+    /// V's embedder.
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// S's summarizer.
+    pub summarizer: Option<Arc<dyn Summarizer>>,
+    /// G's relation extractor.
+    pub extractor: Option<Arc<dyn TripleExtractor>>,
+}
+
+impl NamedBuilders {
+    /// The named builders, the built-in ones for the others.
+    pub(super) fn plugins(&self) -> Plugins {
+        let d = Plugins::default();
+        Plugins {
+            embedder: self.embedder.clone().unwrap_or(d.embedder),
+            summarizer: self.summarizer.clone().unwrap_or(d.summarizer),
+            extractor: self.extractor.clone().unwrap_or(d.extractor),
+        }
+    }
+}
+
+impl std::fmt::Debug for NamedBuilders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NamedBuilders")
+            .field("embedder", &self.embedder.as_ref().map(|e| e.name()))
+            .field("summarizer", &self.summarizer.as_ref().map(|s| s.name()))
+            .field("extractor", &self.extractor.as_ref().map(|x| x.name()))
+            .finish()
+    }
 }
 
 /// The `meta` keys, in the order [`settle`] reads them.
@@ -50,23 +120,27 @@ pub(super) fn settle(
 ) -> Result<Plugins, LiveError> {
     let [embedder, summarizer, extractor] = KEYS.map(|key| db::meta(conn, key).map_err(&db_error));
     let (embedder, summarizer, extractor) = (embedder?, summarizer?, extractor?);
-    let pick = Pick { tenant, choice };
+    let [v, s, g] = choice.strict;
+    let pick = |strict: bool| Pick {
+        tenant,
+        options: choice.options.filter(|_| !strict),
+    };
     let plugins = Plugins {
-        embedder: pick.one(
+        embedder: pick(v).one(
             "embedder",
             embedder.as_deref(),
             given.embedder,
             |e| e.name(),
             Embedders::from_recorded,
         )?,
-        summarizer: pick.one(
+        summarizer: pick(s).one(
             "summarizer",
             summarizer.as_deref(),
             given.summarizer,
             |s| s.name(),
             Summarizers::from_recorded,
         )?,
-        extractor: pick.one(
+        extractor: pick(g).one(
             "extractor",
             extractor.as_deref(),
             given.extractor,
@@ -99,7 +173,9 @@ pub(super) fn settle(
 /// One builder's choice, for one tenant.
 struct Pick<'a> {
     tenant: &'a str,
-    choice: Choice<'a>,
+    /// What a recorded builder is made again from; `None`: the given one
+    /// must be the recorded one.
+    options: Option<&'a PluginOptions>,
 }
 
 impl Pick<'_> {
@@ -115,9 +191,8 @@ impl Pick<'_> {
         let Some(stored) = stored.filter(|s| *s != name(&given)) else {
             return Ok(given);
         };
-        let options = match self.choice {
-            Choice::Recorded(options) => options,
-            Choice::Given => return Err(mismatch(builder, stored, name(&given))),
+        let Some(options) = self.options else {
+            return Err(mismatch(builder, stored, name(&given)));
         };
         remake(stored, options).map_err(|source| {
             let (tenant, stored, source) = (self.tenant.to_string(), stored.into(), source.into());

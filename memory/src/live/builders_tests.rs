@@ -5,6 +5,7 @@
 //! refused, and one that cannot be made is a clear error.
 
 use super::*;
+use crate::plugins::PluginOptions;
 use crate::Retrieval;
 use mesa_core::Mask;
 
@@ -190,5 +191,52 @@ mod llm {
             .expect_err("refused");
         assert_eq!(err.code(), "builder-unavailable");
         assert!(err.to_string().contains("oracle-v9"), "{err}");
+    }
+
+    #[test]
+    fn a_named_builder_must_be_the_recorded_one_and_the_others_follow_the_record() {
+        let server = start(builders);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+        let t = m
+            .tenant_with("t", Config::default(), llm_plugins(&server.client()))
+            .expect("tenant");
+        create(&t);
+        drop(t);
+        let options = PluginOptions::new(None, Some(server.config()));
+        let d = Plugins::default();
+        let named = NamedBuilders {
+            embedder: Some(d.embedder.clone()),
+            ..NamedBuilders::default()
+        };
+        let t = m.tenant_named("t", &named, &options).expect("opens");
+        assert_eq!(t.plugins.summarizer.name(), "llm-summary-v1:chat-test");
+        drop(t);
+        let r = m.reader_named("t", &named, &options).expect("reader");
+        assert_eq!(
+            r.plugins.extractor.name(),
+            "llm-openie-v1:chat-test+rules-fallback"
+        );
+        drop(r);
+        let named = NamedBuilders {
+            summarizer: Some(d.summarizer.clone()),
+            ..NamedBuilders::default()
+        };
+        let err = m.tenant_named("t", &named, &options).map(|_| ());
+        assert_eq!(err.map_err(|e| e.code()), Err("builder-mismatch"));
+        let err = m.reader_named("t", &named, &options).map(|_| ());
+        assert_eq!(err.map_err(|e| e.code()), Err("builder-mismatch"));
+        // A new tenant records what is named, and the built-in others.
+        let named = NamedBuilders {
+            extractor: Some(llm_plugins(&server.client()).extractor),
+            ..NamedBuilders::default()
+        };
+        let u = m.tenant_named("u", &named, &options).expect("creates");
+        let names = recorded(&u);
+        assert_eq!(names[1].as_deref(), Some("extractive-v1"));
+        assert_eq!(
+            names[2].as_deref(),
+            Some("llm-openie-v1:chat-test+rules-fallback")
+        );
     }
 }

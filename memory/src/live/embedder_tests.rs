@@ -6,6 +6,7 @@
 use super::*;
 #[cfg(feature = "llm")]
 use crate::plugins::testing::{embeddings_reply, start};
+use crate::plugins::PluginOptions;
 use crate::structures::HashEmbedder;
 use crate::Retrieval;
 use mesa_core::Mask;

@@ -37,12 +37,14 @@
 mod builders;
 mod db;
 mod error;
+mod open;
 mod questions;
 mod requests;
 mod state;
 mod types;
 mod writes;
 
+pub use builders::NamedBuilders;
 pub use error::{LiveError, LiveErrorKind};
 pub use requests::MAX_REQUEST_ID_BYTES;
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
@@ -50,7 +52,6 @@ pub use writes::{Appended, Forgotten};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
-use crate::plugins::PluginOptions;
 use crate::structures::{state_fingerprint, EpisodeMemory, Plugins, StepParts};
 use builders::Choice;
 use db::EpisodeRow;
@@ -162,168 +163,6 @@ impl LiveMemory {
         }
         names.sort();
         Ok(names)
-    }
-
-    /// Opens tenant `name` for reading and writing, creating it if new,
-    /// with the builders it recorded (see [`LiveMemory::tenant_recorded`];
-    /// their options from the environment: `MESA_MINILM_DIR`,
-    /// `MESA_LLM_*`), the built-in ones for a new tenant. Only one handle
-    /// writes a tenant at a time; another gets [`LiveError::Locked`].
-    pub fn tenant(&self, name: &str) -> Result<Tenant, LiveError> {
-        self.tenant_recorded(name, &PluginOptions::default())
-    }
-
-    /// Opens tenant `name` with the builders it recorded (module
-    /// `builders`): the embedder that made its vectors, the summarizer and
-    /// the extractor that made its S and G, made again from `options`
-    /// (the built-in ones, MiniLM from `options.minilm_dir`, or the
-    /// endpoint of `options` with the recorded model). So a tenant that
-    /// `mesa build --into --embedder minilm --summarizer llm` wrote opens
-    /// with those in every front end; one whose builders cannot be made
-    /// here is [`LiveError::EmbedderUnavailable`] or
-    /// [`LiveError::BuilderUnavailable`]. A new tenant gets the built-in
-    /// builders.
-    pub fn tenant_recorded(
-        &self,
-        name: &str,
-        options: &PluginOptions,
-    ) -> Result<Tenant, LiveError> {
-        self.tenant_builders(name, Plugins::default(), options)
-    }
-
-    /// Opens tenant `name` as [`LiveMemory::tenant_recorded`] does, except
-    /// that a tenant without vectors yet (a new one) gets `embedder`, which
-    /// it then records: what `mesa serve --embedder openai` gives the
-    /// tenants its tokens create.
-    pub fn tenant_embedding(
-        &self,
-        name: &str,
-        embedder: Arc<dyn crate::structures::Embedder>,
-        options: &PluginOptions,
-    ) -> Result<Tenant, LiveError> {
-        let new = Plugins {
-            embedder,
-            ..Plugins::default()
-        };
-        self.tenant_builders(name, new, options)
-    }
-
-    /// Opens tenant `name` as [`LiveMemory::tenant_recorded`] does, except
-    /// that each builder the tenant has not recorded (all three, for a new
-    /// one) is `new`'s, which it then records: what `mesa append
-    /// --summarizer llm` gives a tenant it creates.
-    pub fn tenant_builders(
-        &self,
-        name: &str,
-        new: Plugins,
-        options: &PluginOptions,
-    ) -> Result<Tenant, LiveError> {
-        self.writer(name, Config::default(), new, Choice::Recorded(options))
-    }
-
-    /// [`LiveMemory::tenant`] with these parameters and builders, which
-    /// must be the ones the tenant recorded (else
-    /// [`LiveError::EmbedderMismatch`] or [`LiveError::BuilderMismatch`]);
-    /// a new tenant records them.
-    pub fn tenant_with(
-        &self,
-        name: &str,
-        config: Config,
-        plugins: Plugins,
-    ) -> Result<Tenant, LiveError> {
-        self.writer(name, config, plugins, Choice::Given)
-    }
-
-    /// Opens tenant `name` for writing, holding its writer lock.
-    fn writer(
-        &self,
-        name: &str,
-        config: Config,
-        plugins: Plugins,
-        choice: Choice<'_>,
-    ) -> Result<Tenant, LiveError> {
-        let dir = self.tenant_dir(name)?;
-        std::fs::create_dir_all(&dir).map_err(|source| LiveError::Io {
-            path: dir.display().to_string(),
-            source,
-        })?;
-        let lock_path = dir.join("writer.lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|source| LiveError::Io {
-                path: lock_path.display().to_string(),
-                source,
-            })?;
-        if lock.try_lock().is_err() {
-            return Err(LiveError::Locked {
-                tenant: name.into(),
-                path: lock_path.display().to_string(),
-            });
-        }
-        Tenant::open(name, dir, config, plugins, choice, Some(lock))
-    }
-}
-
-impl LiveMemory {
-    /// Opens the live memory at `root` if there is one, creating nothing
-    /// (for calls that only read, forget or correct).
-    pub fn open_existing(root: &Path) -> Result<LiveMemory, LiveError> {
-        if !root.join(MARKER).is_file() && !root.join("manifest.json").is_file() {
-            return Err(LiveError::NoMemory {
-                dir: root.display().to_string(),
-            });
-        }
-        LiveMemory::open(root)
-    }
-
-    /// Opens an existing tenant for reading and writing, as
-    /// [`LiveMemory::tenant`] does, but never creates one.
-    pub fn existing_tenant(&self, name: &str) -> Result<Tenant, LiveError> {
-        self.existing_dir(name)?;
-        self.tenant(name)
-    }
-
-    /// Tenant `name`'s directory, if the tenant has been written.
-    fn existing_dir(&self, name: &str) -> Result<PathBuf, LiveError> {
-        let dir = self.tenant_dir(name)?;
-        if !dir.join(DATABASE).is_file() {
-            return Err(LiveError::UnknownTenant { name: name.into() });
-        }
-        Ok(dir)
-    }
-
-    /// Opens an existing tenant for reading only, beside its writer (another
-    /// handle or process may be appending): questions see every change the
-    /// writer has committed; writes return [`LiveError::ReadOnly`].
-    /// Its builders are the ones the tenant recorded, as for
-    /// [`LiveMemory::tenant`].
-    pub fn reader(&self, name: &str) -> Result<Tenant, LiveError> {
-        let dir = self.existing_dir(name)?;
-        let options = PluginOptions::default();
-        let choice = Choice::Recorded(&options);
-        Tenant::open(
-            name,
-            dir,
-            Config::default(),
-            Plugins::default(),
-            choice,
-            None,
-        )
-    }
-
-    /// [`LiveMemory::reader`] with these parameters and builders, which
-    /// must be the ones the tenant recorded.
-    pub fn reader_with(
-        &self,
-        name: &str,
-        config: Config,
-        plugins: Plugins,
-    ) -> Result<Tenant, LiveError> {
-        let dir = self.existing_dir(name)?;
-        Tenant::open(name, dir, config, plugins, Choice::Given, None)
     }
 }
 

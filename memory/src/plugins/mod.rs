@@ -210,6 +210,38 @@ impl PluginOptions {
     }
 }
 
+/// Which builder makes each structure, by kind: what a command line or a
+/// server's settings name (the built-in ones by default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuilderKinds {
+    /// V's embedder.
+    pub embedder: EmbedderKind,
+    /// S's summarizer.
+    pub summarizer: BuilderKind,
+    /// G's relation extractor.
+    pub extractor: BuilderKind,
+}
+
+impl BuilderKinds {
+    /// The builders, made from `options`.
+    pub fn plugins(self, options: &PluginOptions) -> Result<Plugins, SetupError> {
+        options.plugins(self.embedder, self.summarizer, self.extractor)
+    }
+}
+
+impl std::fmt::Display for BuilderKinds {
+    /// `embedder E, summarizer S, extractor X`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "embedder {}, summarizer {}, extractor {}",
+            self.embedder.name(),
+            self.summarizer.name(),
+            self.extractor.name()
+        )
+    }
+}
+
 /// Which embedder builds V.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum EmbedderKind {
