@@ -178,15 +178,16 @@ class Memory:
         tenant: str,
         *,
         read_only: bool = False,
-        embedder: Optional[Literal["builtin", "openai"]] = None,
+        embedder: Optional[Literal["builtin", "minilm", "openai"]] = None,
         summarizer: Optional[Literal["builtin", "llm"]] = None,
         extractor: Optional[Literal["builtin", "llm"]] = None,
     ) -> None:
         """Opens tenant ``tenant`` at ``root`` (both created if new; with read_only, it must exist).
 
         The tenant's structures are made by the builders it recorded; a new tenant's by those
-        named here, the built-in ones otherwise: ``embedder`` is ``"builtin"`` or ``"openai"`` (an
-        OpenAI-compatible embeddings endpoint, from MESA_LLM_BASE_URL, MESA_LLM_API_KEY and
+        named here, the built-in ones otherwise: ``embedder`` is ``"builtin"``, ``"minilm"``
+        (all-MiniLM-L6-v2, its files from MESA_MINILM_DIR) or ``"openai"`` (an OpenAI-compatible
+        embeddings endpoint, from MESA_LLM_BASE_URL, MESA_LLM_API_KEY and
         MESA_LLM_EMBEDDING_MODEL); ``summarizer`` (S) and ``extractor`` (G) are ``"builtin"`` or
         ``"llm"`` (the chat endpoint, MESA_LLM_CHAT_MODEL). A named one that differs from the
         tenant's raises ConflictError (``embedder-mismatch``, ``builder-mismatch``); one that

@@ -100,13 +100,13 @@ fn live_help(kind: LiveErrorKind) -> &'static str {
 }
 
 /// A named builder (`embedder`, `summarizer` or `extractor`) that cannot
-/// be made: an unknown name, or one this build lacks (`minilm`), or an
-/// endpoint that is not configured or answers its probe badly.
+/// be made: an unknown name, MiniLM's files missing, or an endpoint that
+/// is not configured or answers its probe badly.
 pub fn builder(kind: &str, name: &str, e: mesa_memory::SetupError) -> PyErr {
     let (code, help) = match kind {
         "embedder" => (
             "embedder-unavailable",
-            "use embedder=\"builtin\", or \"openai\" with MESA_LLM_BASE_URL (and MESA_LLM_API_KEY, MESA_LLM_EMBEDDING_MODEL) set",
+            "use embedder=\"builtin\", \"minilm\" with MESA_MINILM_DIR naming the model's files (scripts/fetch-minilm.sh), or \"openai\" with MESA_LLM_BASE_URL (and MESA_LLM_API_KEY, MESA_LLM_EMBEDDING_MODEL) set",
         ),
         _ => (
             "builder-unavailable",

@@ -103,7 +103,8 @@ impl Memory {
     /// what its writer (another process, perhaps) commits, and cannot write.
     /// The tenant's structures are made by the builders it recorded;
     /// a new tenant's by those named here, the built-in ones otherwise:
-    /// `embedder` is `builtin` or `openai` (an OpenAI-compatible
+    /// `embedder` is `builtin`, `minilm` (all-MiniLM-L6-v2 in candle, its
+    /// files from `MESA_MINILM_DIR`) or `openai` (an OpenAI-compatible
     /// embeddings endpoint, from `MESA_LLM_BASE_URL`, `MESA_LLM_API_KEY`
     /// and `MESA_LLM_EMBEDDING_MODEL`); `summarizer` (S) and `extractor`
     /// (G) are `builtin` or `llm` (its chat endpoint, `MESA_LLM_CHAT_MODEL`).

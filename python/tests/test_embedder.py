@@ -85,13 +85,39 @@ def test_a_tenant_made_with_an_endpoint_embedder_keeps_it(root, endpoint, monkey
     assert e.value.code == "embedder-mismatch"
 
 
-def test_an_embedder_that_cannot_be_made_is_a_builder_error(root, monkeypatch):
+def test_an_embedder_that_cannot_be_made_is_a_builder_error(root, tmp_path, monkeypatch):
     monkeypatch.setenv("MESA_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("MESA_LLM_MAX_RETRIES", "0")
+    # A MiniLM directory without the model's files.
+    monkeypatch.setenv("MESA_MINILM_DIR", str(tmp_path / "no-model"))
     for name in ["openai", "minilm", "word2vec"]:
         with pytest.raises(mesa_memory.BuilderError) as e:
             mesa_memory.Memory(root, "t", embedder=name)
         assert e.value.code == "embedder-unavailable", name
         assert name in e.value.message and e.value.help
+    with pytest.raises(mesa_memory.BuilderError) as e:
+        mesa_memory.Memory(root, "t", embedder="minilm")
+    assert "no-model" in e.value.message and "MESA_MINILM_DIR" in e.value.help
     # Nothing was created by the failed opens.
     assert not root.exists()
+
+
+def test_a_tenant_made_with_minilm_keeps_it(root):
+    """With the model's files (scripts/fetch-minilm.sh, or MESA_MINILM_DIR),
+    MiniLM embeds a new tenant's steps and the tenant keeps it; skipped
+    without them."""
+    try:
+        m = mesa_memory.Memory(root, "t", embedder="minilm")
+    except mesa_memory.BuilderError as e:
+        pytest.skip(f"MiniLM's files are absent: {e.message}")
+    fill(m)
+    first = m.query("run-1", "Which table was missing?", structures="V")
+    assert first.items
+    m.close()
+    again = mesa_memory.Memory(root, "t")
+    answer = again.query("run-1", "Which table was missing?", structures="V")
+    assert [i.steps for i in answer.items] == [i.steps for i in first.items]
+    again.close()
+    with pytest.raises(mesa_memory.ConflictError) as e:
+        mesa_memory.Memory(root, "t", embedder="builtin")
+    assert e.value.code == "embedder-mismatch"
