@@ -4,9 +4,11 @@
 //! MesaError (Exception)            .code .message .help
 //! ├── NotFoundError                an unknown tenant, episode or step
 //! ├── InvalidInputError            empty, too large, bad timestamp or name
-//! ├── ConflictError                exists already, index taken, locked, read-only
+//! ├── ConflictError                exists already, index taken, locked, read-only,
+//! │                                a named builder not the tenant's (embedder-/builder-mismatch)
 //! ├── StorageError                 disk, database, not a memory, version
-//! ├── BuilderError                 an embedder or extractor failed; nothing written
+//! ├── BuilderError                 a builder failed (nothing written) or cannot be made
+//! │                                (embedder-/builder-unavailable)
 //! ├── ClosedError                  a call on a closed Memory
 //! └── PolicyError                  a policy that does not check or load; .diagnostics
 //! ```

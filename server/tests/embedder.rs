@@ -1,7 +1,8 @@
-//! `mesa serve --embedder openai`: a tenant without vectors gets the
-//! endpoint's embedder (a local server this test starts on 127.0.0.1), a
-//! tenant with vectors keeps the one it recorded, and an endpoint that
-//! cannot be reached stops the server at its start.
+//! `mesa serve --embedder openai --extractor llm`: a new tenant gets the
+//! endpoint's embedder and relation extractor (a local server this test
+//! starts on 127.0.0.1), a tenant that exists keeps the builders it
+//! recorded, and an endpoint that cannot be reached stops the server at
+//! its start.
 //!
 //! One test in its own binary: it sets the `MESA_LLM_*` environment,
 //! which the embedder reads.
@@ -9,7 +10,7 @@
 mod common;
 
 use common::{fill, Fixture};
-use mesa_memory::{EmbedderKind, LiveMemory};
+use mesa_memory::{BuilderKind, EmbedderKind, LiveMemory};
 use mesa_server::{add_token, Config, ServeError, Server};
 use serde_json::json;
 use std::time::Duration;
@@ -17,6 +18,11 @@ use std::time::Duration;
 #[test]
 fn new_tenants_get_the_embedder_asked_for_and_old_ones_keep_theirs() {
     let endpoint = mesa_testkit::Server::start(|req, _| {
+        if req.path.ends_with("/chat/completions") {
+            let triples =
+                r#"{"triples": [{"subject": "agent", "relation": "ran", "object": "a query"}]}"#;
+            return mesa_testkit::chat_reply(triples);
+        }
         let texts = req.json()["input"].as_array().cloned().unwrap_or_default();
         let vectors: Vec<Vec<f32>> = texts
             .iter()
@@ -27,6 +33,7 @@ fn new_tenants_get_the_embedder_asked_for_and_old_ones_keep_theirs() {
     std::env::set_var("MESA_LLM_BASE_URL", endpoint.base_url());
     std::env::set_var("MESA_LLM_API_KEY", "test");
     std::env::set_var("MESA_LLM_EMBEDDING_MODEL", "emb-a");
+    std::env::set_var("MESA_LLM_CHAT_MODEL", "chat-a");
     std::env::set_var("MESA_LLM_MAX_RETRIES", "0");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("mem");
@@ -45,6 +52,7 @@ fn new_tenants_get_the_embedder_asked_for_and_old_ones_keep_theirs() {
     let mut config = Config::new(root.clone());
     config.addr = "127.0.0.1:0".parse().unwrap();
     config.builders.embedder = EmbedderKind::Openai;
+    config.builders.extractor = BuilderKind::Llm;
     let server = Server::bind(&config)
         .expect("binds")
         .spawn()
@@ -84,12 +92,24 @@ fn new_tenants_get_the_embedder_asked_for_and_old_ones_keep_theirs() {
         alice_sent,
         "bob's tenant kept the built-in embedder"
     );
-    assert_eq!(endpoint.models(), ["emb-a"]);
+    let chats = endpoint
+        .log()
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .count();
+    assert!(chats > 0, "alice's steps' relations came from the endpoint");
+    assert_eq!(endpoint.models(), ["chat-a", "emb-a"]);
     drop(f);
     let memory = LiveMemory::open(&root).unwrap();
-    let name = |t: &str| memory.tenant(t).unwrap().embedder();
-    assert_eq!(name("alice"), "openai:emb-a:3");
-    assert_eq!(name("bob"), "hash-v1-384");
+    let names = |t: &str| {
+        let t = memory.tenant(t).unwrap();
+        [t.embedder(), t.summarizer(), t.extractor()]
+    };
+    assert_eq!(
+        names("alice"),
+        ["openai:emb-a:3", "extractive-v1", "llm-openie-v1:chat-a"]
+    );
+    assert_eq!(names("bob"), ["hash-v1-384", "extractive-v1", "rules-v1"]);
     // No endpoint: the server does not start, and says why.
     std::env::set_var("MESA_LLM_BASE_URL", "http://127.0.0.1:9/v1");
     let err = Server::bind(&config).map(|_| ()).expect_err("refused");

@@ -294,6 +294,18 @@ impl Tenant {
         self.plugins.embedder.name()
     }
 
+    /// The name of the summarizer that writes the tenant's S
+    /// (`extractive-v1`, `llm-summary-v1:MODEL`).
+    pub fn summarizer(&self) -> String {
+        self.plugins.summarizer.name()
+    }
+
+    /// The name of the extractor that makes the tenant's G relations
+    /// (`rules-v1`, `llm-openie-v1:MODEL`).
+    pub fn extractor(&self) -> String {
+        self.plugins.extractor.name()
+    }
+
     /// The tenant's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
