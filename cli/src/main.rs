@@ -52,6 +52,8 @@ enum Command {
     Compact(cmd::live::CompactArgs),
     /// List a live memory tenant's episodes.
     Episodes(cmd::live::EpisodesArgs),
+    /// Write a live memory tenant's episodes and questions as a dataset (JSONL) that `mesa build --into` imports.
+    Export(cmd::live::ExportArgs),
     /// Serve a live memory over HTTP (a JSON API; tenants by bearer token).
     Serve(cmd::serve::ServeArgs),
     /// Serve a live memory tenant as a Model Context Protocol server on stdio.
@@ -89,6 +91,7 @@ fn main() -> ExitCode {
         Command::Correct(a) => cmd::live::correct(a),
         Command::Compact(a) => cmd::live::compact(a),
         Command::Episodes(a) => cmd::live::episodes(a),
+        Command::Export(a) => cmd::live::export(a),
         Command::Serve(a) => cmd::serve::serve(a),
         Command::Token(a) => cmd::serve::token(a),
         Command::Mcp(a) => cmd::serve::mcp(a),

@@ -650,3 +650,89 @@ fn a_tenant_created_with_llm_builders_keeps_them() {
     assert!(!ok, "imported with other builders");
     assert!(err.contains("llm-summary-v1:chat-a"), "{err}");
 }
+
+/// `mesa export` writes a tenant as a dataset that `mesa build --into`
+/// imports whole (a long observation, a correction and a forget included):
+/// the new tenant answers every kept question as the first does, and
+/// exports the same bytes.
+#[test]
+fn an_exported_tenant_imports_whole_into_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.jsonl");
+    let lines = [
+        r#"{"id": "a", "task": "fix the test", "domain": "software", "outcome": "success", "steps": [{"action": "run pytest", "observation": "1 failed: test_dates"}, {"action": "edit src/dates.py", "observation": "ok"}, {"action": "run pytest", "observation": "1 passed"}], "questions": [{"id": "a1", "question": "What failed at step 0?", "answer": "test_dates", "evidence": [0, 1]}]}"#,
+        r#"{"id": "b", "task": "find the kettle", "domain": "web", "meta": {"site": "shop"}, "steps": [{"action": "search kettle", "observation": "3 results"}, {"action": "click item 2", "observation": "red kettle $25"}], "questions": [{"id": "b1", "question": "How much was the kettle?", "answer": "$25", "type": "A"}]}"#,
+    ];
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let root = dir.path().join("mem");
+    let (data, r) = (data.to_str().unwrap(), root.to_str().unwrap());
+    let (ok, _, err) = run(&["build", data, "--into", r, "--tenant", "t", "--quiet"]);
+    assert!(ok, "{err}");
+    // A long observation, a correction and a forget, through the CLI.
+    let long = "x".repeat(40_000);
+    let mut child = mesa()
+        .args(["append", r, "--tenant", "t", "--episode", "a"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = format!("{{\"action\": \"read the log\", \"observation\": \"{long}\"}}\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    let (ok, _, err) = on(
+        r,
+        "correct",
+        "a",
+        &["--step", "1", "--action", "edit src/dates.py line 3"],
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = on(r, "forget", "a", &["--step", "0"]);
+    assert!(ok, "{err}");
+    let file = dir.path().join("export.jsonl");
+    let f = file.to_str().unwrap();
+    let (ok, _, err) = run(&["export", r, "--tenant", "t", "-o", f]);
+    assert!(ok, "{err}");
+    assert!(err.contains("2 episodes, 5 steps and 2 questions"), "{err}");
+    assert!(err.contains("1 evidence label"), "{err}");
+    let exported = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        exported.contains(&long),
+        "the long observation is exported whole"
+    );
+    let (ok, out, err) = run(&["export", r, "--tenant", "t"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, exported, "standard output and the file agree");
+    let import = ["build", f, "--into", r, "--tenant", "u", "--quiet"];
+    let (ok, _, err) = run(&[&import[..], &["--max-text-bytes", "1048576"]].concat());
+    assert!(ok, "{err}");
+    let (ok, again, err) = run(&["export", r, "--tenant", "u"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        again, exported,
+        "the imported tenant exports the same bytes"
+    );
+    let answers = |tenant: &str| {
+        let (ok, out, err) = run(&["query", r, "--tenant", tenant, "--all", "-s", "all"]);
+        assert!(ok, "{err}");
+        out.lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+                v.as_object_mut().unwrap().remove("micros");
+                v
+            })
+            .collect::<Vec<_>>()
+    };
+    let first = answers("t");
+    assert_eq!(first.len(), 2);
+    assert_eq!(answers("u"), first);
+    // Without a raised cut the long observation is cut, and the import says so.
+    let (ok, _, err) = run(&["build", f, "--into", r, "--tenant", "v", "--quiet"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("cut 1 observation"), "{err}");
+}

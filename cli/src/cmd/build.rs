@@ -24,6 +24,10 @@ pub struct Args {
     tenant: Option<String>,
     #[command(flatten)]
     builders: super::builders::BuilderArgs,
+    /// Cut longer actions and observations to this many bytes (a live
+    /// tenant takes up to 1048576; raise it to import an export whole).
+    #[arg(long, default_value_t = LoadOptions::default().max_text_bytes)]
+    max_text_bytes: usize,
     /// Skip lines that cannot be read (each is counted and reported) instead
     /// of stopping at the first.
     #[arg(long)]
@@ -45,6 +49,7 @@ impl Args {
                 embedder,
                 ..Default::default()
             },
+            max_text_bytes: LoadOptions::default().max_text_bytes,
             skip_bad: false,
             quiet: false,
         }
@@ -70,6 +75,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let config = Config::default();
     let load = LoadOptions {
         skip_bad: args.skip_bad,
+        max_text_bytes: args.max_text_bytes,
         ..LoadOptions::default()
     };
     let plugins = args.builders.kinds().plugins(&args.builders.options())?;
@@ -114,14 +120,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     );
     if let Some(load) = &m.load {
         report_skipped(&load.file, load.skipped.iter().map(|(l, why)| (*l, why)));
-        if load.cut_observations + load.cut_actions > 0 {
-            eprintln!(
-                "cut {} observation(s) and {} action(s) at {} bytes",
-                load.cut_observations, load.cut_actions, load.max_text_bytes
-            );
-        }
+        report_cuts(load.cut_observations, load.cut_actions, load.max_text_bytes);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reports on stderr the texts a load cut.
+fn report_cuts(observations: usize, actions: usize, max_text_bytes: usize) {
+    if observations + actions > 0 {
+        eprintln!(
+            "cut {observations} observation(s) and {actions} action(s) at {max_text_bytes} bytes (--max-text-bytes)"
+        );
+    }
 }
 
 /// `mesa build DATA --into ROOT --tenant T`: every episode created in the
@@ -143,10 +153,9 @@ fn import(
     let started = std::time::Instant::now();
     let (mut steps, mut questions) = (0usize, 0usize);
     for e in &loaded.episodes {
-        tenant.create_episode(&mesa_memory::NewEpisode::of(e))?;
-        let batch = e.steps.iter().map(mesa_memory::NewStep::of).collect();
-        steps += tenant.append_batch(&e.id, batch)?.len();
-        questions += tenant.add_questions(&e.id, &e.questions)?;
+        let (s, q) = tenant.import_episode(e)?;
+        steps += s;
+        questions += q;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -156,6 +165,14 @@ fn import(
         tenant.name(),
         root.display(),
         started.elapsed().as_secs_f64()
+    );
+    let report = &loaded.report;
+    let skipped = report.skipped.iter().map(|s| (s.line, &s.reason));
+    report_skipped(args.data.display(), skipped);
+    report_cuts(
+        report.cut_observations,
+        report.cut_actions,
+        load.max_text_bytes,
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -303,3 +303,73 @@ pub fn episodes(args: EpisodesArgs) -> Result<ExitCode, CliError> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `mesa export ROOT --tenant T [-o FILE]`
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Write here (replaced whole, once the export is complete) instead of
+    /// standard output.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+/// Writes every episode of the tenant, its steps and kept questions, one
+/// line each in the generic layout (docs/DATA.md), which `mesa build DATA
+/// --into ROOT --tenant U` imports; reads beside a writer.
+pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
+    let tenant = args.target.open_reader()?;
+    let done = match &args.output {
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            tenant.export(&mut out, "standard output")?
+        }
+        Some(path) => {
+            let mut tmp = path.as_os_str().to_owned();
+            tmp.push(format!(".part-{}", std::process::id()));
+            let tmp = PathBuf::from(tmp);
+            let file =
+                std::fs::File::create(&tmp).map_err(CliError::io("create", tmp.display()))?;
+            let mut out = std::io::BufWriter::new(file);
+            let shown = tmp.display().to_string();
+            let done = tenant.export(&mut out, &shown).and_then(|done| {
+                let file = out.into_inner().map_err(|e| e.into_error());
+                file.and_then(|f| f.sync_all())
+                    .map(|()| done)
+                    .map_err(|source| LiveError::Io {
+                        path: shown,
+                        source,
+                    })
+            });
+            let done = match done {
+                Ok(done) => done,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(e.into());
+                }
+            };
+            std::fs::rename(&tmp, path).map_err(CliError::io("rename", path.display()))?;
+            done
+        }
+    };
+    eprintln!(
+        "exported {} episodes, {} steps and {} questions of tenant `{}`",
+        done.episodes, done.steps, done.questions, args.target.tenant
+    );
+    if !done.empty.is_empty() {
+        eprintln!(
+            "left out {} episode(s) without steps: {}",
+            done.empty.len(),
+            done.empty.join(", ")
+        );
+    }
+    if done.dropped_evidence > 0 {
+        eprintln!(
+            "left out {} evidence label(s) of kept questions whose steps were forgotten",
+            done.dropped_evidence
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

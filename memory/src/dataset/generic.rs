@@ -3,6 +3,7 @@
 //! [{id?, question, answer?, type?, evidence?}]}`.
 
 use super::{check_order, check_questions, Bad, Capper, Episode, Fields, Question, Step};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// Parses a generic episode; returns it with its (actions, observations) cut
@@ -94,4 +95,51 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
     };
     check_questions(&episode)?;
     Ok((episode, cuts))
+}
+
+/// The episode as one line of the generic layout, which [`parse`] reads
+/// back as the same episode (its `notes` aside, and with texts no longer
+/// than the reader's cut): what `mesa export` writes.
+pub fn line(e: &Episode) -> String {
+    let steps: Vec<Value> = e
+        .steps
+        .iter()
+        .map(|s| {
+            let mut step =
+                json!({"index": s.index, "action": s.action, "observation": s.observation});
+            if let Some(t) = &s.timestamp {
+                step["timestamp"] = json!(t);
+            }
+            step
+        })
+        .collect();
+    let questions: Vec<Value> = e
+        .questions
+        .iter()
+        .map(|q| {
+            let mut question = json!({"id": q.id, "question": q.question});
+            if let Some(a) = &q.answer {
+                question["answer"] = json!(a);
+            }
+            if let Some(t) = &q.qtype {
+                question["type"] = json!(t);
+            }
+            if !q.evidence.is_empty() {
+                question["evidence"] = json!(q.evidence);
+            }
+            question
+        })
+        .collect();
+    let mut episode = json!({"id": e.id, "task": e.task, "domain": e.domain});
+    if let Some(o) = &e.outcome {
+        episode["outcome"] = json!(o);
+    }
+    if !e.meta.is_empty() {
+        episode["meta"] = json!(e.meta);
+    }
+    episode["steps"] = Value::Array(steps);
+    if !questions.is_empty() {
+        episode["questions"] = Value::Array(questions);
+    }
+    episode.to_string()
 }

@@ -26,6 +26,8 @@
 mod ama;
 mod fields;
 mod generic;
+
+pub use generic::line as generic_line;
 mod strict;
 
 use fields::{check_order, check_questions, Bad, Capper, Fields};

@@ -37,6 +37,7 @@
 mod builders;
 mod db;
 mod error;
+mod export;
 mod open;
 mod questions;
 mod requests;
@@ -46,6 +47,7 @@ mod writes;
 
 pub use builders::NamedBuilders;
 pub use error::{LiveError, LiveErrorKind};
+pub use export::Exported;
 pub use requests::MAX_REQUEST_ID_BYTES;
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
 pub use writes::{Appended, Forgotten};
@@ -660,6 +662,8 @@ mod ann_tests;
 mod builders_tests;
 #[cfg(test)]
 mod embedder_tests;
+#[cfg(test)]
+mod export_tests;
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]

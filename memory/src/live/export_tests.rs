@@ -1,0 +1,93 @@
+//! A tenant written step by step, corrected and forgotten in places,
+//! exported and imported into another tenant answers every kept question
+//! exactly as the first one does: the export keeps what the memory holds.
+
+use super::*;
+use crate::dataset::{load_str, LoadOptions, Question};
+use crate::Retrieval;
+use mesa_core::Mask;
+use std::collections::BTreeMap;
+
+fn step(action: &str, minute: usize) -> NewStep {
+    NewStep {
+        index: None,
+        action: action.into(),
+        observation: format!("{action}: done \"quoted\" é"),
+        timestamp: Some(format!("2026-03-01T10:{minute:02}:00Z")),
+    }
+}
+
+#[test]
+fn an_exported_tenant_imported_elsewhere_answers_the_same() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let a = m.tenant("a").expect("tenant");
+    a.create_episode(&NewEpisode {
+        id: "run-1".into(),
+        task: "fix the date parser".into(),
+        domain: "software".into(),
+        outcome: Some("success".into()),
+        meta: BTreeMap::from([("agent".to_string(), "v3".to_string())]),
+    })
+    .expect("create");
+    let actions = [
+        "run pytest",
+        "open dates.py",
+        "edit parse()",
+        "run pytest again",
+        "commit",
+    ];
+    for (i, act) in actions.iter().enumerate() {
+        a.append("run-1", step(act, i)).expect("append");
+    }
+    a.correct("run-1", 2, step("edit parse() to accept month 12", 2))
+        .expect("correct");
+    a.forget("run-1", Forget::Step(3)).expect("forget");
+    let questions = [
+        ("q1", "What was edited at step 2?", vec![2, 3]),
+        ("q2", "What happened after the edit?", vec![]),
+    ]
+    .map(|(id, q, evidence)| Question {
+        id: id.into(),
+        question: q.into(),
+        answer: Some("parse()".into()),
+        qtype: Some("recall".into()),
+        evidence,
+    });
+    a.add_questions("run-1", &questions).expect("questions");
+    a.create_episode(&NewEpisode {
+        id: "empty".into(),
+        task: "nothing yet".into(),
+        ..NewEpisode::default()
+    })
+    .expect("create");
+
+    let mut out = Vec::new();
+    let done = a.export(&mut out, "the buffer").expect("export");
+    assert_eq!((done.episodes, done.steps, done.questions), (1, 4, 2));
+    assert_eq!(done.empty, ["empty"]);
+    assert_eq!(done.dropped_evidence, 1, "step 3 was forgotten");
+
+    let text = String::from_utf8(out).expect("utf-8");
+    let loaded = load_str(&text, "export.jsonl", &LoadOptions::default()).expect("reads back");
+    let b = m.tenant("b").expect("tenant");
+    for e in &loaded.episodes {
+        assert_eq!(b.import_episode(e).expect("import"), (4, 2));
+    }
+    assert_eq!(
+        b.episode("run-1").expect("b"),
+        a.episode("run-1").expect("a")
+    );
+    let kept = a.questions("run-1").expect("questions");
+    assert_eq!(kept[0].evidence, [2, 3], "a keeps what it was given");
+    assert_eq!(b.questions("run-1").expect("questions")[0].evidence, [2]);
+    let (ma, mb) = (a.memory("run-1").expect("a"), b.memory("run-1").expect("b"));
+    for q in kept {
+        let compose = |m| {
+            Retrieval::new(m, &q.question)
+                .compose(Mask::ALL)
+                .expect("compose")
+        };
+        assert_eq!(compose(&mb), compose(&ma), "{}", q.question);
+    }
+}
