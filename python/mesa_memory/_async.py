@@ -11,7 +11,7 @@ import functools
 import os
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from ._native import Answer, EpisodeInfo, KeptQuestion, Memory, Policy, Step
+from ._native import Answer, EpisodeInfo, Exported, Imported, KeptQuestion, Memory, Policy, Step
 
 
 async def _run(fn, *args, **kwargs):
@@ -202,6 +202,16 @@ class AsyncMemory:
     async def questions(self, episode: str) -> List[KeptQuestion]:
         """See :meth:`Memory.questions`."""
         return await _run(self._memory.questions, episode)
+
+    async def export(self, path: Union[str, "os.PathLike[str]"]) -> Exported:
+        """See :meth:`Memory.export`."""
+        return await _run(self._memory.export, path)
+
+    async def import_dataset(
+        self, path: Union[str, "os.PathLike[str]"], *, max_text_bytes: int = 32768, skip_bad: bool = False
+    ) -> Imported:
+        """See :meth:`Memory.import_dataset`."""
+        return await _run(self._memory.import_dataset, path, max_text_bytes=max_text_bytes, skip_bad=skip_bad)
 
     def __repr__(self) -> str:
         return f"<AsyncMemory {self._memory!r}>"

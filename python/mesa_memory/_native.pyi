@@ -1,7 +1,7 @@
 """Type stubs for MESA's compiled core (``mesa_memory._native``)."""
 
 import os
-from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -126,6 +126,24 @@ class KeptQuestion:
     answer: Optional[str]
     qtype: Optional[str]
     evidence: List[int]
+
+class Exported:
+    """What :meth:`Memory.export` wrote."""
+
+    episodes: int
+    steps: int
+    questions: int
+    empty: List[str]
+    dropped_evidence: int
+
+class Imported:
+    """What :meth:`Memory.import_dataset` added."""
+
+    episodes: int
+    steps: int
+    questions: int
+    skipped: List[Tuple[int, str]]
+    cut: int
 
 class Policy:
     """A selector policy in the WebAssembly sandbox (or the reference interpreter)."""
@@ -272,6 +290,17 @@ class Memory:
         """Keeps questions (dicts: ``id``, ``question``, optional ``answer``, ``qtype``, ``evidence``) with the episode; returns how many."""
     def questions(self, episode: str) -> List[KeptQuestion]:
         """The questions kept with the episode, in the order they were kept."""
+    def export(self, path: _Path) -> Exported:
+        """Writes the tenant as a dataset to ``path`` (replaced whole once complete): every episode
+        with its steps (indices, timestamps) and kept questions, one JSON line each in MESA's
+        generic layout, which :meth:`import_dataset` or ``mesa build --into`` reads back into a
+        tenant that answers the same. Episodes without steps and evidence labels of forgotten
+        steps are left out, and counted."""
+    def import_dataset(self, path: _Path, *, max_text_bytes: int = 32768, skip_bad: bool = False) -> Imported:
+        """Imports a dataset file (generic or AMA-Bench JSON Lines) as ``mesa build --into`` does:
+        episodes created, steps appended with their indices and timestamps, questions kept. A
+        line that does not read raises InvalidInputError (``bad-dataset``) unless ``skip_bad``;
+        an episode that exists raises ConflictError, the ones before it imported."""
 
 def check(source: str, *, name: str = "<source>") -> List[Diagnostic]:
     """Every error and warning of a policy source (empty when clean); never raises for a bad policy."""

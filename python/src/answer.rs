@@ -244,6 +244,66 @@ impl KeptQuestion {
     }
 }
 
+/// What `Memory.export` wrote.
+#[pyclass(frozen, get_all, module = "mesa_memory")]
+#[derive(Clone, Debug)]
+pub struct Exported {
+    /// Episodes written.
+    pub episodes: usize,
+    /// Their steps.
+    pub steps: usize,
+    /// Their kept questions.
+    pub questions: usize,
+    /// Episodes left out because they have no step.
+    pub empty: Vec<String>,
+    /// Evidence labels left out because their step was forgotten.
+    pub dropped_evidence: usize,
+}
+
+#[pymethods]
+impl Exported {
+    fn __repr__(&self) -> String {
+        format!(
+            "<Exported episodes={} steps={} questions={} empty={} dropped_evidence={}>",
+            self.episodes,
+            self.steps,
+            self.questions,
+            self.empty.len(),
+            self.dropped_evidence
+        )
+    }
+}
+
+/// What `Memory.import_dataset` added.
+#[pyclass(frozen, get_all, module = "mesa_memory")]
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// Episodes created.
+    pub episodes: usize,
+    /// Their steps.
+    pub steps: usize,
+    /// Their questions.
+    pub questions: usize,
+    /// Lines skipped (with `skip_bad`): (1-based line, why).
+    pub skipped: Vec<(usize, String)>,
+    /// Actions and observations cut at `max_text_bytes`.
+    pub cut: usize,
+}
+
+#[pymethods]
+impl Imported {
+    fn __repr__(&self) -> String {
+        format!(
+            "<Imported episodes={} steps={} questions={} skipped={} cut={}>",
+            self.episodes,
+            self.steps,
+            self.questions,
+            self.skipped.len(),
+            self.cut
+        )
+    }
+}
+
 /// An optional name as Python shows it: `'name'` or `None`.
 pub fn py_opt(v: &Option<String>) -> String {
     match v {

@@ -32,6 +32,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<answer::EpisodeInfo>()?;
     m.add_class::<answer::Step>()?;
     m.add_class::<answer::KeptQuestion>()?;
+    m.add_class::<answer::Exported>()?;
+    m.add_class::<answer::Imported>()?;
     m.add_function(wrap_pyfunction!(policy::check, m)?)?;
     m.add_function(wrap_pyfunction!(policy::format, m)?)?;
     m.add_function(wrap_pyfunction!(policy::compile, m)?)?;

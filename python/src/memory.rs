@@ -3,7 +3,7 @@
 //! releases the GIL while the library works, so one thread can append while
 //! others query.
 
-use crate::answer::{Answer, EpisodeInfo, KeptQuestion, Step};
+use crate::answer::{Answer, EpisodeInfo, Exported, Imported, KeptQuestion, Step};
 use crate::errors::{self, invalid, raise, ClosedError};
 use crate::policy::Policy;
 use mesa_core::Mask;
@@ -458,6 +458,74 @@ impl Memory {
                 evidence: q.evidence,
             })
             .collect())
+    }
+
+    /// Writes the tenant as a dataset to `path` (replaced whole once it is
+    /// complete): every episode with its steps (indices, timestamps) and
+    /// kept questions, one JSON line each in MESA's generic layout, which
+    /// `import_dataset` (or `mesa build --into`) reads back into a tenant
+    /// that answers the same. Episodes without steps and evidence labels of
+    /// forgotten steps are left out, and counted.
+    fn export(&self, py: Python<'_>, path: PathBuf) -> PyResult<Exported> {
+        let done = self.with(py, |t| t.export_to(&path))?;
+        Ok(Exported {
+            episodes: done.episodes,
+            steps: done.steps,
+            questions: done.questions,
+            empty: done.empty,
+            dropped_evidence: done.dropped_evidence,
+        })
+    }
+
+    /// Imports a dataset file (MESA's generic layout or AMA-Bench's, JSON
+    /// Lines) into the tenant, as `mesa build PATH --into ROOT --tenant T`
+    /// does: each episode created, its steps appended in one batch (indices
+    /// and timestamps kept) and its questions kept. Texts longer than
+    /// `max_text_bytes` are cut (counted); with `skip_bad`, lines that do
+    /// not read are skipped (listed) instead of stopping the import. An
+    /// episode that exists already stops it (ConflictError), the episodes
+    /// before it imported.
+    #[pyo3(signature = (path, *, max_text_bytes = 32768, skip_bad = false))]
+    fn import_dataset(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        max_text_bytes: usize,
+        skip_bad: bool,
+    ) -> PyResult<Imported> {
+        let tenant = self.open()?;
+        py.detach(|| {
+            let options = mesa_memory::dataset::LoadOptions {
+                skip_bad,
+                max_text_bytes,
+                ..Default::default()
+            };
+            let loaded = mesa_memory::load(&path, &options).map_err(|e| {
+                raise::<errors::InvalidInputError>(
+                    "bad-dataset",
+                    e.to_string(),
+                    Some("see docs/DATA.md for the layouts, or pass skip_bad=True"),
+                )
+            })?;
+            let (mut steps, mut questions) = (0, 0);
+            for e in &loaded.episodes {
+                let (s, q) = tenant.import_episode(e).map_err(errors::live)?;
+                steps += s;
+                questions += q;
+            }
+            let report = &loaded.report;
+            Ok(Imported {
+                episodes: loaded.episodes.len(),
+                steps,
+                questions,
+                skipped: report
+                    .skipped
+                    .iter()
+                    .map(|s| (s.line, s.reason.to_string()))
+                    .collect(),
+                cut: report.cut_actions + report.cut_observations,
+            })
+        })
     }
 
     /// An episode's steps, in order.

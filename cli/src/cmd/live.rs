@@ -326,33 +326,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
             let mut out = std::io::BufWriter::new(stdout.lock());
             tenant.export(&mut out, "standard output")?
         }
-        Some(path) => {
-            let mut tmp = path.as_os_str().to_owned();
-            tmp.push(format!(".part-{}", std::process::id()));
-            let tmp = PathBuf::from(tmp);
-            let file =
-                std::fs::File::create(&tmp).map_err(CliError::io("create", tmp.display()))?;
-            let mut out = std::io::BufWriter::new(file);
-            let shown = tmp.display().to_string();
-            let done = tenant.export(&mut out, &shown).and_then(|done| {
-                let file = out.into_inner().map_err(|e| e.into_error());
-                file.and_then(|f| f.sync_all())
-                    .map(|()| done)
-                    .map_err(|source| LiveError::Io {
-                        path: shown,
-                        source,
-                    })
-            });
-            let done = match done {
-                Ok(done) => done,
-                Err(e) => {
-                    let _ = std::fs::remove_file(&tmp);
-                    return Err(e.into());
-                }
-            };
-            std::fs::rename(&tmp, path).map_err(CliError::io("rename", path.display()))?;
-            done
-        }
+        Some(path) => tenant.export_to(path)?,
     };
     eprintln!(
         "exported {} episodes, {} steps and {} questions of tenant `{}`",

@@ -20,6 +20,7 @@
 use super::{LiveError, NewEpisode, NewStep, Tenant};
 use crate::dataset::{generic_line, Episode};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// What [`Tenant::export`] wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,6 +86,39 @@ impl Tenant {
         }
         out.flush().map_err(|source| LiveError::Io {
             path: output.to_string(),
+            source,
+        })?;
+        Ok(done)
+    }
+
+    /// [`Tenant::export`] into the file at `path`, which is replaced whole
+    /// once the export is complete and on disk (written beside it first);
+    /// on an error it is left as it was.
+    pub fn export_to(&self, path: &Path) -> Result<Exported, LiveError> {
+        let mut part = path.as_os_str().to_owned();
+        part.push(format!(".part-{}", std::process::id()));
+        let part = PathBuf::from(part);
+        let shown = part.display().to_string();
+        let io = |source| LiveError::Io {
+            path: shown.clone(),
+            source,
+        };
+        let written = std::fs::File::create(&part).map_err(io).and_then(|file| {
+            let mut out = std::io::BufWriter::new(file);
+            let done = self.export(&mut out, &shown)?;
+            let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+            file.sync_all().map_err(io)?;
+            Ok(done)
+        });
+        let done = match written {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = std::fs::remove_file(&part);
+                return Err(e);
+            }
+        };
+        std::fs::rename(&part, path).map_err(|source| LiveError::Io {
+            path: path.display().to_string(),
             source,
         })?;
         Ok(done)

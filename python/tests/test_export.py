@@ -1,0 +1,50 @@
+"""A tenant exported as a dataset and imported into another answers every
+kept question the same, from Python as from the command line."""
+
+import json
+
+import pytest
+
+import mesa_memory
+from conftest import fill
+
+
+def test_an_exported_tenant_imports_whole_into_another(root, tmp_path):
+    with mesa_memory.Memory(root, "a") as a:
+        fill(a)
+        a.append("run-1", "read the log", "x" * 40_000, timestamp="2026-03-01T10:09:00Z")
+        a.add_questions(
+            "run-1",
+            [{"id": "q1", "question": "Which table was missing?", "answer": "orders", "evidence": [0, 1]}],
+        )
+        a.forget("run-1", 0)
+        a.create_episode("empty", task="nothing yet")
+        path = tmp_path / "a.jsonl"
+        done = a.export(path)
+        assert (done.episodes, done.questions) == (1, 1)
+        assert done.empty == ["empty"] and done.dropped_evidence == 1
+        lines = path.read_text().splitlines()
+        assert len(lines) == 1 and json.loads(lines[0])["id"] == "run-1"
+        first = a.query("run-1", "Which table was missing?", structures="all")
+        steps = a.steps("run-1")
+    with mesa_memory.Memory(root, "b") as b:
+        added = b.import_dataset(path, max_text_bytes=1 << 20)
+        assert (added.episodes, added.steps, added.questions, added.cut) == (1, done.steps, 1, 0)
+        assert [(s.index, s.action, s.observation, s.timestamp) for s in b.steps("run-1")] == [
+            (s.index, s.action, s.observation, s.timestamp) for s in steps
+        ]
+        assert b.questions("run-1")[0].evidence == [1]
+        again = b.query("run-1", "Which table was missing?", structures="all")
+        assert json.loads(again.to_json())["evidence"] == json.loads(first.to_json())["evidence"]
+        # The same file again: the episode exists.
+        with pytest.raises(mesa_memory.ConflictError):
+            b.import_dataset(path)
+    with mesa_memory.Memory(root, "c") as c:
+        cut = c.import_dataset(path)
+        assert cut.cut == 1, "the 40,000-byte observation is cut at the default 32,768"
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"id": "x", "steps": []}\n' + lines[0] + "\n")
+        with pytest.raises(mesa_memory.InvalidInputError) as e:
+            c.import_dataset(bad)
+        assert e.value.code == "bad-dataset"
+        assert "bad.jsonl:1:" in e.value.message and "task" in e.value.message, e.value.message
