@@ -198,6 +198,7 @@ pub fn router(state: Shared) -> Router {
         )
         .route("/v1/episodes/{id}/query", post(routes::query))
         .route("/v1/compact", post(routes::compact))
+        .route("/v1/export", get(routes::export))
         .route("/v1/policies", get(routes::list_policies))
         .route("/v1/policies/reload", post(routes::reload))
         .route("/v1/policies/{name}", put(routes::put_policy))

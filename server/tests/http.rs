@@ -588,6 +588,50 @@ fn questions_are_kept_per_episode_and_tenant() {
     assert_eq!(f.ok("GET", path, &f.bob, None)["questions"], json!([]));
 }
 
+/// `GET /v1/export` writes the token's tenant as a dataset that reads back
+/// as its episodes, and nothing of another tenant.
+#[test]
+fn a_tenant_exports_its_own_episodes_as_a_dataset() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    fill(&f, &f.alice, "run-2");
+    fill(&f, &f.bob, "bobs");
+    let kept = json!({"questions": [{"id": "q1", "question": "Why did step 1 fail?", "evidence": [0, 1]}]});
+    f.ok("POST", "/v1/episodes/run-1/questions", &f.alice, Some(kept));
+    f.ok("DELETE", "/v1/episodes/run-1/steps/0", &f.alice, None);
+    let empty = json!({"id": "empty", "task": "nothing yet"});
+    f.ok("POST", "/v1/episodes", &f.alice, Some(empty));
+    let r = f.send("GET", "/v1/export", &f.alice, None);
+    assert_eq!(r.status(), 200);
+    let header = |name: &str| r.headers()[name].to_str().unwrap().to_string();
+    assert_eq!(header("content-type"), "application/x-ndjson");
+    let counts = [
+        "x-mesa-episodes",
+        "x-mesa-empty-episodes",
+        "x-mesa-dropped-evidence",
+    ]
+    .map(header);
+    assert_eq!(counts, ["2", "1", "1"]);
+    let text = r.text().unwrap();
+    let options = mesa_memory::dataset::LoadOptions::default();
+    let loaded = mesa_memory::dataset::load_str(&text, "export", &options).expect("reads back");
+    let ids: Vec<&str> = loaded.episodes.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["run-1", "run-2"]);
+    let steps = f.ok("GET", "/v1/episodes/run-1/steps", &f.alice, None);
+    assert_eq!(
+        loaded.episodes[0].steps.len(),
+        steps["steps"].as_array().unwrap().len()
+    );
+    assert_eq!(loaded.episodes[0].questions[0].evidence, [1]);
+    let bobs = f.send("GET", "/v1/export", &f.bob, None).text().unwrap();
+    assert_eq!(bobs.lines().count(), 1);
+    assert!(
+        bobs.contains("\"bobs\"") && !bobs.contains("run-1"),
+        "{bobs}"
+    );
+    assert_eq!(f.err("GET", "/v1/export", "mesa_not_a_token", None).0, 401);
+}
+
 /// An append sent again with its `Idempotency-Key` (after a 408, a dropped
 /// connection) gets the first one's indices and appends nothing; the key
 /// with other steps is a 409.
