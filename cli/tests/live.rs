@@ -133,6 +133,25 @@ fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `mesa ARGS...` with these environment variables and `input` on its
+/// standard input.
+fn run_with(env: &[(&str, &str)], args: &[&str], input: &str) -> (bool, String, String) {
+    let mut child = mesa()
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mesa");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).expect("input");
+    drop(stdin);
+    let o = child.wait_with_output().expect("mesa ends");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.success(), text(&o.stdout), text(&o.stderr))
+}
+
 /// `mesa CMD ROOT --tenant t --episode EPISODE REST...`
 fn on(root: &str, cmd: &str, episode: &str, rest: &[&str]) -> (bool, String, String) {
     let mut args = vec![cmd, root, "--tenant", "t", "--episode", episode];
@@ -488,23 +507,13 @@ fn a_tenant_imported_with_an_endpoint_embedder_opens_with_it() {
     let (data, root) = (data.to_str().unwrap(), dir.path().join("mem"));
     let root = root.to_str().unwrap();
     let with_input = |url: &str, model: &str, args: &[&str], input: &str| {
-        let mut child = mesa()
-            .args(args)
-            .env("MESA_LLM_BASE_URL", url)
-            .env("MESA_LLM_API_KEY", "test")
-            .env("MESA_LLM_EMBEDDING_MODEL", model)
-            .env("MESA_LLM_MAX_RETRIES", "0")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run mesa");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input.as_bytes()).expect("input");
-        drop(stdin);
-        let o = child.wait_with_output().expect("mesa ends");
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        (o.status.success(), text(&o.stdout), text(&o.stderr))
+        let env = [
+            ("MESA_LLM_BASE_URL", url),
+            ("MESA_LLM_API_KEY", "test"),
+            ("MESA_LLM_EMBEDDING_MODEL", model),
+            ("MESA_LLM_MAX_RETRIES", "0"),
+        ];
+        run_with(&env, args, input)
     };
     let with_endpoint = |url: &str, model: &str, args: &[&str]| with_input(url, model, args, "");
     let url = server.base_url();
@@ -577,25 +586,13 @@ fn a_tenant_created_with_llm_builders_keeps_them() {
     let root = dir.path().join("mem");
     let root = root.to_str().unwrap();
     let url = server.base_url();
-    let run = |args: &[&str], input: &str| {
-        let mut child = mesa()
-            .args(args)
-            .env("MESA_LLM_BASE_URL", &url)
-            .env("MESA_LLM_API_KEY", "test")
-            .env("MESA_LLM_CHAT_MODEL", "chat-a")
-            .env("MESA_LLM_MAX_RETRIES", "0")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run mesa");
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input.as_bytes()).expect("input");
-        drop(stdin);
-        let o = child.wait_with_output().expect("mesa ends");
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        (o.status.success(), text(&o.stdout), text(&o.stderr))
-    };
+    let env = [
+        ("MESA_LLM_BASE_URL", url.as_str()),
+        ("MESA_LLM_API_KEY", "test"),
+        ("MESA_LLM_CHAT_MODEL", "chat-a"),
+        ("MESA_LLM_MAX_RETRIES", "0"),
+    ];
+    let run = |args: &[&str], input: &str| run_with(&env, args, input);
     let append = ["append", root, "-t", "t", "-e", "a", "--task", "fix it"];
     let llm = ["--summarizer", "llm", "--extractor", "llm"];
     let first = r#"{"action": "run pytest", "observation": "1 failed"}"#;
@@ -670,21 +667,13 @@ fn an_exported_tenant_imports_whole_into_another() {
     assert!(ok, "{err}");
     // A long observation, a correction and a forget, through the CLI.
     let long = "x".repeat(40_000);
-    let mut child = mesa()
-        .args(["append", r, "--tenant", "t", "--episode", "a"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let line = format!("{{\"action\": \"read the log\", \"observation\": \"{long}\"}}\n");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(line.as_bytes())
-        .unwrap();
-    assert!(child.wait_with_output().unwrap().status.success());
+    let (ok, _, err) = run_with(
+        &[],
+        &["append", r, "--tenant", "t", "--episode", "a"],
+        &line,
+    );
+    assert!(ok, "{err}");
     let (ok, _, err) = on(
         r,
         "correct",

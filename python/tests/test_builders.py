@@ -4,59 +4,33 @@ relations when Memory names them, the tenant keeps them when reopened
 without naming them, and a named builder that differs or cannot be made is
 a clear error."""
 
-import http.server
 import json
-import threading
 
 import pytest
 
 import mesa_memory
-from conftest import fill
+from conftest import JsonHandler, endpoint, fill
 
 
-class _Chat(http.server.BaseHTTPRequestHandler):
+class _Chat(JsonHandler):
     """POST /v1/chat/completions: OpenIE prompts get one relation, the
-    others a summary with a marker line; every request body is kept."""
+    others a summary with a marker line."""
 
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.bodies.append(body)
+    def answer(self, body):
         system = body["messages"][0]["content"]
         if '"triples"' in system:
             content = json.dumps({"triples": [{"subject": "agent", "relation": "ran", "object": "a query"}]})
         else:
             content = "- [step 0] the agent looked at the schema\nSUMMARY-BY-THE-LLM"
-        reply = json.dumps(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "model": body["model"],
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args):
-        pass
+        message = {"role": "assistant", "content": content}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        return {"id": "x", "object": "chat.completion", "model": body["model"], "choices": [choice]}
 
 
 @pytest.fixture
 def chat(monkeypatch):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
-    server.bodies = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("MESA_LLM_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("MESA_LLM_API_KEY", "test")
-    monkeypatch.setenv("MESA_LLM_CHAT_MODEL", "chat-a")
-    monkeypatch.setenv("MESA_LLM_MAX_RETRIES", "0")
-    yield server
-    server.shutdown()
-    server.server_close()
+    with endpoint(_Chat, monkeypatch, MESA_LLM_CHAT_MODEL="chat-a") as server:
+        yield server
 
 
 def extractions(server):

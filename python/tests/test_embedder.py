@@ -4,52 +4,31 @@ afterwards without naming it, and an embedder that differs or cannot be made
 is a clear error."""
 
 import asyncio
-import http.server
-import json
-import threading
 
 import pytest
 
 import mesa_memory
-from conftest import fill
+from conftest import JsonHandler, fill
+from conftest import endpoint as serve
 
 
-class _Embeddings(http.server.BaseHTTPRequestHandler):
+class _Embeddings(JsonHandler):
     """POST /v1/embeddings: one vector per input, from the text's length and
-    its first letter; every request body is kept on the server."""
+    its first letter."""
 
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.bodies.append(body)
+    def answer(self, body):
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         data = [
             {"object": "embedding", "index": i, "embedding": [1.0, float(len(t)), float(ord(t[0]) if t else 0)]}
             for i, t in enumerate(inputs)
         ]
-        reply = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args):
-        pass
+        return {"object": "list", "data": data, "model": body["model"]}
 
 
 @pytest.fixture
 def endpoint(monkeypatch):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Embeddings)
-    server.bodies = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("MESA_LLM_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
-    monkeypatch.setenv("MESA_LLM_API_KEY", "test")
-    monkeypatch.setenv("MESA_LLM_EMBEDDING_MODEL", "emb-a")
-    monkeypatch.setenv("MESA_LLM_MAX_RETRIES", "0")
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serve(_Embeddings, monkeypatch, MESA_LLM_EMBEDDING_MODEL="emb-a") as server:
+        yield server
 
 
 def test_a_tenant_made_with_an_endpoint_embedder_keeps_it(root, endpoint, monkeypatch):

@@ -99,11 +99,22 @@ mod llm {
 
     use mesa_core::Structure;
 
-    #[test]
-    fn appends_after_an_llm_import_use_the_recorded_builders() {
+    /// A chat server for both LLM builders, and a memory whose tenant `t`
+    /// was created with them and holds the episode `e`, no step yet.
+    fn llm_tenant() -> (mesa_testkit::Server, tempfile::TempDir, LiveMemory) {
         let server = start(builders);
         let dir = tempfile::tempdir().expect("temp dir");
         let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+        let t = m
+            .tenant_with("t", Config::default(), llm_plugins(&server.client()))
+            .expect("tenant");
+        create(&t);
+        (server, dir, m)
+    }
+
+    #[test]
+    fn appends_after_an_llm_import_use_the_recorded_builders() {
+        let (server, _dir, m) = llm_tenant();
         // All five steps in one batch, with the LLM builders given.
         let batch = m
             .tenant_with("batch", Config::default(), llm_plugins(&server.client()))
@@ -119,7 +130,6 @@ mod llm {
         let t = m
             .tenant_with("t", Config::default(), llm_plugins(&server.client()))
             .expect("tenant");
-        create(&t);
         t.append_batch("e", ACTIONS[..3].iter().map(|a| step(a)).collect())
             .expect("append");
         drop(t);
@@ -145,14 +155,7 @@ mod llm {
 
     #[test]
     fn a_given_builder_that_differs_is_refused_and_one_that_cannot_be_made_is_named() {
-        let server = start(builders);
-        let dir = tempfile::tempdir().expect("temp dir");
-        let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
-        let t = m
-            .tenant_with("t", Config::default(), llm_plugins(&server.client()))
-            .expect("tenant");
-        create(&t);
-        drop(t);
+        let (server, _dir, m) = llm_tenant();
         let err = m
             .tenant_with("t", Config::default(), Plugins::default())
             .map(|_| ())
@@ -195,14 +198,7 @@ mod llm {
 
     #[test]
     fn a_named_builder_must_be_the_recorded_one_and_the_others_follow_the_record() {
-        let server = start(builders);
-        let dir = tempfile::tempdir().expect("temp dir");
-        let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
-        let t = m
-            .tenant_with("t", Config::default(), llm_plugins(&server.client()))
-            .expect("tenant");
-        create(&t);
-        drop(t);
+        let (server, _dir, m) = llm_tenant();
         let options = PluginOptions::new(None, Some(server.config()));
         let d = Plugins::default();
         let named = NamedBuilders {
