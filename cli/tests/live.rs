@@ -700,6 +700,12 @@ fn an_exported_tenant_imports_whole_into_another() {
     let import = ["build", f, "--into", r, "--tenant", "u", "--quiet"];
     let (ok, _, err) = run(&[&import[..], &["--max-text-bytes", "1048576"]].concat());
     assert!(ok, "{err}");
+    let (ok, _, err) = run(&[&import[..], &["--max-text-bytes", "1048576"]].concat());
+    assert!(ok, "run again: {err}");
+    assert!(
+        err.contains("2 of the episodes had been imported before"),
+        "{err}"
+    );
     let (ok, again, err) = run(&["export", r, "--tenant", "u"]);
     assert!(ok, "{err}");
     assert_eq!(

@@ -144,6 +144,7 @@ class Imported:
     questions: int
     skipped: List[Tuple[int, str]]
     cut: int
+    again: int
 
 class Policy:
     """A selector policy in the WebAssembly sandbox (or the reference interpreter)."""
@@ -299,8 +300,10 @@ class Memory:
     def import_dataset(self, path: _Path, *, max_text_bytes: int = 32768, skip_bad: bool = False) -> Imported:
         """Imports a dataset file (generic or AMA-Bench JSON Lines) as ``mesa build --into`` does:
         episodes created, steps appended with their indices and timestamps, questions kept. A
-        line that does not read raises InvalidInputError (``bad-dataset``) unless ``skip_bad``;
-        an episode that exists raises ConflictError, the ones before it imported."""
+        line that does not read raises InvalidInputError (``bad-dataset``) unless ``skip_bad``.
+        Run again, it adds nothing to the episodes it imported (``again``) and completes the
+        others; an episode of the same id made otherwise, or imported with other steps, raises
+        ConflictError, the ones before it imported."""
 
 def check(source: str, *, name: str = "<source>") -> List[Diagnostic]:
     """Every error and warning of a policy source (empty when clean); never raises for a bad policy."""

@@ -288,18 +288,22 @@ pub struct Imported {
     pub skipped: Vec<(usize, String)>,
     /// Actions and observations cut at `max_text_bytes`.
     pub cut: usize,
+    /// Episodes an earlier import had made with these steps (nothing was
+    /// added to them).
+    pub again: usize,
 }
 
 #[pymethods]
 impl Imported {
     fn __repr__(&self) -> String {
         format!(
-            "<Imported episodes={} steps={} questions={} skipped={} cut={}>",
+            "<Imported episodes={} steps={} questions={} skipped={} cut={} again={}>",
             self.episodes,
             self.steps,
             self.questions,
             self.skipped.len(),
-            self.cut
+            self.cut,
+            self.again
         )
     }
 }

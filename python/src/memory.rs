@@ -482,9 +482,11 @@ impl Memory {
     /// does: each episode created, its steps appended in one batch (indices
     /// and timestamps kept) and its questions kept. Texts longer than
     /// `max_text_bytes` are cut (counted); with `skip_bad`, lines that do
-    /// not read are skipped (listed) instead of stopping the import. An
-    /// episode that exists already stops it (ConflictError), the episodes
-    /// before it imported.
+    /// not read are skipped (listed) instead of stopping the import. Run
+    /// again (after an interruption, say), it adds nothing to the episodes
+    /// it imported (counted in `again`) and completes the others; an
+    /// episode of the same id created otherwise, or imported with other
+    /// steps, stops it (ConflictError), the episodes before it imported.
     #[pyo3(signature = (path, *, max_text_bytes = 32768, skip_bad = false))]
     fn import_dataset(
         &self,
@@ -507,11 +509,12 @@ impl Memory {
                     Some("see docs/DATA.md for the layouts, or pass skip_bad=True"),
                 )
             })?;
-            let (mut steps, mut questions) = (0, 0);
+            let (mut steps, mut questions, mut again) = (0, 0, 0);
             for e in &loaded.episodes {
-                let (s, q) = tenant.import_episode(e).map_err(errors::live)?;
-                steps += s;
-                questions += q;
+                let done = tenant.import_episode(e).map_err(errors::live)?;
+                steps += done.steps;
+                questions += done.questions;
+                again += usize::from(done.again);
             }
             let report = &loaded.report;
             Ok(Imported {
@@ -524,6 +527,7 @@ impl Memory {
                     .map(|s| (s.line, s.reason.to_string()))
                     .collect(),
                 cut: report.cut_actions + report.cut_observations,
+                again,
             })
         })
     }

@@ -36,9 +36,15 @@ def test_an_exported_tenant_imports_whole_into_another(root, tmp_path):
         assert b.questions("run-1")[0].evidence == [1]
         again = b.query("run-1", "Which table was missing?", structures="all")
         assert json.loads(again.to_json())["evidence"] == json.loads(first.to_json())["evidence"]
-        # The same file again: the episode exists.
-        with pytest.raises(mesa_memory.ConflictError):
-            b.import_dataset(path)
+        # The same file again adds nothing.
+        again = b.import_dataset(path, max_text_bytes=1 << 20)
+        assert again.again == 1 and len(b.steps("run-1")) == done.steps
+        # The same episode with other steps: refused.
+        other = tmp_path / "other.jsonl"
+        other.write_text(lines[0].replace("read the log", "read the other log") + "\n")
+        with pytest.raises(mesa_memory.ConflictError) as e:
+            b.import_dataset(other, max_text_bytes=1 << 20)
+        assert e.value.code == "request-id-reused"
     with mesa_memory.Memory(root, "c") as c:
         cut = c.import_dataset(path)
         assert cut.cut == 1, "the 40,000-byte observation is cut at the default 32,768"

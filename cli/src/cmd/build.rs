@@ -137,7 +137,8 @@ fn report_cuts(observations: usize, actions: usize, max_text_bytes: usize) {
 /// `mesa build DATA --into ROOT --tenant T`: every episode created in the
 /// tenant, its steps appended in one batch (indices and timestamps kept;
 /// a step without a timestamp gets the time of the import) and its
-/// questions kept with it.
+/// questions kept with it ([`mesa_memory::Tenant::import_episode`]; run
+/// again, it adds nothing to the episodes it imported).
 fn import(
     args: &Args,
     root: &std::path::Path,
@@ -151,11 +152,12 @@ fn import(
     let bar = crate::progress::bar(args.quiet, "importing {pos}/{len} episodes");
     bar.set_length(loaded.episodes.len() as u64);
     let started = std::time::Instant::now();
-    let (mut steps, mut questions) = (0usize, 0usize);
+    let (mut steps, mut questions, mut again) = (0usize, 0usize, 0usize);
     for e in &loaded.episodes {
-        let (s, q) = tenant.import_episode(e)?;
-        steps += s;
-        questions += q;
+        let done = tenant.import_episode(e)?;
+        steps += done.steps;
+        questions += done.questions;
+        again += usize::from(done.again);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -166,6 +168,9 @@ fn import(
         root.display(),
         started.elapsed().as_secs_f64()
     );
+    if again > 0 {
+        eprintln!("{again} of the episodes had been imported before with these steps: nothing was added to them");
+    }
     let report = &loaded.report;
     let skipped = report.skipped.iter().map(|s| (s.line, &s.reason));
     report_skipped(args.data.display(), skipped);

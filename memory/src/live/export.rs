@@ -22,6 +22,24 @@ use crate::dataset::{generic_line, Episode};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The request id of an imported episode's creation.
+pub const IMPORT_CREATE: &str = "import:episode";
+/// The request id of an imported episode's steps.
+pub const IMPORT_STEPS: &str = "import:steps";
+
+/// What [`Tenant::import_episode`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportedEpisode {
+    /// The episode's steps.
+    pub steps: usize,
+    /// Its questions, kept (again).
+    pub questions: usize,
+    /// Whether an earlier import had created it with these steps (and
+    /// nothing was written but its questions).
+    pub again: bool,
+}
+
 /// What [`Tenant::export`] wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -42,14 +60,23 @@ pub struct Exported {
 impl Tenant {
     /// Creates the dataset's episode `e`, appends its steps in one batch
     /// (indices and timestamps kept; a step without a timestamp gets the
-    /// time of the import) and keeps its questions. Returns how many steps
-    /// and questions were added.
-    pub fn import_episode(&self, e: &Episode) -> Result<(usize, usize), LiveError> {
-        self.create_episode(&NewEpisode::of(e))?;
+    /// time of the import) and keeps its questions. The creation and the
+    /// append carry request ids ([`IMPORT_CREATE`], [`IMPORT_STEPS`]), so an
+    /// import run again (after an interruption, say) writes nothing for
+    /// the episodes it imported and completes the one it was in; an
+    /// episode of that id with other steps is
+    /// [`LiveError::RequestIdReused`], one created otherwise
+    /// [`LiveError::EpisodeExists`].
+    pub fn import_episode(&self, e: &Episode) -> Result<ImportedEpisode, LiveError> {
+        let created = self.create_episode_once(&NewEpisode::of(e), Some(IMPORT_CREATE))?;
         let batch = e.steps.iter().map(NewStep::of).collect();
-        let steps = self.append_batch(&e.id, batch)?.len();
+        let appended = self.append_once(&e.id, batch, Some(IMPORT_STEPS))?;
         let questions = self.add_questions(&e.id, &e.questions)?;
-        Ok((steps, questions))
+        Ok(ImportedEpisode {
+            steps: appended.indices.len(),
+            questions,
+            again: created && appended.replayed,
+        })
     }
 
     /// Writes every episode to `out` (see the module docs); `output` names

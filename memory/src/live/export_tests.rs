@@ -72,7 +72,11 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
     let loaded = load_str(&text, "export.jsonl", &LoadOptions::default()).expect("reads back");
     let b = m.tenant("b").expect("tenant");
     for e in &loaded.episodes {
-        assert_eq!(b.import_episode(e).expect("import"), (4, 2));
+        let done = b.import_episode(e).expect("import");
+        assert_eq!((done.steps, done.questions, done.again), (4, 2, false));
+        // Again (after an interruption, say): nothing is added.
+        let again = b.import_episode(e).expect("import again");
+        assert_eq!((again.steps, again.again), (4, true));
     }
     assert_eq!(
         b.episode("run-1").expect("b"),

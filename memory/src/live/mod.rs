@@ -47,7 +47,7 @@ mod writes;
 
 pub use builders::NamedBuilders;
 pub use error::{LiveError, LiveErrorKind};
-pub use export::Exported;
+pub use export::{Exported, ImportedEpisode, IMPORT_CREATE, IMPORT_STEPS};
 pub use requests::MAX_REQUEST_ID_BYTES;
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
 pub use writes::{Appended, Forgotten};
