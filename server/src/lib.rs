@@ -35,6 +35,7 @@ mod metrics;
 pub mod routes;
 mod serve;
 mod state;
+mod transfer;
 
 pub use auth::{add_token, TokenError, TokenFile, Tokens};
 pub use error::ApiError;
@@ -198,7 +199,8 @@ pub fn router(state: Shared) -> Router {
         )
         .route("/v1/episodes/{id}/query", post(routes::query))
         .route("/v1/compact", post(routes::compact))
-        .route("/v1/export", get(routes::export))
+        .route("/v1/export", get(transfer::export))
+        .route("/v1/import", post(transfer::import))
         .route("/v1/policies", get(routes::list_policies))
         .route("/v1/policies/reload", post(routes::reload))
         .route("/v1/policies/{name}", put(routes::put_policy))

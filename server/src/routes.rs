@@ -41,6 +41,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/episodes/{id}/query"),
     ("POST", "/v1/compact"),
     ("GET", "/v1/export"),
+    ("POST", "/v1/import"),
     ("GET", "/v1/policies"),
     ("PUT", "/v1/policies/{name}"),
     ("POST", "/v1/policies/reload"),
@@ -78,7 +79,7 @@ impl FromRequestParts<Shared> for Authed {
 }
 
 /// Runs a blocking library call off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f)
@@ -500,35 +501,6 @@ pub async fn compact(Authed(t): Authed) -> Result<Json<Value>, ApiError> {
     blocking(move || Ok(t.tenant.compact()?)).await?;
     Ok(Json(json!({ "compacted": true })))
 }
-
-/// `GET /v1/export`: the tenant as a dataset, one episode per line in
-/// MESA's generic layout (`mesa export`; `mesa build --into` imports it),
-/// with how many episodes were written and what was left out in headers.
-pub async fn export(Authed(t): Authed) -> Result<Response, ApiError> {
-    let (bytes, done) = blocking(move || {
-        let mut out = Vec::new();
-        let done = t.tenant.export(&mut out, "the reply")?;
-        Ok((out, done))
-    })
-    .await?;
-    let headers = [
-        (
-            CONTENT_TYPE,
-            HeaderValue::from_static("application/x-ndjson"),
-        ),
-        (EXPORTED, HeaderValue::from(done.episodes)),
-        (EMPTY, HeaderValue::from(done.empty.len())),
-        (DROPPED, HeaderValue::from(done.dropped_evidence)),
-    ];
-    Ok((headers, bytes).into_response())
-}
-
-/// `GET /v1/export`'s headers: episodes written, episodes left out for
-/// want of steps, evidence labels left out for want of their steps.
-const EXPORTED: axum::http::HeaderName = axum::http::HeaderName::from_static("x-mesa-episodes");
-const EMPTY: axum::http::HeaderName = axum::http::HeaderName::from_static("x-mesa-empty-episodes");
-const DROPPED: axum::http::HeaderName =
-    axum::http::HeaderName::from_static("x-mesa-dropped-evidence");
 
 /// `GET /v1/policies`.
 pub async fn list_policies(Authed(t): Authed) -> Json<Value> {

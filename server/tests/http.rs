@@ -630,6 +630,45 @@ fn a_tenant_exports_its_own_episodes_as_a_dataset() {
         "{bobs}"
     );
     assert_eq!(f.err("GET", "/v1/export", "mesa_not_a_token", None).0, 401);
+    // Bob imports Alice's export, and then exports what she did, his own
+    // episode first; the same body again adds nothing.
+    let import = |body: &str, content_type: &str| {
+        f.http
+            .post(f.url("/v1/import"))
+            .bearer_auth(&f.bob)
+            .header("content-type", content_type)
+            .body(body.to_string())
+            .send()
+            .unwrap()
+    };
+    let r = import(&text, "application/x-ndjson");
+    assert_eq!(r.status(), 200);
+    let done: Value = r.json().unwrap();
+    assert_eq!(
+        (done["episodes"].as_u64(), done["again"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let bobs = f.send("GET", "/v1/export", &f.bob, None).text().unwrap();
+    assert_eq!(
+        bobs.lines().skip(1).collect::<Vec<_>>(),
+        text.lines().collect::<Vec<_>>()
+    );
+    let again: Value = import(&text, "application/x-ndjson").json().unwrap();
+    assert_eq!(again["again"], 2);
+    let r = import(&text, "application/json");
+    assert_eq!(r.status(), 415);
+    let r = import("{\"id\": \"x\", \"steps\": []}\n", "application/x-ndjson");
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().unwrap();
+    assert_eq!(body["error"]["code"], "bad-dataset", "{body}");
+    // An episode Bob made himself is not imported over.
+    let own = text
+        .lines()
+        .next()
+        .unwrap()
+        .replace("\"run-1\"", "\"bobs\"");
+    let r = import(&own, "application/x-ndjson");
+    assert_eq!(r.status(), 409);
 }
 
 /// An append sent again with its `Idempotency-Key` (after a 408, a dropped
