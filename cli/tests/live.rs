@@ -698,9 +698,9 @@ fn an_exported_tenant_imports_whole_into_another() {
     assert!(ok, "{err}");
     assert_eq!(out, exported, "standard output and the file agree");
     let import = ["build", f, "--into", r, "--tenant", "u", "--quiet"];
-    let (ok, _, err) = run(&[&import[..], &["--max-text-bytes", "1048576"]].concat());
+    let (ok, _, err) = run(&import);
     assert!(ok, "{err}");
-    let (ok, _, err) = run(&[&import[..], &["--max-text-bytes", "1048576"]].concat());
+    let (ok, _, err) = run(&import);
     assert!(ok, "run again: {err}");
     assert!(
         err.contains("2 of the episodes had been imported before"),
@@ -726,8 +726,72 @@ fn an_exported_tenant_imports_whole_into_another() {
     let first = answers("t");
     assert_eq!(first.len(), 2);
     assert_eq!(answers("u"), first);
-    // Without a raised cut the long observation is cut, and the import says so.
-    let (ok, _, err) = run(&["build", f, "--into", r, "--tenant", "v", "--quiet"]);
+    // With a store's cut the long observation is cut, and the import says so.
+    let cut = ["--max-text-bytes", "32768"];
+    let (ok, _, err) = run(&[
+        &["build", f, "--into", r, "--tenant", "v", "--quiet"][..],
+        &cut[..],
+    ]
+    .concat());
     assert!(ok, "{err}");
     assert!(err.contains("cut 1 observation"), "{err}");
+}
+
+/// `mesa forget --before TIME` forgets the older steps of every episode.
+#[test]
+fn forget_before_a_time_reaches_every_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let r = root.to_str().unwrap();
+    let step = |action: &str, day: u32| {
+        format!("{{\"action\": \"{action}\", \"observation\": \"ok\", \"timestamp\": \"2026-03-{day:02}T10:00:00Z\"}}\n")
+    };
+    for (episode, days) in [("a", [1, 2, 20]), ("b", [3, 15, 16])] {
+        let input: String = days.iter().map(|&d| step("work", d)).collect();
+        let args = [
+            "append",
+            r,
+            "--tenant",
+            "t",
+            "--episode",
+            episode,
+            "--task",
+            "x",
+        ];
+        let (ok, _, err) = run_with(&[], &args, &input);
+        assert!(ok, "{err}");
+    }
+    let (ok, _, err) = run(&["forget", r, "--tenant", "t", "--before", "soon"]);
+    assert!(!ok && err.contains("soon"), "{err}");
+    let forget = [
+        "forget",
+        r,
+        "--tenant",
+        "t",
+        "--before",
+        "2026-03-10T00:00:00Z",
+        "--compact",
+    ];
+    let (ok, _, err) = run(&forget);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("forgot 3 step(s)") && err.contains("in 2 episode(s)"),
+        "{err}"
+    );
+    let (ok, out, err) = run(&["episodes", r, "--tenant", "t"]);
+    assert!(ok, "{err}");
+    let counts: Vec<&str> = out.lines().map(|l| l.split('\t').nth(1).unwrap()).collect();
+    assert_eq!(counts, ["1 steps", "2 steps"]);
+    let both = [
+        "forget",
+        r,
+        "--tenant",
+        "t",
+        "--before",
+        "2026-03-10T00:00:00Z",
+        "-e",
+        "a",
+    ];
+    let (ok, _, err) = run(&both);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
 }

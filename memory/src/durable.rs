@@ -21,3 +21,47 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Writes the file at `path` through `fill`, into a sibling made for this
+/// call alone (created new, so two calls never share one), syncs it,
+/// renames it over `path` and syncs the directory: readers see the old
+/// file or the whole new one. On any failure the sibling is removed and
+/// `path` is left as it was. `io` makes an I/O error (on the path it
+/// names) the caller's error.
+pub fn replace<T, E>(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<File>, &Path) -> Result<T, E>,
+    io: impl Fn(std::io::Error, &Path) -> E,
+) -> Result<T, E> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let part = path.with_file_name(format!(".{name}.part-{}-{n}", std::process::id()));
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&part)
+        .map_err(|e| io(e, &part))?;
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(file);
+        let done = fill(&mut out, &part)?;
+        let file = out.into_inner().map_err(|e| io(e.into_error(), &part))?;
+        file.sync_all().map_err(|e| io(e, &part))?;
+        std::fs::rename(&part, path).map_err(|e| io(e, path))?;
+        Ok(done)
+    })();
+    let done = match written {
+        Ok(done) => done,
+        Err(e) => {
+            let _ = std::fs::remove_file(&part);
+            return Err(e);
+        }
+    };
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(parent) = parent {
+        File::open(parent)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io(e, parent))?;
+    }
+    Ok(done)
+}

@@ -183,6 +183,10 @@ class AsyncMemory:
             request_id=request_id,
         )
 
+    async def forget_before(self, time: str) -> int:
+        """See :meth:`Memory.forget_before`."""
+        return await _run(self._memory.forget_before, time)
+
     async def compact(self) -> None:
         """See :meth:`Memory.compact`."""
         await _run(self._memory.compact)
@@ -208,7 +212,7 @@ class AsyncMemory:
         return await _run(self._memory.export, path)
 
     async def import_dataset(
-        self, path: Union[str, "os.PathLike[str]"], *, max_text_bytes: int = 32768, skip_bad: bool = False
+        self, path: Union[str, "os.PathLike[str]"], *, max_text_bytes: int = 1048576, skip_bad: bool = False
     ) -> Imported:
         """See :meth:`Memory.import_dataset`."""
         return await _run(self._memory.import_dataset, path, max_text_bytes=max_text_bytes, skip_bad=skip_bad)

@@ -283,6 +283,9 @@ class Memory:
         request_id: Optional[str] = None,
     ) -> None:
         """Replaces a step's text (and its timestamp, if given). A retry with the same request_id writes nothing."""
+    def forget_before(self, time: str) -> int:
+        """Forgets, in every episode, the steps whose timestamp is before ``time`` (RFC 3339): a
+        retention limit. Returns how many steps went; called again, it forgets what is left."""
     def compact(self) -> None:
         """Rewrites the database so that no file holds a byte of anything forgotten."""
     def episodes(self) -> List[EpisodeInfo]: ...
@@ -297,7 +300,7 @@ class Memory:
         generic layout, which :meth:`import_dataset` or ``mesa build --into`` reads back into a
         tenant that answers the same. Episodes without steps and evidence labels of forgotten
         steps are left out, and counted."""
-    def import_dataset(self, path: _Path, *, max_text_bytes: int = 32768, skip_bad: bool = False) -> Imported:
+    def import_dataset(self, path: _Path, *, max_text_bytes: int = 1048576, skip_bad: bool = False) -> Imported:
         """Imports a dataset file (generic or AMA-Bench JSON Lines) as ``mesa build --into`` does:
         episodes created, steps appended with their indices and timestamps, questions kept. A
         line that does not read raises InvalidInputError (``bad-dataset``) unless ``skip_bad``.

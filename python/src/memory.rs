@@ -395,6 +395,14 @@ impl Memory {
         })
     }
 
+    /// Forgets, in every episode, the steps whose timestamp is before
+    /// `time` (RFC 3339, such as `2026-03-01T00:00:00Z`): a retention
+    /// limit. Returns how many steps went; called again, it forgets what is
+    /// left. `compact()` afterwards removes them from the files.
+    fn forget_before(&self, py: Python<'_>, time: String) -> PyResult<usize> {
+        Ok(self.with(py, |t| t.forget_before(&time))?.steps)
+    }
+
     /// Rewrites the tenant's database without free pages and empties its
     /// log: after it, no file holds a byte of anything forgotten.
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
@@ -481,13 +489,14 @@ impl Memory {
     /// Lines) into the tenant, as `mesa build PATH --into ROOT --tenant T`
     /// does: each episode created, its steps appended in one batch (indices
     /// and timestamps kept) and its questions kept. Texts longer than
-    /// `max_text_bytes` are cut (counted); with `skip_bad`, lines that do
+    /// `max_text_bytes` (by default the most a live step holds, 1 MiB) are
+    /// cut (counted); with `skip_bad`, lines that do
     /// not read are skipped (listed) instead of stopping the import. Run
     /// again (after an interruption, say), it adds nothing to the episodes
     /// it imported (counted in `again`) and completes the others; an
     /// episode of the same id created otherwise, or imported with other
     /// steps, stops it (ConflictError), the episodes before it imported.
-    #[pyo3(signature = (path, *, max_text_bytes = 32768, skip_bad = false))]
+    #[pyo3(signature = (path, *, max_text_bytes = mesa_memory::live::MAX_TEXT_BYTES, skip_bad = false))]
     fn import_dataset(
         &self,
         py: Python<'_>,

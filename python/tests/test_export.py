@@ -28,7 +28,7 @@ def test_an_exported_tenant_imports_whole_into_another(root, tmp_path):
         first = a.query("run-1", "Which table was missing?", structures="all")
         steps = a.steps("run-1")
     with mesa_memory.Memory(root, "b") as b:
-        added = b.import_dataset(path, max_text_bytes=1 << 20)
+        added = b.import_dataset(path)
         assert (added.episodes, added.steps, added.questions, added.cut) == (1, done.steps, 1, 0)
         assert [(s.index, s.action, s.observation, s.timestamp) for s in b.steps("run-1")] == [
             (s.index, s.action, s.observation, s.timestamp) for s in steps
@@ -37,20 +37,33 @@ def test_an_exported_tenant_imports_whole_into_another(root, tmp_path):
         again = b.query("run-1", "Which table was missing?", structures="all")
         assert json.loads(again.to_json())["evidence"] == json.loads(first.to_json())["evidence"]
         # The same file again adds nothing.
-        again = b.import_dataset(path, max_text_bytes=1 << 20)
+        again = b.import_dataset(path)
         assert again.again == 1 and len(b.steps("run-1")) == done.steps
         # The same episode with other steps: refused.
         other = tmp_path / "other.jsonl"
         other.write_text(lines[0].replace("read the log", "read the other log") + "\n")
         with pytest.raises(mesa_memory.ConflictError) as e:
-            b.import_dataset(other, max_text_bytes=1 << 20)
+            b.import_dataset(other)
         assert e.value.code == "request-id-reused"
     with mesa_memory.Memory(root, "c") as c:
-        cut = c.import_dataset(path)
-        assert cut.cut == 1, "the 40,000-byte observation is cut at the default 32,768"
+        cut = c.import_dataset(path, max_text_bytes=32768)
+        assert cut.cut == 1, "the 40,000-byte observation is cut at 32,768"
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"id": "x", "steps": []}\n' + lines[0] + "\n")
         with pytest.raises(mesa_memory.InvalidInputError) as e:
             c.import_dataset(bad)
         assert e.value.code == "bad-dataset"
         assert "bad.jsonl:1:" in e.value.message and "task" in e.value.message, e.value.message
+
+
+def test_steps_before_a_time_are_forgotten_in_every_episode(root):
+    with mesa_memory.Memory(root, "t") as m:
+        fill(m, "run-1")
+        fill(m, "run-2")
+        # fill's steps are at 10:00 to 10:04 on 2026-03-01.
+        assert m.forget_before("2026-03-01T10:02:30Z") == 6
+        assert [s.index for s in m.steps("run-1")] == [3, 4]
+        assert m.forget_before("2026-03-01T10:02:30Z") == 0
+        with pytest.raises(mesa_memory.InvalidInputError) as e:
+            m.forget_before("soon")
+        assert e.value.code == "bad-timestamp"

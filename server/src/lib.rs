@@ -201,6 +201,7 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/compact", post(routes::compact))
         .route("/v1/export", get(transfer::export))
         .route("/v1/import", post(transfer::import))
+        .route("/v1/forget-before", post(routes::forget_before))
         .route("/v1/policies", get(routes::list_policies))
         .route("/v1/policies/reload", post(routes::reload))
         .route("/v1/policies/{name}", put(routes::put_policy))

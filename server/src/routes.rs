@@ -42,6 +42,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/compact"),
     ("GET", "/v1/export"),
     ("POST", "/v1/import"),
+    ("POST", "/v1/forget-before"),
     ("GET", "/v1/policies"),
     ("PUT", "/v1/policies/{name}"),
     ("POST", "/v1/policies/reload"),
@@ -198,6 +199,27 @@ async fn forget(
     ))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BeforeBody {
+    before: String,
+}
+
+/// `POST /v1/forget-before`: forgets, in every episode, the steps whose
+/// timestamp is before `before` (a retention limit); sent again, it
+/// forgets what is left.
+pub async fn forget_before(
+    Authed(t): Authed,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let b: BeforeBody = body(&headers, &bytes)?;
+    let done = blocking(move || Ok(t.tenant.forget_before(&b.before)?)).await?;
+    Ok(Json(
+        json!({ "forgotten": done.steps, "episodes": done.episodes }),
+    ))
+}
+
 /// `GET /v1/episodes/{id}/steps`.
 pub async fn list_steps(
     Authed(t): Authed,
@@ -311,7 +333,7 @@ fn created_or_replayed(replayed: bool) -> StatusCode {
 }
 
 /// A batch of `n` (`what`) must hold 1 to `limit` (422 otherwise).
-fn batch_size(n: usize, limit: usize, what: &str) -> Result<(), ApiError> {
+pub(crate) fn batch_size(n: usize, limit: usize, what: &str) -> Result<(), ApiError> {
     if n == 0 || n > limit {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -9,9 +9,10 @@
 //!                 ──► 200 {"episodes", "steps", "questions", "again", "cut"}
 //! ```
 
-use crate::routes::{blocking, Authed};
+use crate::routes::{batch_size, blocking, Authed, Shared};
 use crate::ApiError;
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -56,12 +57,14 @@ pub async fn export(Authed(t): Authed) -> Result<Response, ApiError> {
 
 /// `POST /v1/import`: a dataset (JSON Lines, MESA's generic layout or
 /// AMA-Bench's) into the token's tenant. Texts are cut at the live store's
-/// limit (counted in `cut`). A line that does not read is a 400 before
-/// anything is written; an episode of an id the tenant has (made
+/// limit (counted in `cut`). A line that does not read is a 400, and an
+/// episode of more steps than a batch may hold a 422, before anything is
+/// written; an episode of an id the tenant has (made
 /// otherwise, or imported with other steps) is a 409, the episodes before
-/// it imported; the same body sent again adds nothing to the episodes it
-/// imported (`again`) and completes the rest.
+/// it imported; the same body sent again adds nothing to an episode it
+/// finds whole (`again`) and completes the rest.
 pub async fn import(
+    State(s): State<Shared>,
     Authed(t): Authed,
     headers: HeaderMap,
     bytes: Bytes,
@@ -89,6 +92,10 @@ pub async fn import(
         };
         let loaded = load_str(&text, "the body", &options)
             .map_err(|e| ApiError::bad_request("bad-dataset", e.to_string()))?;
+        // Each episode's steps are one append: bounded as a batch is.
+        for e in &loaded.episodes {
+            batch_size(e.steps.len(), s.limits.batch_steps, "steps")?;
+        }
         let (mut steps, mut questions, mut again) = (0, 0, 0);
         for e in &loaded.episodes {
             let done = t.tenant.import_episode(e)?;

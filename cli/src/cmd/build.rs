@@ -24,10 +24,11 @@ pub struct Args {
     tenant: Option<String>,
     #[command(flatten)]
     builders: super::builders::BuilderArgs,
-    /// Cut longer actions and observations to this many bytes (a live
-    /// tenant takes up to 1048576; raise it to import an export whole).
-    #[arg(long, default_value_t = LoadOptions::default().max_text_bytes)]
-    max_text_bytes: usize,
+    /// Cut longer actions and observations to this many bytes (default
+    /// 32768 for a store, and 1048576, the most a live step holds, with
+    /// --into, so that an export imports whole).
+    #[arg(long)]
+    max_text_bytes: Option<usize>,
     /// Skip lines that cannot be read (each is counted and reported) instead
     /// of stopping at the first.
     #[arg(long)]
@@ -49,7 +50,7 @@ impl Args {
                 embedder,
                 ..Default::default()
             },
-            max_text_bytes: LoadOptions::default().max_text_bytes,
+            max_text_bytes: None,
             skip_bad: false,
             quiet: false,
         }
@@ -75,7 +76,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let config = Config::default();
     let load = LoadOptions {
         skip_bad: args.skip_bad,
-        max_text_bytes: args.max_text_bytes,
+        max_text_bytes: args.max_text_bytes.unwrap_or(match args.into {
+            Some(_) => mesa_memory::live::MAX_TEXT_BYTES,
+            None => LoadOptions::default().max_text_bytes,
+        }),
         ..LoadOptions::default()
     };
     let plugins = args.builders.kinds().plugins(&args.builders.options())?;

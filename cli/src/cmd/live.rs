@@ -26,6 +26,12 @@ impl Target {
         Ok(LiveMemory::open_existing(&self.root)?.existing_tenant(&self.tenant)?)
     }
 
+    /// Opens an existing tenant to list and export it, beside any writer,
+    /// creating nothing and making none of its builders.
+    pub fn open_lister(&self) -> Result<Tenant, CliError> {
+        Ok(LiveMemory::open_existing(&self.root)?.lister(&self.tenant)?)
+    }
+
     /// Opens an existing tenant for reading, beside any writer, creating
     /// nothing.
     pub fn open_reader(&self) -> Result<Tenant, CliError> {
@@ -162,9 +168,13 @@ fn parse_step(line: &str) -> Result<(NewStep, Option<String>), String> {
 pub struct ForgetArgs {
     #[command(flatten)]
     target: Target,
-    /// The episode.
-    #[arg(long, short)]
-    episode: String,
+    /// The episode (every episode with --before).
+    #[arg(long, short, required_unless_present = "before")]
+    episode: Option<String>,
+    /// Forget, in every episode, the steps whose timestamp is before this
+    /// time (RFC 3339, such as 2026-03-01T00:00:00Z): a retention limit.
+    #[arg(long, conflicts_with_all = ["episode", "step", "steps", "all", "request_id"])]
+    before: Option<String>,
     /// One step.
     #[arg(long, conflicts_with_all = ["steps", "all"])]
     step: Option<usize>,
@@ -185,6 +195,9 @@ pub struct ForgetArgs {
 }
 
 pub fn forget(args: ForgetArgs) -> Result<ExitCode, CliError> {
+    let (Some(episode), None) = (&args.episode, &args.before) else {
+        return forget_before(&args);
+    };
     let what = match (args.step, &args.steps, args.all) {
         (Some(i), _, _) => Forget::Step(i),
         (None, Some(r), _) => {
@@ -205,7 +218,7 @@ pub fn forget(args: ForgetArgs) -> Result<ExitCode, CliError> {
         }
     };
     let tenant = args.target.open_existing()?;
-    let done = tenant.forget_once(&args.episode, what, args.request_id.as_deref())?;
+    let done = tenant.forget_once(episode, what, args.request_id.as_deref())?;
     if args.compact {
         tenant.compact()?;
     }
@@ -217,14 +230,36 @@ pub fn forget(args: ForgetArgs) -> Result<ExitCode, CliError> {
             "forgot"
         },
         done.steps,
-        args.episode,
-        if args.compact {
-            "; compacted"
-        } else {
-            "; `mesa compact` removes them from the files"
-        }
+        episode,
+        compacted(args.compact)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `mesa forget ROOT --tenant T --before TIME`.
+fn forget_before(args: &ForgetArgs) -> Result<ExitCode, CliError> {
+    let before = args.before.as_deref().unwrap_or_default();
+    let tenant = args.target.open_existing()?;
+    let done = tenant.forget_before(before)?;
+    if args.compact {
+        tenant.compact()?;
+    }
+    eprintln!(
+        "forgot {} step(s) from before {before} in {} episode(s){}",
+        done.steps,
+        done.episodes,
+        compacted(args.compact)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a forget's report ends.
+fn compacted(done: bool) -> &'static str {
+    if done {
+        "; compacted"
+    } else {
+        "; `mesa compact` removes them from the files"
+    }
 }
 
 /// `mesa correct ROOT --tenant T --episode ID --step N --action A --observation O`
@@ -298,7 +333,7 @@ pub struct EpisodesArgs {
 }
 
 pub fn episodes(args: EpisodesArgs) -> Result<ExitCode, CliError> {
-    for e in args.target.open_reader()?.episodes()? {
+    for e in args.target.open_lister()?.episodes()? {
         outln!("{}\t{} steps\t{}\t{}", e.id, e.steps, e.domain, e.created);
     }
     Ok(ExitCode::SUCCESS)
@@ -319,7 +354,7 @@ pub struct ExportArgs {
 /// line each in the generic layout (docs/DATA.md), which `mesa build DATA
 /// --into ROOT --tenant U` imports; reads beside a writer.
 pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
-    let tenant = args.target.open_reader()?;
+    let tenant = args.target.open_lister()?;
     let done = match &args.output {
         None => {
             let stdout = std::io::stdout();

@@ -33,6 +33,9 @@ pub(super) struct Choice<'a> {
     /// Per builder (embedder, summarizer, extractor): whether the given one
     /// must be the recorded one.
     strict: [bool; 3],
+    /// The given builders whatever was recorded, for an opening that only
+    /// lists and exports (it builds no structure).
+    pub(super) listing: bool,
 }
 
 impl<'a> Choice<'a> {
@@ -41,6 +44,7 @@ impl<'a> Choice<'a> {
         Choice {
             options: None,
             strict: [true; 3],
+            listing: false,
         }
     }
 
@@ -50,6 +54,16 @@ impl<'a> Choice<'a> {
         Choice {
             options: Some(options),
             strict: [false; 3],
+            listing: false,
+        }
+    }
+
+    /// No builder made or checked, for an opening that builds no structure.
+    pub(super) fn listing() -> Choice<'a> {
+        Choice {
+            options: None,
+            strict: [false; 3],
+            listing: true,
         }
     }
 
@@ -63,6 +77,7 @@ impl<'a> Choice<'a> {
                 named.summarizer.is_some(),
                 named.extractor.is_some(),
             ],
+            listing: false,
         }
     }
 }
@@ -118,6 +133,9 @@ pub(super) fn settle(
     writer: bool,
     db_error: impl Fn(rusqlite::Error) -> LiveError,
 ) -> Result<Plugins, LiveError> {
+    if choice.listing {
+        return Ok(given);
+    }
     let [embedder, summarizer, extractor] = KEYS.map(|key| db::meta(conn, key).map_err(&db_error));
     let (embedder, summarizer, extractor) = (embedder?, summarizer?, extractor?);
     let [v, s, g] = choice.strict;

@@ -241,6 +241,12 @@ pub enum LiveError {
         #[source]
         source: Box<crate::plugins::SetupError>,
     },
+    /// A question to a tenant opened only to list and export it.
+    #[error("tenant `{tenant}` was opened to list and export it, without its builders; open it with LiveMemory::reader or LiveMemory::tenant to ask it")]
+    Unbuilt {
+        /// The tenant.
+        tenant: String,
+    },
     /// A model-backed builder failed on a new step; nothing was written.
     #[error("episode `{episode}`: {source}; nothing was written")]
     Plugin {
@@ -321,6 +327,7 @@ impl LiveError {
             LiveError::EmbedderUnavailable { .. } => "embedder-unavailable",
             LiveError::BuilderMismatch { .. } => "builder-mismatch",
             LiveError::BuilderUnavailable { .. } => "builder-unavailable",
+            LiveError::Unbuilt { .. } => "unbuilt",
             LiveError::Plugin { .. } => "builder",
             LiveError::Build(_) => "build",
             LiveError::Corrupt { .. } => "corrupt",
@@ -343,6 +350,7 @@ impl LiveError {
             | LiveError::BadRequestId { .. } => LiveErrorKind::Invalid,
             LiveError::Locked { .. }
             | LiveError::ReadOnly { .. }
+            | LiveError::Unbuilt { .. }
             | LiveError::EpisodeExists { .. }
             | LiveError::IndexTaken { .. }
             | LiveError::RequestIdReused { .. }

@@ -20,7 +20,7 @@
 use super::{LiveError, NewEpisode, NewStep, Tenant};
 use crate::dataset::{generic_line, Episode};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The request id of an imported episode's creation.
 pub const IMPORT_CREATE: &str = "import:episode";
@@ -60,15 +60,29 @@ pub struct Exported {
 impl Tenant {
     /// Creates the dataset's episode `e`, appends its steps in one batch
     /// (indices and timestamps kept; a step without a timestamp gets the
-    /// time of the import) and keeps its questions. The creation and the
-    /// append carry request ids ([`IMPORT_CREATE`], [`IMPORT_STEPS`]), so an
-    /// import run again (after an interruption, say) writes nothing for
-    /// the episodes it imported and completes the one it was in; an
-    /// episode of that id with other steps is
-    /// [`LiveError::RequestIdReused`], one created otherwise
+    /// time of the import) and keeps its questions. Run again (after an
+    /// interruption, say), it adds nothing to an episode it finds whole and
+    /// unchanged (`again`), and completes the one an interruption cut
+    /// short: the creation and the append carry request ids
+    /// ([`IMPORT_CREATE`], [`IMPORT_STEPS`]), kept a day and cleared by a
+    /// forget or a correction in the episode. An episode of that id with
+    /// other steps is [`LiveError::RequestIdReused`] (within that day) or
     /// [`LiveError::EpisodeExists`].
     pub fn import_episode(&self, e: &Episode) -> Result<ImportedEpisode, LiveError> {
-        let created = self.create_episode_once(&NewEpisode::of(e), Some(IMPORT_CREATE))?;
+        let created = match self.create_episode_once(&NewEpisode::of(e), Some(IMPORT_CREATE)) {
+            // Imported before, its request ids gone since (they are kept a
+            // day, and a forget or a correction clears them): whole and
+            // unchanged, it counts as imported again.
+            Err(LiveError::EpisodeExists { .. }) if self.holds(e)? => {
+                let questions = self.add_questions(&e.id, &e.questions)?;
+                return Ok(ImportedEpisode {
+                    steps: e.steps.len(),
+                    questions,
+                    again: true,
+                });
+            }
+            other => other?,
+        };
         let batch = e.steps.iter().map(NewStep::of).collect();
         let appended = self.append_once(&e.id, batch, Some(IMPORT_STEPS))?;
         let questions = self.add_questions(&e.id, &e.questions)?;
@@ -79,9 +93,24 @@ impl Tenant {
         })
     }
 
+    /// Whether the tenant's episode of `e`'s id has `e`'s fields and steps
+    /// (texts and indices; timestamps where `e` gives them).
+    fn holds(&self, e: &Episode) -> Result<bool, LiveError> {
+        let kept = self.episode(&e.id)?;
+        let same_step = |(k, s): (&crate::dataset::Step, &crate::dataset::Step)| {
+            (k.index, &k.action, &k.observation) == (s.index, &s.action, &s.observation)
+                && (s.timestamp.is_none() || k.timestamp == s.timestamp)
+        };
+        Ok((&kept.task, &kept.domain, &kept.outcome, &kept.meta)
+            == (&e.task, &e.domain, &e.outcome, &e.meta)
+            && kept.steps.len() == e.steps.len()
+            && kept.steps.iter().zip(&e.steps).all(same_step))
+    }
+
     /// Writes every episode to `out` (see the module docs); `output` names
     /// it in an error. An episode forgotten while the export runs is left
-    /// out; each one written is read in one transaction.
+    /// out; each one's steps are read in one transaction, its questions in
+    /// another.
     pub fn export(&self, out: &mut dyn Write, output: &str) -> Result<Exported, LiveError> {
         let mut done = Exported::default();
         for info in self.episodes()? {
@@ -119,35 +148,16 @@ impl Tenant {
     }
 
     /// [`Tenant::export`] into the file at `path`, which is replaced whole
-    /// once the export is complete and on disk (written beside it first);
-    /// on an error it is left as it was.
+    /// once the export is complete and on disk (written beside it first,
+    /// under a name of its own); on an error it is left as it was.
     pub fn export_to(&self, path: &Path) -> Result<Exported, LiveError> {
-        let mut part = path.as_os_str().to_owned();
-        part.push(format!(".part-{}", std::process::id()));
-        let part = PathBuf::from(part);
-        let shown = part.display().to_string();
-        let io = |source| LiveError::Io {
-            path: shown.clone(),
-            source,
-        };
-        let written = std::fs::File::create(&part).map_err(io).and_then(|file| {
-            let mut out = std::io::BufWriter::new(file);
-            let done = self.export(&mut out, &shown)?;
-            let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-            file.sync_all().map_err(io)?;
-            Ok(done)
-        });
-        let done = match written {
-            Ok(done) => done,
-            Err(e) => {
-                let _ = std::fs::remove_file(&part);
-                return Err(e);
-            }
-        };
-        std::fs::rename(&part, path).map_err(|source| LiveError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Ok(done)
+        crate::durable::replace(
+            path,
+            |out, part| self.export(out, &part.display().to_string()),
+            |source, at| LiveError::Io {
+                path: at.display().to_string(),
+                source,
+            },
+        )
     }
 }

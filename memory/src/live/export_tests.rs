@@ -94,4 +94,64 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
         };
         assert_eq!(compose(&mb), compose(&ma), "{}", q.question);
     }
+    drop((ma, mb));
+    // An import interrupted after the creation completes when run again.
+    let c = m.tenant("c").expect("tenant");
+    let e = &loaded.episodes[0];
+    c.create_episode_once(&NewEpisode::of(e), Some(IMPORT_CREATE))
+        .expect("create");
+    let done = c.import_episode(e).expect("completes");
+    assert_eq!((done.steps, done.again), (4, false));
+    assert_eq!(
+        c.episode("run-1").expect("c"),
+        a.episode("run-1").expect("a")
+    );
+    // An episode made otherwise but holding the same steps counts as
+    // imported (as one whose request ids have gone); one that differs is
+    // not imported over.
+    assert!(a.import_episode(e).expect("the same").again);
+    a.correct("run-1", 2, step("edit parse() again", 2))
+        .expect("correct");
+    let err = a.import_episode(e).map(|_| ()).expect_err("a differs now");
+    assert_eq!(err.code(), "episode-exists");
+}
+
+/// A tenant whose embedder cannot be made here still lists and exports
+/// through [`LiveMemory::lister`], which asks nothing.
+#[test]
+fn a_lister_exports_a_tenant_whose_builders_cannot_be_made() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let plugins = Plugins {
+        embedder: Arc::new(crate::structures::fixtures::Dense),
+        ..Plugins::default()
+    };
+    let t = m
+        .tenant_with("t", Config::default(), plugins)
+        .expect("tenant");
+    t.create_episode(&NewEpisode {
+        id: "e".into(),
+        task: "t".into(),
+        ..NewEpisode::default()
+    })
+    .expect("create");
+    t.append("e", step("open the vault", 1)).expect("append");
+    drop(t);
+    assert_eq!(
+        m.reader("t").err().map(|e| e.code()),
+        Some("embedder-unavailable")
+    );
+    let l = m.lister("t").expect("lists");
+    assert_eq!(l.episodes().expect("episodes").len(), 1);
+    let mut out = Vec::new();
+    assert_eq!(l.export(&mut out, "the buffer").expect("export").steps, 1);
+    assert_eq!(
+        l.memory("e").map(|_| ()).map_err(|e| e.code()),
+        Err("unbuilt")
+    );
+    let append = l
+        .append("e", step("more", 2))
+        .map(|_| ())
+        .map_err(|e| e.code());
+    assert_eq!(append, Err("read-only"));
 }

@@ -41,6 +41,7 @@ mod export;
 mod open;
 mod questions;
 mod requests;
+mod retention;
 mod state;
 mod types;
 mod writes;
@@ -49,6 +50,7 @@ pub use builders::NamedBuilders;
 pub use error::{LiveError, LiveErrorKind};
 pub use export::{Exported, ImportedEpisode, IMPORT_CREATE, IMPORT_STEPS};
 pub use requests::MAX_REQUEST_ID_BYTES;
+pub use retention::ForgottenBefore;
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
 pub use writes::{Appended, Forgotten};
 
@@ -218,6 +220,9 @@ pub struct Tenant {
     gates: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// The writer lock; `None` for a reader.
     lock: Option<File>,
+    /// Opened to list and export only ([`LiveMemory::lister`]): its
+    /// builders are not the tenant's, so it builds no structure.
+    listing: bool,
 }
 
 /// The built episodes, and a count of each episode's changes: a snapshot
@@ -268,6 +273,7 @@ impl Tenant {
         let path = dir.join(DATABASE);
         let conn = db::open(&path)?;
         let writer = lock.is_some();
+        let listing = choice.listing;
         let plugins = builders::settle(&conn, name, plugins, choice, writer, db_error(&path))?;
         let tenant = Tenant {
             name: name.to_string(),
@@ -281,6 +287,7 @@ impl Tenant {
             snapshots: RwLock::new(Snapshots::default()),
             gates: Mutex::new(HashMap::new()),
             lock,
+            listing,
         };
         Ok(tenant)
     }
@@ -457,6 +464,11 @@ impl Tenant {
     /// The five structures over the episode as it is now: built from the
     /// stored parts on the first question after a change, then shared.
     pub fn memory(&self, episode: &str) -> Result<Arc<EpisodeMemory>, LiveError> {
+        if self.listing {
+            return Err(LiveError::Unbuilt {
+                tenant: self.name.clone(),
+            });
+        }
         if self.lock.is_none() {
             self.see_other_writers()?;
         }

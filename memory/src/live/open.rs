@@ -9,6 +9,7 @@
 //! | [`LiveMemory::tenant_builders`], [`LiveMemory::tenant_embedding`] | made again from its name | the ones given |
 //! | [`LiveMemory::tenant_named`], [`LiveMemory::reader_named`] | a named one must be it; the others made again | the named ones, else the built-in ones |
 //! | [`LiveMemory::tenant_with`], [`LiveMemory::reader_with`] | the given one must be it | the ones given |
+//! | [`LiveMemory::lister`] (lists and exports; asks nothing) | not made | - |
 
 use super::builders::{Choice, NamedBuilders};
 use super::{LiveError, LiveMemory, Tenant, DATABASE, MARKER};
@@ -179,6 +180,17 @@ impl LiveMemory {
             choice,
             None,
         )
+    }
+
+    /// Opens an existing tenant to list and export it, beside its writer,
+    /// without making its builders: [`Tenant::episodes`], [`Tenant::steps`],
+    /// [`Tenant::questions`] and [`Tenant::export`] answer, so a tenant
+    /// whose embedder cannot be made here can still be moved; a question
+    /// is [`LiveError::Unbuilt`], a write [`LiveError::ReadOnly`].
+    pub fn lister(&self, name: &str) -> Result<Tenant, LiveError> {
+        let dir = self.existing_dir(name)?;
+        let (config, plugins) = (Config::default(), Plugins::default());
+        Tenant::open(name, dir, config, plugins, Choice::listing(), None)
     }
 
     /// [`LiveMemory::reader`], except that each builder `named` names must

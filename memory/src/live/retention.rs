@@ -1,0 +1,157 @@
+//! Forgetting by age: [`Tenant::forget_before`] forgets, in every episode,
+//! the steps whose timestamp is before a time, which is what a retention
+//! limit ("keep 30 days") runs.
+//!
+//! ```text
+//! time ──parse (RFC 3339)──► episodes() ──► per episode: its steps' timestamps
+//!      ──► runs of consecutive older steps ──► forget_once(Range) each (one transaction)
+//! ```
+
+use super::{db, Forget, LiveError, Tenant};
+
+/// What [`Tenant::forget_before`] forgot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ForgottenBefore {
+    /// Episodes that lost steps.
+    pub episodes: usize,
+    /// Steps forgotten.
+    pub steps: usize,
+}
+
+impl Tenant {
+    /// Forgets, in every episode, each step whose timestamp is before
+    /// `time` (RFC 3339, such as `2026-03-01T00:00:00Z`; else
+    /// [`LiveError::BadTimestamp`]). Each run of consecutive older steps
+    /// goes as [`Tenant::forget`] with a range does, in one transaction, so
+    /// an interruption leaves whole runs; run again, it forgets what is
+    /// left. An episode all of whose steps go stays, without steps. After
+    /// it no query returns them; after [`Tenant::compact`] no file holds
+    /// them.
+    pub fn forget_before(&self, time: &str) -> Result<ForgottenBefore, LiveError> {
+        let cutoff: jiff::Timestamp = time.parse().map_err(|source| LiveError::BadTimestamp {
+            given: time.to_string(),
+            source,
+        })?;
+        let mut done = ForgottenBefore::default();
+        for info in self.episodes()? {
+            let steps = {
+                let conn = self.conn();
+                db::plain_steps(&conn, &info.id, None).map_err(self.db_error())?
+            };
+            let older = |s: &crate::dataset::Step| {
+                let t = s
+                    .timestamp
+                    .as_deref()
+                    .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+                t.is_some_and(|t| t < cutoff)
+            };
+            let mut gone = 0;
+            let mut run: Option<(usize, usize)> = None;
+            for s in steps
+                .iter()
+                .map(|s| (s.index, older(s)))
+                .chain([(0, false)])
+            {
+                match (s, run) {
+                    ((i, true), None) => run = Some((i, i)),
+                    ((i, true), Some((first, _))) => run = Some((first, i)),
+                    ((_, false), Some((first, last))) => {
+                        gone += match self.forget_once(&info.id, Forget::Range(first, last), None) {
+                            // Forgotten meanwhile by another call.
+                            Err(
+                                LiveError::UnknownStep { .. } | LiveError::UnknownEpisode { .. },
+                            ) => 0,
+                            other => other?.steps,
+                        };
+                        run = None;
+                    }
+                    ((_, false), None) => {}
+                }
+            }
+            if gone > 0 {
+                done.episodes += 1;
+                done.steps += gone;
+            }
+        }
+        Ok(done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use crate::Retrieval;
+    use mesa_core::Mask;
+
+    fn at(action: &str, day: u32) -> NewStep {
+        NewStep {
+            index: None,
+            action: action.into(),
+            observation: format!("{action}: done"),
+            timestamp: Some(format!("2026-03-{day:02}T10:00:00Z")),
+        }
+    }
+
+    #[test]
+    fn steps_before_a_time_go_from_every_episode_and_from_the_answers() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+        let t = m.tenant("t").expect("tenant");
+        for id in ["a", "b", "old"] {
+            t.create_episode(&NewEpisode {
+                id: id.into(),
+                task: "keep a month".into(),
+                ..NewEpisode::default()
+            })
+            .expect("create");
+        }
+        // Out of order in time within `a`: days 1, 9, 2, 20.
+        let a = [
+            ("open the vault", 1),
+            ("read the ledger", 9),
+            ("copy the key", 2),
+            ("close up", 20),
+        ];
+        t.append_batch("a", a.iter().map(|&(x, d)| at(x, d)).collect())
+            .expect("append");
+        t.append_batch(
+            "b",
+            vec![at("water the plants", 15), at("feed the cat", 16)],
+        )
+        .expect("append");
+        t.append_batch("old", vec![at("an old memory", 3)])
+            .expect("append");
+        let err = t.forget_before("last tuesday").expect_err("not a time");
+        assert_eq!(err.code(), "bad-timestamp");
+        let done = t.forget_before("2026-03-10T00:00:00Z").expect("forget");
+        assert_eq!((done.episodes, done.steps), (2, 4));
+        let left = |id| {
+            t.steps(id)
+                .expect("steps")
+                .iter()
+                .map(|s| s.index)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(left("a"), [3]);
+        assert_eq!(left("b"), [0, 1]);
+        assert!(left("old").is_empty(), "the episode stays, without steps");
+        let mem = t.memory("a").expect("memory");
+        let answer = Retrieval::new(&mem, "what was copied from the vault ledger?")
+            .compose(Mask::ALL)
+            .expect("compose");
+        let shown: Vec<usize> = answer
+            .sections
+            .iter()
+            .flat_map(|s| s.items.iter().flat_map(|i| i.steps.clone()))
+            .collect();
+        assert!(shown.iter().all(|&i| i == 3), "{shown:?}");
+        // Run again: nothing is left to forget.
+        assert_eq!(
+            t.forget_before("2026-03-10T00:00:00Z")
+                .expect("again")
+                .steps,
+            0
+        );
+    }
+}
