@@ -25,14 +25,25 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Writes the file at `path` through `fill`, into a sibling made for this
 /// call alone (created new, so two calls never share one), syncs it,
 /// renames it over `path` and syncs the directory: readers see the old
-/// file or the whole new one. On any failure the sibling is removed and
-/// `path` is left as it was. `io` makes an I/O error (on the path it
-/// names) the caller's error.
+/// file or the whole new one. If `fill`, the sync or the rename fails (or
+/// `fill` panics), the sibling is removed and `path` is left as it was; a
+/// directory that cannot be synced after the rename is an error with the
+/// new file in place. `io` makes an I/O error (on the path it names) the
+/// caller's error.
 pub fn replace<T, E>(
     path: &Path,
     fill: impl FnOnce(&mut std::io::BufWriter<File>, &Path) -> Result<T, E>,
     io: impl Fn(std::io::Error, &Path) -> E,
 ) -> Result<T, E> {
+    /// Removes the sibling unless the rename took it.
+    struct Part(Option<std::path::PathBuf>);
+    impl Drop for Part {
+        fn drop(&mut self) {
+            if let Some(p) = self.0.take() {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -42,26 +53,20 @@ pub fn replace<T, E>(
         .create_new(true)
         .open(&part)
         .map_err(|e| io(e, &part))?;
-    let written = (|| {
-        let mut out = std::io::BufWriter::new(file);
-        let done = fill(&mut out, &part)?;
-        let file = out.into_inner().map_err(|e| io(e.into_error(), &part))?;
-        file.sync_all().map_err(|e| io(e, &part))?;
-        std::fs::rename(&part, path).map_err(|e| io(e, path))?;
-        Ok(done)
-    })();
-    let done = match written {
-        Ok(done) => done,
-        Err(e) => {
-            let _ = std::fs::remove_file(&part);
-            return Err(e);
-        }
+    let mut guard = Part(Some(part.clone()));
+    let mut out = std::io::BufWriter::new(file);
+    let done = fill(&mut out, &part)?;
+    let file = out.into_inner().map_err(|e| io(e.into_error(), &part))?;
+    file.sync_all().map_err(|e| io(e, &part))?;
+    std::fs::rename(&part, path).map_err(|e| io(e, path))?;
+    guard.0 = None;
+    // A bare file name's directory is the working one.
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     };
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(parent) = parent {
-        File::open(parent)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| io(e, parent))?;
-    }
+    File::open(parent)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io(e, parent))?;
     Ok(done)
 }

@@ -304,9 +304,9 @@ class Memory:
         """Imports a dataset file (generic or AMA-Bench JSON Lines) as ``mesa build --into`` does:
         episodes created, steps appended with their indices and timestamps, questions kept. A
         line that does not read raises InvalidInputError (``bad-dataset``) unless ``skip_bad``.
-        Run again, it adds nothing to the episodes it imported (``again``) and completes the
-        others; an episode of the same id made otherwise, or imported with other steps, raises
-        ConflictError, the ones before it imported."""
+        Run again, it adds nothing to an episode it finds whole and unchanged (``again``) and
+        completes the others; an episode of the same id that differs raises ConflictError, the
+        ones before it imported."""
 
 def check(source: str, *, name: str = "<source>") -> List[Diagnostic]:
     """Every error and warning of a policy source (empty when clean); never raises for a bad policy."""

@@ -490,12 +490,12 @@ impl Memory {
     /// does: each episode created, its steps appended in one batch (indices
     /// and timestamps kept) and its questions kept. Texts longer than
     /// `max_text_bytes` (by default the most a live step holds, 1 MiB) are
-    /// cut (counted); with `skip_bad`, lines that do
-    /// not read are skipped (listed) instead of stopping the import. Run
-    /// again (after an interruption, say), it adds nothing to the episodes
-    /// it imported (counted in `again`) and completes the others; an
-    /// episode of the same id created otherwise, or imported with other
-    /// steps, stops it (ConflictError), the episodes before it imported.
+    /// cut (counted); with `skip_bad`, lines that do not read are skipped
+    /// (listed) instead of stopping the import. Run again (after an
+    /// interruption, say), it adds nothing to an episode it finds whole and
+    /// unchanged (counted in `again`) and completes the others;
+    /// an episode of the same id that differs stops it (ConflictError), the
+    /// episodes before it imported.
     #[pyo3(signature = (path, *, max_text_bytes = mesa_memory::live::MAX_TEXT_BYTES, skip_bad = false))]
     fn import_dataset(
         &self,

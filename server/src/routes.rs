@@ -207,7 +207,8 @@ struct BeforeBody {
 
 /// `POST /v1/forget-before`: forgets, in every episode, the steps whose
 /// timestamp is before `before` (a retention limit); sent again, it
-/// forgets what is left.
+/// forgets what is left. The episodes' snapshots are not caught up after
+/// it (their next question builds them): it may touch every episode.
 pub async fn forget_before(
     Authed(t): Authed,
     headers: HeaderMap,
@@ -333,7 +334,7 @@ fn created_or_replayed(replayed: bool) -> StatusCode {
 }
 
 /// A batch of `n` (`what`) must hold 1 to `limit` (422 otherwise).
-pub(crate) fn batch_size(n: usize, limit: usize, what: &str) -> Result<(), ApiError> {
+fn batch_size(n: usize, limit: usize, what: &str) -> Result<(), ApiError> {
     if n == 0 || n > limit {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -286,33 +286,3 @@ fn requests_hyper_cannot_read_get_json_errors() {
     let missing = send(b"GET /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assert!(missing.contains("\"error\""), "{missing}");
 }
-
-/// An import whose episode holds more steps than a batch may is refused
-/// before anything is written.
-#[test]
-fn an_import_is_bounded_as_a_batch_is() {
-    let f = fixture_with(Limits {
-        batch_steps: 2,
-        ..Limits::default()
-    });
-    let line = |id: &str, n: usize| {
-        let steps: Vec<Value> = (0..n)
-            .map(|i| json!({"action": format!("step {i}"), "observation": "ok"}))
-            .collect();
-        json!({"id": id, "task": "t", "steps": steps}).to_string()
-    };
-    let body = format!("{}\n{}\n", line("small", 2), line("big", 3));
-    let r = f
-        .http
-        .post(f.url("/v1/import"))
-        .bearer_auth(&f.alice)
-        .header("content-type", "application/x-ndjson")
-        .body(body)
-        .send()
-        .unwrap();
-    assert_eq!(r.status(), 422);
-    let v: Value = r.json().unwrap();
-    assert_eq!(v["error"]["code"], "batch-size", "{v}");
-    let listed = f.ok("GET", "/v1/episodes", &f.alice, None);
-    assert_eq!(listed["episodes"], json!([]), "nothing was written");
-}

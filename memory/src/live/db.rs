@@ -483,6 +483,17 @@ pub fn plain_steps(
     rows.collect()
 }
 
+/// An episode's step indices and timestamps (empty when none), in order,
+/// without their texts.
+pub fn step_times(conn: &Connection, episode: &str) -> rusqlite::Result<Vec<(usize, String)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT idx, timestamp FROM steps WHERE episode = ?1 ORDER BY idx")?;
+    let rows = stmt.query_map(params![episode], |r| {
+        Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?))
+    })?;
+    rows.collect()
+}
+
 /// A step from the first four columns: idx, action, observation, timestamp.
 fn step_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Step> {
     let timestamp: String = r.get(3)?;

@@ -155,3 +155,44 @@ fn a_lister_exports_a_tenant_whose_builders_cannot_be_made() {
         .map_err(|e| e.code());
     assert_eq!(append, Err("read-only"));
 }
+
+/// Exports to one path at once each write a file of their own and rename
+/// it: the file is one whole export, and no part file is left.
+#[test]
+fn exports_to_one_path_at_once_leave_one_whole_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let t = m.tenant("t").expect("tenant");
+    for id in ["a", "b", "c"] {
+        t.create_episode(&NewEpisode {
+            id: id.into(),
+            task: "t".into(),
+            ..NewEpisode::default()
+        })
+        .expect("create");
+        let steps = (0..50)
+            .map(|i| step(&format!("step {i} of {id}"), i % 60))
+            .collect();
+        t.append_batch(id, steps).expect("append");
+    }
+    let mut want = Vec::new();
+    t.export(&mut want, "the buffer").expect("export");
+    let path = dir.path().join("out.jsonl");
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| t.export_to(&path).expect("export"));
+        }
+    });
+    assert_eq!(std::fs::read(&path).expect("read"), want);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".part-")), "{names:?}");
+    // A path whose directory does not exist: an error, nothing written.
+    let nowhere = dir.path().join("no/such/dir/out.jsonl");
+    assert_eq!(
+        t.export_to(&nowhere).map(|_| ()).map_err(|e| e.code()),
+        Err("io")
+    );
+}

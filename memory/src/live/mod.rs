@@ -298,7 +298,8 @@ impl Tenant {
     }
 
     /// The name of the embedder that makes the tenant's vectors
-    /// (`hash-v1-384`, `openai:MODEL:DIM`, ...).
+    /// (`hash-v1-384`, `openai:MODEL:DIM`, ...); on a
+    /// [`LiveMemory::lister`], which makes none, the built-in one's.
     pub fn embedder(&self) -> String {
         self.plugins.embedder.name()
     }

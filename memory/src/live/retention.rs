@@ -25,7 +25,8 @@ impl Tenant {
     /// [`LiveError::BadTimestamp`]). Each run of consecutive older steps
     /// goes as [`Tenant::forget`] with a range does, in one transaction, so
     /// an interruption leaves whole runs; run again, it forgets what is
-    /// left. An episode all of whose steps go stays, without steps. After
+    /// left. Each episode is read and forgotten under one hold of the
+    /// write lock. A reader gets [`LiveError::ReadOnly`]. An episode all of whose steps go stays, without steps. After
     /// it no query returns them; after [`Tenant::compact`] no file holds
     /// them.
     pub fn forget_before(&self, time: &str) -> Result<ForgottenBefore, LiveError> {
@@ -33,37 +34,31 @@ impl Tenant {
             given: time.to_string(),
             source,
         })?;
+        // A reader is refused even when nothing is old enough.
+        drop(self.write_lock()?);
         let mut done = ForgottenBefore::default();
         for info in self.episodes()? {
+            // Each episode's times are read and its runs forgotten under one
+            // hold of the write lock, so no write between them moves a run.
+            let write = self.write_lock()?;
             let steps = {
                 let conn = self.conn();
-                db::plain_steps(&conn, &info.id, None).map_err(self.db_error())?
+                db::step_times(&conn, &info.id).map_err(self.db_error())?
             };
-            let older = |s: &crate::dataset::Step| {
-                let t = s
-                    .timestamp
-                    .as_deref()
-                    .and_then(|t| t.parse::<jiff::Timestamp>().ok());
-                t.is_some_and(|t| t < cutoff)
-            };
+            let older = |time: &str| time.parse::<jiff::Timestamp>().is_ok_and(|t| t < cutoff);
             let mut gone = 0;
             let mut run: Option<(usize, usize)> = None;
             for s in steps
                 .iter()
-                .map(|s| (s.index, older(s)))
+                .map(|(i, t)| (*i, older(t)))
                 .chain([(0, false)])
             {
                 match (s, run) {
                     ((i, true), None) => run = Some((i, i)),
                     ((i, true), Some((first, _))) => run = Some((first, i)),
                     ((_, false), Some((first, last))) => {
-                        gone += match self.forget_once(&info.id, Forget::Range(first, last), None) {
-                            // Forgotten meanwhile by another call.
-                            Err(
-                                LiveError::UnknownStep { .. } | LiveError::UnknownEpisode { .. },
-                            ) => 0,
-                            other => other?.steps,
-                        };
+                        let range = Forget::Range(first, last);
+                        gone += self.forget_held(&write, &info.id, range, None)?.steps;
                         run = None;
                     }
                     ((_, false), None) => {}

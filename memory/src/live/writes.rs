@@ -221,9 +221,20 @@ impl Tenant {
         id: Option<&str>,
     ) -> Result<Forgotten, LiveError> {
         let request = Request::new(id, || requests::forgot(what))?;
-        let _write = self.write_lock()?;
+        let write = self.write_lock()?;
+        self.forget_held(&write, episode, what, request.as_ref())
+    }
+
+    /// [`Tenant::forget_once`]'s work, under the write lock `_write`.
+    pub(super) fn forget_held(
+        &self,
+        _write: &std::sync::MutexGuard<'_, ()>,
+        episode: &str,
+        what: Forget,
+        request: Option<&Request<'_>>,
+    ) -> Result<Forgotten, LiveError> {
         let conn = self.conn();
-        if let Some(steps) = self.replay(&conn, episode, request.as_ref())? {
+        if let Some(steps) = self.replay(&conn, episode, request)? {
             return Ok(Forgotten {
                 steps: steps.first().copied().unwrap_or(0),
                 replayed: true,
@@ -247,7 +258,7 @@ impl Tenant {
                 n
             }
         };
-        self.record(&tx, episode, request.as_ref(), &[gone])?;
+        self.record(&tx, episode, request, &[gone])?;
         self.change_begins(episode);
         tx.commit().map_err(self.db_error())?;
         drop(conn);
