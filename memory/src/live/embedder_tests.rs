@@ -11,7 +11,11 @@ use crate::structures::HashEmbedder;
 use crate::Retrieval;
 use mesa_core::Mask;
 
-fn written_with(embedder: Arc<dyn crate::structures::Embedder>) -> (tempfile::TempDir, LiveMemory) {
+/// A memory whose tenant `t` was written with `embedder`: episode `e`,
+/// three steps.
+pub(super) fn written_with(
+    embedder: Arc<dyn crate::structures::Embedder>,
+) -> (tempfile::TempDir, LiveMemory) {
     let dir = tempfile::tempdir().expect("temp dir");
     let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
     let plugins = Plugins {

@@ -120,23 +120,8 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
 /// through [`LiveMemory::lister`], which asks nothing.
 #[test]
 fn a_lister_exports_a_tenant_whose_builders_cannot_be_made() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
-    let plugins = Plugins {
-        embedder: Arc::new(crate::structures::fixtures::Dense),
-        ..Plugins::default()
-    };
-    let t = m
-        .tenant_with("t", Config::default(), plugins)
-        .expect("tenant");
-    t.create_episode(&NewEpisode {
-        id: "e".into(),
-        task: "t".into(),
-        ..NewEpisode::default()
-    })
-    .expect("create");
-    t.append("e", step("open the vault", 1)).expect("append");
-    drop(t);
+    let dense = Arc::new(crate::structures::fixtures::Dense);
+    let (_dir, m) = super::embedder_tests::written_with(dense);
     assert_eq!(
         m.reader("t").err().map(|e| e.code()),
         Some("embedder-unavailable")
@@ -144,7 +129,7 @@ fn a_lister_exports_a_tenant_whose_builders_cannot_be_made() {
     let l = m.lister("t").expect("lists");
     assert_eq!(l.episodes().expect("episodes").len(), 1);
     let mut out = Vec::new();
-    assert_eq!(l.export(&mut out, "the buffer").expect("export").steps, 1);
+    assert_eq!(l.export(&mut out, "the buffer").expect("export").steps, 3);
     assert_eq!(
         l.memory("e").map(|_| ()).map_err(|e| e.code()),
         Err("unbuilt")
