@@ -52,6 +52,8 @@ enum Command {
     Compact(cmd::live::CompactArgs),
     /// List a live memory tenant's episodes.
     Episodes(cmd::live::EpisodesArgs),
+    /// List a live memory's tenants: episodes, steps and the builders each recorded.
+    Tenants(cmd::live::TenantsArgs),
     /// Write a live memory tenant's episodes and questions as a dataset (JSONL) that `mesa build --into` imports.
     Export(cmd::live::ExportArgs),
     /// Serve a live memory over HTTP (a JSON API; tenants by bearer token).
@@ -91,6 +93,7 @@ fn main() -> ExitCode {
         Command::Correct(a) => cmd::live::correct(a),
         Command::Compact(a) => cmd::live::compact(a),
         Command::Episodes(a) => cmd::live::episodes(a),
+        Command::Tenants(a) => cmd::live::tenants(a),
         Command::Export(a) => cmd::live::export(a),
         Command::Serve(a) => cmd::serve::serve(a),
         Command::Token(a) => cmd::serve::token(a),

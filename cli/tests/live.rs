@@ -592,11 +592,11 @@ fn a_tenant_created_with_llm_builders_keeps_them() {
         ("MESA_LLM_CHAT_MODEL", "chat-a"),
         ("MESA_LLM_MAX_RETRIES", "0"),
     ];
-    let run = |args: &[&str], input: &str| run_with(&env, args, input);
+    let with_llm = |args: &[&str], input: &str| run_with(&env, args, input);
     let append = ["append", root, "-t", "t", "-e", "a", "--task", "fix it"];
     let llm = ["--summarizer", "llm", "--extractor", "llm"];
     let first = r#"{"action": "run pytest", "observation": "1 failed"}"#;
-    let (ok, _, err) = run(&[&append[..], &llm[..]].concat(), first);
+    let (ok, _, err) = with_llm(&[&append[..], &llm[..]].concat(), first);
     assert!(ok, "{err}");
     let extractions = || {
         server
@@ -606,7 +606,7 @@ fn a_tenant_created_with_llm_builders_keeps_them() {
             .count()
     };
     assert_eq!(extractions(), 1, "the first step's relations");
-    let (ok, _, err) = run(
+    let (ok, _, err) = with_llm(
         &append,
         r#"{"action": "run pytest again", "observation": "ok"}"#,
     );
@@ -627,7 +627,7 @@ fn a_tenant_created_with_llm_builders_keeps_them() {
         "S",
         "What failed?",
     ];
-    let (ok, out, err) = run(&ask, "");
+    let (ok, out, err) = with_llm(&ask, "");
     assert!(ok, "{err}");
     assert!(out.contains("SUMMARY-BY-THE-LLM"), "{out}");
     // Naming other builders at an import into it is refused.
@@ -643,9 +643,16 @@ fn a_tenant_created_with_llm_builders_keeps_them() {
         "t",
         "--quiet",
     ];
-    let (ok, _, err) = run(&build, "");
+    let (ok, _, err) = with_llm(&build, "");
     assert!(!ok, "imported with other builders");
     assert!(err.contains("llm-summary-v1:chat-a"), "{err}");
+    // Listed without an endpoint: no builder is made to list.
+    let (ok, out, err) = run(&["tenants", root]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.trim(),
+        "t\t1 episodes\t2 steps\thash-v1-384 llm-summary-v1:chat-a llm-openie-v1:chat-a"
+    );
 }
 
 /// `mesa export` writes a tenant as a dataset that `mesa build --into`

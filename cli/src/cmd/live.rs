@@ -382,3 +382,30 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `mesa tenants ROOT`
+#[derive(clap::Args)]
+pub struct TenantsArgs {
+    /// The live memory directory.
+    root: PathBuf,
+}
+
+/// One line per tenant: its name, episodes, steps and the builders it
+/// recorded; each opened to list only, so no builder is made.
+pub fn tenants(args: TenantsArgs) -> Result<ExitCode, CliError> {
+    let memory = LiveMemory::open_existing(&args.root)?;
+    for name in memory.tenants()? {
+        let t = memory.lister(&name)?;
+        let episodes = t.episodes()?;
+        let steps: usize = episodes.iter().map(|e| e.steps).sum();
+        let builders = t
+            .recorded_builders()?
+            .map(|b| b.unwrap_or_else(|| "-".into()));
+        outln!(
+            "{name}\t{} episodes\t{steps} steps\t{}",
+            episodes.len(),
+            builders.join(" ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -120,7 +120,7 @@ impl std::fmt::Debug for NamedBuilders {
 }
 
 /// The `meta` keys, in the order [`settle`] reads them.
-const KEYS: [&str; 3] = ["embedder", "summarizer", "extractor"];
+pub(super) const KEYS: [&str; 3] = ["embedder", "summarizer", "extractor"];
 
 /// The builders tenant `tenant` opens with, given `given` and the names
 /// its database recorded; a `writer` records the names of those it had

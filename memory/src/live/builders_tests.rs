@@ -36,10 +36,7 @@ fn create(t: &Tenant) {
 }
 
 fn recorded(t: &Tenant) -> Vec<Option<String>> {
-    let conn = t.conn();
-    ["embedder", "summarizer", "extractor"]
-        .map(|k| db::meta(&conn, k).expect("meta"))
-        .to_vec()
+    t.recorded_builders().expect("meta").to_vec()
 }
 
 #[test]

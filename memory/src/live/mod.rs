@@ -304,6 +304,15 @@ impl Tenant {
         self.plugins.embedder.name()
     }
 
+    /// The names of the builders the tenant recorded (embedder, summarizer,
+    /// extractor; `None` where it recorded none yet), read from its
+    /// database: what a [`LiveMemory::lister`] reports.
+    pub fn recorded_builders(&self) -> Result<[Option<String>; 3], LiveError> {
+        let conn = self.conn();
+        let [e, s, x] = builders::KEYS.map(|k| db::meta(&conn, k).map_err(self.db_error()));
+        Ok([e?, s?, x?])
+    }
+
     /// The name of the summarizer that writes the tenant's S
     /// (`extractive-v1`, `llm-summary-v1:MODEL`).
     pub fn summarizer(&self) -> String {
