@@ -518,25 +518,21 @@ impl Memory {
                     Some("see docs/DATA.md for the layouts, or pass skip_bad=True"),
                 )
             })?;
-            let (mut steps, mut questions, mut again) = (0, 0, 0);
-            for e in &loaded.episodes {
-                let done = tenant.import_episode(e).map_err(errors::live)?;
-                steps += done.steps;
-                questions += done.questions;
-                again += usize::from(done.again);
-            }
+            let done = tenant
+                .import(&loaded.episodes, |_| {})
+                .map_err(errors::live)?;
             let report = &loaded.report;
             Ok(Imported {
-                episodes: loaded.episodes.len(),
-                steps,
-                questions,
+                episodes: done.episodes,
+                steps: done.steps,
+                questions: done.questions,
                 skipped: report
                     .skipped
                     .iter()
                     .map(|s| (s.line, s.reason.to_string()))
                     .collect(),
                 cut: report.cut_actions + report.cut_observations,
-                again,
+                again: done.again,
             })
         })
     }

@@ -5,7 +5,7 @@
 //! ```text
 //! GET /v1/export ──Authed──► Tenant::export ──► 200 application/x-ndjson (+ X-Mesa-* counts)
 //! POST /v1/import ─Authed─► dataset::load_str (either layout; texts cut at the live limit)
-//!                 ──► Tenant::import_episode per episode (request ids: a retry adds nothing twice)
+//!                 ──► Tenant::import (import_episode per episode; request ids: a retry adds nothing twice)
 //!                 ──► 200 {"episodes", "steps", "questions", "again", "cut"}
 //! ```
 
@@ -90,19 +90,13 @@ pub async fn import(
         };
         let loaded = load_str(&text, "the body", &options)
             .map_err(|e| ApiError::bad_request("bad-dataset", e.to_string()))?;
-        let (mut steps, mut questions, mut again) = (0, 0, 0);
-        for e in &loaded.episodes {
-            let done = t.tenant.import_episode(e)?;
-            steps += done.steps;
-            questions += done.questions;
-            again += usize::from(done.again);
-        }
+        let done = t.tenant.import(&loaded.episodes, |_| {})?;
         let r = &loaded.report;
         Ok(json!({
-            "episodes": loaded.episodes.len(),
-            "steps": steps,
-            "questions": questions,
-            "again": again,
+            "episodes": done.episodes,
+            "steps": done.steps,
+            "questions": done.questions,
+            "again": done.again,
             "cut": r.cut_actions + r.cut_observations,
         }))
     })

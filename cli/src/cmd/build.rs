@@ -141,7 +141,7 @@ fn report_cuts(observations: usize, actions: usize, max_text_bytes: usize) {
 /// `mesa build DATA --into ROOT --tenant T`: every episode created in the
 /// tenant, its steps appended in one batch (indices and timestamps kept;
 /// a step without a timestamp gets the time of the import) and its
-/// questions kept with it ([`mesa_memory::Tenant::import_episode`]; run
+/// questions kept with it ([`mesa_memory::Tenant::import`]; run
 /// again, it adds nothing to the episodes it imported).
 fn import(
     args: &Args,
@@ -156,15 +156,9 @@ fn import(
     let bar = crate::progress::bar(args.quiet, "importing {pos}/{len} episodes");
     bar.set_length(loaded.episodes.len() as u64);
     let started = std::time::Instant::now();
-    let (mut steps, mut questions, mut again) = (0usize, 0usize, 0usize);
-    for e in &loaded.episodes {
-        let done = tenant.import_episode(e)?;
-        steps += done.steps;
-        questions += done.questions;
-        again += usize::from(done.again);
-        bar.inc(1);
-    }
+    let done = tenant.import(&loaded.episodes, |_| bar.inc(1))?;
     bar.finish_and_clear();
+    let (steps, questions, again) = (done.steps, done.questions, done.again);
     eprintln!(
         "imported {} episodes, {steps} steps and {questions} questions into tenant `{}` of `{}` in {:.1} s",
         loaded.episodes.len(),

@@ -119,8 +119,15 @@ impl std::fmt::Debug for NamedBuilders {
     }
 }
 
-/// The `meta` keys, in the order [`settle`] reads them.
-pub(super) const KEYS: [&str; 3] = ["embedder", "summarizer", "extractor"];
+/// The `meta` keys, in the order [`recorded`] reads them.
+const KEYS: [&str; 3] = ["embedder", "summarizer", "extractor"];
+
+/// The builder names the tenant's database recorded: embedder,
+/// summarizer, extractor (`None` where none is recorded yet).
+pub(super) fn recorded(conn: &Connection) -> rusqlite::Result<[Option<String>; 3]> {
+    let [e, s, x] = KEYS.map(|key| db::meta(conn, key));
+    Ok([e?, s?, x?])
+}
 
 /// The builders tenant `tenant` opens with, given `given` and the names
 /// its database recorded; a `writer` records the names of those it had
@@ -136,8 +143,7 @@ pub(super) fn settle(
     if choice.listing {
         return Ok(given);
     }
-    let [embedder, summarizer, extractor] = KEYS.map(|key| db::meta(conn, key).map_err(&db_error));
-    let (embedder, summarizer, extractor) = (embedder?, summarizer?, extractor?);
+    let [embedder, summarizer, extractor] = recorded(conn).map_err(&db_error)?;
     let [v, s, g] = choice.strict;
     let pick = |strict: bool| Pick {
         tenant,

@@ -40,6 +40,20 @@ pub struct ImportedEpisode {
     pub again: bool,
 }
 
+/// What [`Tenant::import`] added over a dataset's episodes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Imported {
+    /// Episodes imported (again ones included).
+    pub episodes: usize,
+    /// Their steps.
+    pub steps: usize,
+    /// Their questions.
+    pub questions: usize,
+    /// Episodes an earlier import had made with these steps.
+    pub again: usize,
+}
+
 /// What [`Tenant::export`] wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -91,6 +105,26 @@ impl Tenant {
             questions,
             again: created && appended.replayed,
         })
+    }
+
+    /// [`Tenant::import_episode`] for each of `episodes` in order, calling
+    /// `each` after every one (a progress bar); the first error stops it,
+    /// the episodes before it imported.
+    pub fn import(
+        &self,
+        episodes: &[Episode],
+        mut each: impl FnMut(&ImportedEpisode),
+    ) -> Result<Imported, LiveError> {
+        let mut total = Imported::default();
+        for e in episodes {
+            let done = self.import_episode(e)?;
+            total.episodes += 1;
+            total.steps += done.steps;
+            total.questions += done.questions;
+            total.again += usize::from(done.again);
+            each(&done);
+        }
+        Ok(total)
     }
 
     /// Whether the tenant's episode of `e`'s id has `e`'s fields and steps

@@ -48,7 +48,7 @@ mod writes;
 
 pub use builders::NamedBuilders;
 pub use error::{LiveError, LiveErrorKind};
-pub use export::{Exported, ImportedEpisode, IMPORT_CREATE, IMPORT_STEPS};
+pub use export::{Exported, Imported, ImportedEpisode, IMPORT_CREATE, IMPORT_STEPS};
 pub use requests::MAX_REQUEST_ID_BYTES;
 pub use retention::ForgottenBefore;
 pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
@@ -308,9 +308,7 @@ impl Tenant {
     /// extractor; `None` where it recorded none yet), read from its
     /// database: what a [`LiveMemory::lister`] reports.
     pub fn recorded_builders(&self) -> Result<[Option<String>; 3], LiveError> {
-        let conn = self.conn();
-        let [e, s, x] = builders::KEYS.map(|k| db::meta(&conn, k).map_err(self.db_error()));
-        Ok([e?, s?, x?])
+        builders::recorded(&self.conn()).map_err(self.db_error())
     }
 
     /// The name of the summarizer that writes the tenant's S
