@@ -105,7 +105,7 @@ mod tests {
         let a = [
             ("open the vault", 1),
             ("read the ledger", 9),
-            ("copy the key", 2),
+            ("copy the key zq-OLD-4d1e", 2),
             ("close up", 20),
         ];
         t.append_batch("a", a.iter().map(|&(x, d)| at(x, d)).collect())
@@ -141,6 +141,11 @@ mod tests {
             .flat_map(|s| s.items.iter().flat_map(|i| i.steps.clone()))
             .collect();
         assert!(shown.iter().all(|&i| i == 3), "{shown:?}");
+        // Compacted, no file of the tenant holds a byte of the old steps.
+        t.compact().expect("compact");
+        let mut found = Vec::new();
+        super::super::tests::scan(dir.path(), b"zq-OLD-4d1e", &mut found);
+        assert!(found.is_empty(), "the old step is still in {found:?}");
         // Run again: nothing is left to forget.
         assert_eq!(
             t.forget_before("2026-03-10T00:00:00Z")

@@ -267,7 +267,8 @@ fn forgotten_text_is_in_no_file_after_compaction() {
     assert!(found.is_empty(), "the marker is in {found:?} after closing");
 }
 
-fn scan(dir: &Path, needle: &[u8], found: &mut Vec<PathBuf>) {
+/// Every file under `dir` that holds `needle`.
+pub(super) fn scan(dir: &Path, needle: &[u8], found: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
