@@ -9,15 +9,16 @@
 //! ```
 //!
 //! The tools are named as MCP memory servers name them: `add_memory`,
-//! `search_memory`, `explain_selection`, `forget_memory`, `correct_memory`,
-//! `list_episodes`, `read_episode`, `compact_memory`. A tool that ran and
+//! `search_memory`, `explain_selection`, `forget_memory`,
+//! `forget_memory_before`, `correct_memory`, `list_episodes`,
+//! `read_episode`, `compact_memory`. A tool that ran and
 //! failed (an unknown episode, an empty action) answers with a tool error
 //! result (`isError: true`) carrying the library's message; protocol errors
 //! are left for malformed requests, and a line that is not a message at
 //! all gets JSON-RPC's parse or invalid-request error (`mcp_stdio`). Logs
 //! go to stderr; stdout carries only the protocol.
 
-use crate::state::catch_up_later;
+use crate::state::{catch_up_all_later, catch_up_later};
 use mesa_core::Mask;
 use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
 use mesa_query::{Asker, Question, SharedChooser};
@@ -35,11 +36,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The tools' names, in the order the module doc gives them.
-pub const TOOLS: [&str; 8] = [
+pub const TOOLS: [&str; 9] = [
     "add_memory",
     "search_memory",
     "explain_selection",
     "forget_memory",
+    "forget_memory_before",
     "correct_memory",
     "list_episodes",
     "read_episode",
@@ -119,6 +121,14 @@ pub struct ForgetMemory {
     /// is answered as the first call was (`replayed`) and changes nothing.
     #[serde(default)]
     pub request_id: Option<String>,
+}
+
+/// `forget_memory_before`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForgetBefore {
+    /// Forget every step stamped before this time, RFC 3339 (such as
+    /// `2026-03-01T00:00:00Z`).
+    pub before: String,
 }
 
 /// `correct_memory`'s arguments.
@@ -290,6 +300,21 @@ impl MemoryTools {
             Ok(json!({"episode": f.episode, "forgotten": n, "replayed": replayed}).to_string())
         })
         .await
+    }
+
+    #[tool(
+        description = "Forget, in every episode, each step whose timestamp is before a time (a retention limit such as \"keep 30 days\"). Called again, it forgets what is left, so a retry is safe."
+    )]
+    async fn forget_memory_before(
+        &self,
+        Parameters(f): Parameters<ForgetBefore>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let t = self.tenant(&ctx)?;
+        let tenant = t.clone();
+        let done = blocking(move || tenant.forget_before(&f.before).map_err(live)).await?;
+        catch_up_all_later(t, done.touched);
+        Ok(json!({"forgotten": done.steps, "episodes": done.episodes}).to_string())
     }
 
     #[tool(

@@ -1,7 +1,9 @@
 //! The routes: JSON over the live memory, one tenant per token.
 
 use crate::error::{code_of, ApiError};
-use crate::state::{catch_up_later, policy_dir, valid_policy_name, AppState, TenantState};
+use crate::state::{
+    catch_up_all_later, catch_up_later, policy_dir, valid_policy_name, AppState, TenantState,
+};
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, MatchedPath, Path, Query, Request, State};
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
@@ -207,15 +209,17 @@ struct BeforeBody {
 
 /// `POST /v1/forget-before`: forgets, in every episode, the steps whose
 /// timestamp is before `before` (a retention limit); sent again, it
-/// forgets what is left. The episodes' snapshots are not caught up after
-/// it (their next question builds them): it may touch every episode.
+/// forgets what is left. Once answered, the snapshots of the episodes
+/// that lost steps catch up in the background, one after another.
 pub async fn forget_before(
     Authed(t): Authed,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let b: BeforeBody = body(&headers, &bytes)?;
-    let done = blocking(move || Ok(t.tenant.forget_before(&b.before)?)).await?;
+    let tenant = t.tenant.clone();
+    let done = blocking(move || Ok(tenant.forget_before(&b.before)?)).await?;
+    catch_up_all_later(t.tenant.clone(), done.touched);
     Ok(Json(
         json!({ "forgotten": done.steps, "episodes": done.episodes }),
     ))

@@ -235,3 +235,17 @@ pub fn policy_dir(t: &TenantState) -> PathBuf {
 pub fn catch_up_later(tenant: Arc<Tenant>, episode: String) {
     tokio::task::spawn_blocking(move || tenant.catch_up(&episode));
 }
+
+/// [`catch_up_later`] for each of `episodes`, one after another on one
+/// blocking thread (a retention run may touch every episode; only those
+/// whose snapshot was built have anything to do).
+pub fn catch_up_all_later(tenant: Arc<Tenant>, episodes: Vec<String>) {
+    if episodes.is_empty() {
+        return;
+    }
+    tokio::task::spawn_blocking(move || {
+        for e in &episodes {
+            let _ = tenant.catch_up(e);
+        }
+    });
+}

@@ -10,13 +10,17 @@
 use super::{db, Forget, LiveError, Tenant};
 
 /// What [`Tenant::forget_before`] forgot.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ForgottenBefore {
     /// Episodes that lost steps.
     pub episodes: usize,
     /// Steps forgotten.
     pub steps: usize,
+    /// The episodes that lost steps, in the order they were visited (a
+    /// server catches their snapshots up after answering, see
+    /// [`Tenant::catch_up`]).
+    pub touched: Vec<String>,
 }
 
 impl Tenant {
@@ -67,6 +71,7 @@ impl Tenant {
             if gone > 0 {
                 done.episodes += 1;
                 done.steps += gone;
+                done.touched.push(info.id);
             }
         }
         Ok(done)
@@ -119,8 +124,23 @@ mod tests {
             .expect("append");
         let err = t.forget_before("last tuesday").expect_err("not a time");
         assert_eq!(err.code(), "bad-timestamp");
+        // `a` and `b` have been asked about: their snapshots are built.
+        t.memory("a").expect("memory");
+        t.memory("b").expect("memory");
         let done = t.forget_before("2026-03-10T00:00:00Z").expect("forget");
         assert_eq!((done.episodes, done.steps), (2, 4));
+        assert_eq!(done.touched, ["a", "old"]);
+        // `a`'s snapshot was dropped and catches up; `b` kept its own;
+        // `old` never had one and is left to its first question.
+        assert!(t.ready("a").is_none(), "the forget dropped it");
+        assert!(t.ready("b").is_some(), "untouched");
+        let caught: Vec<bool> = done
+            .touched
+            .iter()
+            .map(|e| t.catch_up(e).expect("catch up"))
+            .collect();
+        assert_eq!(caught, [true, false]);
+        assert!(t.ready("a").is_some(), "built again");
         let left = |id| {
             t.steps(id)
                 .expect("steps")

@@ -38,7 +38,7 @@ async def checks(session):
     assert init.serverInfo.name == "mesa", init.serverInfo
     tools = {t.name: t for t in (await session.list_tools()).tools}
     for name in ["add_memory", "search_memory", "explain_selection", "forget_memory",
-                 "correct_memory", "list_episodes", "read_episode", "compact_memory"]:
+                 "forget_memory_before", "correct_memory", "list_episodes", "read_episode", "compact_memory"]:
         assert name in tools, (name, sorted(tools))
     schema = tools["add_memory"].inputSchema
     assert set(schema["required"]) >= {"episode", "action"}, schema
@@ -90,6 +90,15 @@ async def checks(session):
     assert listed["episodes"][0]["steps"] == 2
     steps = json.loads(text(await session.call_tool("read_episode", {"episode": "run-1"})))["steps"]
     assert [s["index"] for s in steps] == [0, 1]
+
+    # Retention: the step stamped 10:00 goes, the one at 10:01 stays.
+    r = await session.call_tool("forget_memory_before", {"before": "2026-03-01T10:00:30Z"})
+    assert not r.isError, text(r)
+    assert json.loads(text(r)) == {"forgotten": 1, "episodes": 1}
+    steps = json.loads(text(await session.call_tool("read_episode", {"episode": "run-1"})))["steps"]
+    assert [s["index"] for s in steps] == [1]
+    r = await session.call_tool("forget_memory_before", {"before": "last week"})
+    assert r.isError and "bad-timestamp" in text(r), text(r)
 
 
 def no_secret_left(root):
