@@ -59,6 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         domain: "MIXED".into(),
         outcome: None,
         meta: Default::default(),
+        created: None,
         steps: (0..n)
             .map(|i| Step {
                 index: i,

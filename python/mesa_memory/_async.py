@@ -89,6 +89,7 @@ class AsyncMemory:
         *,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
+        created: Optional[str] = None,
         request_id: Optional[str] = None,
     ) -> None:
         """See :meth:`Memory.create_episode`."""
@@ -99,6 +100,7 @@ class AsyncMemory:
             domain,
             outcome=outcome,
             meta=meta,
+            created=created,
             request_id=request_id,
         )
 

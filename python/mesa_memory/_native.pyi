@@ -133,7 +133,7 @@ class Exported:
     episodes: int
     steps: int
     questions: int
-    empty: List[str]
+    empty: int
     dropped_evidence: int
 
 class Imported:
@@ -234,9 +234,10 @@ class Memory:
         *,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
+        created: Optional[str] = None,
         request_id: Optional[str] = None,
     ) -> None:
-        """Creates an episode (ConflictError if the id exists, unless a retry with the same request_id and fields)."""
+        """Creates an episode (ConflictError if the id exists, unless a retry with the same request_id and fields); `created` (RFC 3339) is its creation time, now by default."""
     def append(
         self,
         episode: str,

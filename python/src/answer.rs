@@ -254,8 +254,8 @@ pub struct Exported {
     pub steps: usize,
     /// Their kept questions.
     pub questions: usize,
-    /// Episodes left out because they have no step.
-    pub empty: Vec<String>,
+    /// Of the episodes, those written without steps.
+    pub empty: usize,
     /// Evidence labels left out because their step was forgotten.
     pub dropped_evidence: usize,
 }
@@ -265,11 +265,7 @@ impl Exported {
     fn __repr__(&self) -> String {
         format!(
             "<Exported episodes={} steps={} questions={} empty={} dropped_evidence={}>",
-            self.episodes,
-            self.steps,
-            self.questions,
-            self.empty.len(),
-            self.dropped_evidence
+            self.episodes, self.steps, self.questions, self.empty, self.dropped_evidence
         )
     }
 }

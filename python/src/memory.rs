@@ -193,12 +193,13 @@ impl Memory {
         false
     }
 
-    /// Creates an episode (ConflictError if the id exists). With
-    /// `request_id`, a call made again with the same id and fields (a
-    /// retry) returns quietly where it would raise ConflictError.
+    /// Creates an episode (ConflictError if the id exists). `created`
+    /// (RFC 3339) is its creation time, now by default. With `request_id`,
+    /// a call made again with the same id and fields (a retry) returns
+    /// quietly where it would raise ConflictError.
     #[pyo3(
-        signature = (id, task = String::new(), domain = String::new(), *, outcome = None, meta = None, request_id = None),
-        text_signature = "($self, id, task='', domain='', *, outcome=None, meta=None, request_id=None)"
+        signature = (id, task = String::new(), domain = String::new(), *, outcome = None, meta = None, created = None, request_id = None),
+        text_signature = "($self, id, task='', domain='', *, outcome=None, meta=None, created=None, request_id=None)"
     )]
     #[allow(clippy::too_many_arguments)] // the Python keywords, one each
     fn create_episode(
@@ -209,6 +210,7 @@ impl Memory {
         domain: String,
         outcome: Option<String>,
         meta: Option<BTreeMap<String, String>>,
+        created: Option<String>,
         request_id: Option<String>,
     ) -> PyResult<()> {
         let e = NewEpisode {
@@ -217,6 +219,7 @@ impl Memory {
             domain,
             outcome,
             meta: meta.unwrap_or_default(),
+            created,
         };
         let rid = request_id.as_deref();
         self.with(py, |t| t.create_episode_once(&e, rid).map(|_| ()))
@@ -472,8 +475,9 @@ impl Memory {
     /// complete): every episode with its steps (indices, timestamps) and
     /// kept questions, one JSON line each in MESA's generic layout, which
     /// `import_dataset` (or `mesa build --into`) reads back into a tenant
-    /// that answers the same. Episodes without steps and evidence labels of
-    /// forgotten steps are left out, and counted.
+    /// that answers the same. Episodes keep their creation time, and those
+    /// without steps are written too (counted in `empty`); evidence labels
+    /// of forgotten steps are left out, and counted.
     fn export(&self, py: Python<'_>, path: PathBuf) -> PyResult<Exported> {
         let done = self.with(py, |t| t.export_to(&path))?;
         Ok(Exported {
@@ -509,6 +513,7 @@ impl Memory {
             let options = mesa_memory::dataset::LoadOptions {
                 skip_bad,
                 max_text_bytes,
+                empty_episodes: true,
                 ..Default::default()
             };
             let loaded = mesa_memory::load(&path, &options).map_err(|e| {

@@ -18,18 +18,22 @@ def test_an_exported_tenant_imports_whole_into_another(root, tmp_path):
             [{"id": "q1", "question": "Which table was missing?", "answer": "orders", "evidence": [0, 1]}],
         )
         a.forget("run-1", 0)
-        a.create_episode("empty", task="nothing yet")
+        a.create_episode("empty", task="nothing yet", created="2026-02-27T08:00:00Z")
         path = tmp_path / "a.jsonl"
         done = a.export(path)
-        assert (done.episodes, done.questions) == (1, 1)
-        assert done.empty == ["empty"] and done.dropped_evidence == 1
+        assert (done.episodes, done.questions) == (2, 1)
+        assert done.empty == 1 and done.dropped_evidence == 1
         lines = path.read_text().splitlines()
-        assert len(lines) == 1 and json.loads(lines[0])["id"] == "run-1"
+        assert [json.loads(line)["id"] for line in lines] == ["empty", "run-1"]
+        assert json.loads(lines[0])["steps"] == []
+        created = {e.id: e.created for e in a.episodes()}
         first = a.query("run-1", "Which table was missing?", structures="all")
         steps = a.steps("run-1")
     with mesa_memory.Memory(root, "b") as b:
         added = b.import_dataset(path)
-        assert (added.episodes, added.steps, added.questions, added.cut) == (1, done.steps, 1, 0)
+        assert (added.episodes, added.steps, added.questions, added.cut) == (2, done.steps, 1, 0)
+        assert {e.id: e.created for e in b.episodes()} == created
+        assert created["empty"] == "2026-02-27T08:00:00Z"
         assert [(s.index, s.action, s.observation, s.timestamp) for s in b.steps("run-1")] == [
             (s.index, s.action, s.observation, s.timestamp) for s in steps
         ]
@@ -38,10 +42,10 @@ def test_an_exported_tenant_imports_whole_into_another(root, tmp_path):
         assert json.loads(again.to_json())["evidence"] == json.loads(first.to_json())["evidence"]
         # The same file again adds nothing.
         again = b.import_dataset(path)
-        assert again.again == 1 and len(b.steps("run-1")) == done.steps
+        assert again.again == 2 and len(b.steps("run-1")) == done.steps
         # The same episode with other steps: refused.
         other = tmp_path / "other.jsonl"
-        other.write_text(lines[0].replace("read the log", "read the other log") + "\n")
+        other.write_text(lines[1].replace("read the log", "read the other log") + "\n")
         with pytest.raises(mesa_memory.ConflictError) as e:
             b.import_dataset(other)
         assert e.value.code == "request-id-reused"
@@ -49,7 +53,7 @@ def test_an_exported_tenant_imports_whole_into_another(root, tmp_path):
         cut = c.import_dataset(path, max_text_bytes=32768)
         assert cut.cut == 1, "the 40,000-byte observation is cut at 32,768"
         bad = tmp_path / "bad.jsonl"
-        bad.write_text('{"id": "x", "steps": []}\n' + lines[0] + "\n")
+        bad.write_text('{"id": "x", "steps": []}\n' + lines[1] + "\n")
         with pytest.raises(mesa_memory.InvalidInputError) as e:
             c.import_dataset(bad)
         assert e.value.code == "bad-dataset"

@@ -155,6 +155,8 @@ struct EpisodeBody {
     outcome: Option<String>,
     #[serde(default)]
     meta: BTreeMap<String, String>,
+    #[serde(default)]
+    created: Option<String>,
 }
 
 /// `POST /v1/episodes`.
@@ -170,6 +172,7 @@ pub async fn create_episode(
         domain: b.domain,
         outcome: b.outcome,
         meta: b.meta,
+        created: b.created,
     };
     let id = e.id.clone();
     let key = idempotency_key(&headers)?;

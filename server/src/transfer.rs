@@ -19,8 +19,8 @@ use axum::Json;
 use mesa_memory::dataset::{load_str, LoadOptions};
 use serde_json::{json, Value};
 
-/// `GET /v1/export`'s headers: episodes written, episodes left out for
-/// want of steps, evidence labels left out for want of their steps.
+/// `GET /v1/export`'s headers: episodes written, of them those without
+/// steps, evidence labels left out for want of their steps.
 const EXPORTED: HeaderName = HeaderName::from_static("x-mesa-episodes");
 const EMPTY: HeaderName = HeaderName::from_static("x-mesa-empty-episodes");
 const DROPPED: HeaderName = HeaderName::from_static("x-mesa-dropped-evidence");
@@ -48,7 +48,7 @@ pub async fn export(Authed(t): Authed) -> Result<Response, ApiError> {
             HeaderValue::from_static("application/x-ndjson"),
         ),
         (EXPORTED, HeaderValue::from(done.episodes)),
-        (EMPTY, HeaderValue::from(done.empty.len())),
+        (EMPTY, HeaderValue::from(done.empty)),
         (DROPPED, HeaderValue::from(done.dropped_evidence)),
     ];
     Ok((headers, bytes).into_response())
@@ -86,6 +86,7 @@ pub async fn import(
     let done = blocking(move || {
         let options = LoadOptions {
             max_text_bytes: mesa_memory::live::MAX_TEXT_BYTES,
+            empty_episodes: true,
             ..LoadOptions::default()
         };
         let loaded = load_str(&text, "the body", &options)

@@ -611,18 +611,27 @@ fn a_tenant_exports_its_own_episodes_as_a_dataset() {
         "x-mesa-dropped-evidence",
     ]
     .map(header);
-    assert_eq!(counts, ["2", "1", "1"]);
+    assert_eq!(counts, ["3", "1", "1"]);
     let text = r.text().unwrap();
-    let options = mesa_memory::dataset::LoadOptions::default();
+    let options = mesa_memory::dataset::LoadOptions {
+        empty_episodes: true,
+        ..Default::default()
+    };
     let loaded = mesa_memory::dataset::load_str(&text, "export", &options).expect("reads back");
     let ids: Vec<&str> = loaded.episodes.iter().map(|e| e.id.as_str()).collect();
-    assert_eq!(ids, ["run-1", "run-2"]);
+    assert_eq!(ids, ["empty", "run-1", "run-2"]);
     let steps = f.ok("GET", "/v1/episodes/run-1/steps", &f.alice, None);
     assert_eq!(
-        loaded.episodes[0].steps.len(),
+        loaded.episodes[1].steps.len(),
         steps["steps"].as_array().unwrap().len()
     );
-    assert_eq!(loaded.episodes[0].questions[0].evidence, [1]);
+    assert_eq!(loaded.episodes[1].questions[0].evidence, [1]);
+    let listed = f.ok("GET", "/v1/episodes", &f.alice, None);
+    assert_eq!(
+        loaded.episodes[0].created.as_deref(),
+        listed["episodes"][0]["created"].as_str(),
+        "the export carries the creation time"
+    );
     let bobs = f.send("GET", "/v1/export", &f.bob, None).text().unwrap();
     assert_eq!(bobs.lines().count(), 1);
     assert!(
@@ -646,7 +655,7 @@ fn a_tenant_exports_its_own_episodes_as_a_dataset() {
     let done: Value = r.json().unwrap();
     assert_eq!(
         (done["episodes"].as_u64(), done["again"].as_u64()),
-        (Some(2), Some(0))
+        (Some(3), Some(0))
     );
     let bobs = f.send("GET", "/v1/export", &f.bob, None).text().unwrap();
     assert_eq!(
@@ -654,7 +663,7 @@ fn a_tenant_exports_its_own_episodes_as_a_dataset() {
         text.lines().collect::<Vec<_>>()
     );
     let again: Value = import(&text, "application/x-ndjson").json().unwrap();
-    assert_eq!(again["again"], 2);
+    assert_eq!(again["again"], 3);
     let r = import(&text, "application/json");
     assert_eq!(r.status(), 415);
     let r = import("{\"id\": \"x\", \"steps\": []}\n", "application/x-ndjson");
@@ -664,7 +673,7 @@ fn a_tenant_exports_its_own_episodes_as_a_dataset() {
     // An episode Bob made himself is not imported over.
     let own = text
         .lines()
-        .next()
+        .find(|l| l.contains("\"run-1\""))
         .unwrap()
         .replace("\"run-1\"", "\"bobs\"");
     let r = import(&own, "application/x-ndjson");

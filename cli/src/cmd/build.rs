@@ -80,6 +80,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             Some(_) => mesa_memory::live::MAX_TEXT_BYTES,
             None => LoadOptions::default().max_text_bytes,
         }),
+        // A tenant holds episodes without steps (an export writes them); a
+        // store needs steps.
+        empty_episodes: args.into.is_some(),
         ..LoadOptions::default()
     };
     let plugins = args.builders.kinds().plugins(&args.builders.options())?;

@@ -367,12 +367,8 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
         "exported {} episodes, {} steps and {} questions of tenant `{}`",
         done.episodes, done.steps, done.questions, args.target.tenant
     );
-    if !done.empty.is_empty() {
-        eprintln!(
-            "left out {} episode(s) without steps: {}",
-            done.empty.len(),
-            done.empty.join(", ")
-        );
+    if done.empty > 0 {
+        eprintln!("of them, {} episode(s) without steps", done.empty);
     }
     if done.dropped_evidence > 0 {
         eprintln!(

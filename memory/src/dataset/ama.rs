@@ -62,6 +62,7 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
         domain,
         outcome,
         meta,
+        created: None,
         steps,
         questions,
         notes,

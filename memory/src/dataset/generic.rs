@@ -1,14 +1,16 @@
 //! The generic trajectory layout (docs/DATA.md): `{id, task, domain?,
-//! outcome?, steps: [{index?, action, observation, timestamp?}], questions?:
-//! [{id?, question, answer?, type?, evidence?}]}`.
+//! outcome?, meta?, created?, steps: [{index?, action, observation,
+//! timestamp?}], questions?: [{id?, question, answer?, type?, evidence?}]}`.
 
-use super::{check_order, check_questions, Bad, Capper, Episode, Fields, Question, Step};
+use super::{
+    check_order, check_questions, Bad, Capper, Episode, Fields, LoadOptions, Question, Step,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// Parses a generic episode; returns it with its (actions, observations) cut
 /// counts.
-pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize; 2]), Bad> {
+pub(crate) fn parse(f: &Fields<'_>, options: &LoadOptions) -> Result<(Episode, [usize; 2]), Bad> {
     let id = f.id("id")?;
     let task = f.string("task")?;
     // Optional: a dataset without domains is one domain, "".
@@ -24,7 +26,7 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
     }
     let mut notes = Vec::new();
     let mut capper = Capper {
-        max: max_text,
+        max: options.max_text_bytes,
         notes: &mut notes,
         cut_actions: 0,
         cut_observations: 0,
@@ -46,7 +48,7 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
         });
     }
     let cuts = [capper.cut_actions, capper.cut_observations];
-    if steps.is_empty() {
+    if steps.is_empty() && !options.empty_episodes {
         return Err(Bad::NoSteps(id));
     }
     check_order(&steps, "steps")?;
@@ -89,6 +91,7 @@ pub(crate) fn parse(f: &Fields<'_>, max_text: usize) -> Result<(Episode, [usize;
         domain,
         outcome,
         meta,
+        created: f.opt_string("created")?,
         steps,
         questions,
         notes,
@@ -136,6 +139,9 @@ pub fn line(e: &Episode) -> String {
     }
     if !e.meta.is_empty() {
         episode["meta"] = json!(e.meta);
+    }
+    if let Some(c) = &e.created {
+        episode["created"] = json!(c);
     }
     episode["steps"] = Value::Array(steps);
     if !questions.is_empty() {

@@ -90,7 +90,12 @@ pub struct Episode {
     /// Other string metadata (AMA-Bench: `task_type`, `source`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meta: BTreeMap<String, String>,
-    /// The steps, in increasing index order; never empty.
+    /// When the episode was created (RFC 3339), if the dataset says: a live
+    /// tenant's export gives it, and an import keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// The steps, in increasing index order; never empty, unless read with
+    /// [`LoadOptions::empty_episodes`].
     pub steps: Vec<Step>,
     /// The questions.
     #[serde(default)]
@@ -129,6 +134,11 @@ pub struct LoadOptions {
     pub max_text_bytes: usize,
     /// A longer line is an error. Default 256 MiB.
     pub max_line_bytes: usize,
+    /// Read a generic episode without steps (`"steps": []`) instead of
+    /// refusing it. A live tenant holds such episodes, so its export writes
+    /// them and an import into a tenant reads them; a store build
+    /// ([`crate::Store`]) needs steps. Default false.
+    pub empty_episodes: bool,
 }
 
 impl Default for LoadOptions {
@@ -137,6 +147,7 @@ impl Default for LoadOptions {
             skip_bad: false,
             max_text_bytes: 32 * 1024,
             max_line_bytes: 256 * 1024 * 1024,
+            empty_episodes: false,
         }
     }
 }
@@ -330,7 +341,7 @@ pub fn parse_episode(
     let result = if obj.contains_key("trajectory") || obj.contains_key("episode_id") {
         ama::parse(&fields, options.max_text_bytes).map(|(e, c)| (e, Format::Ama, c))
     } else if obj.contains_key("steps") {
-        generic::parse(&fields, options.max_text_bytes).map(|(e, c)| (e, Format::Generic, c))
+        generic::parse(&fields, options).map(|(e, c)| (e, Format::Generic, c))
     } else {
         Err(Bad::Unknown)
     };

@@ -12,10 +12,12 @@
 //! ```
 //!
 //! A step keeps its index, text and timestamp; an episode its task, domain,
-//! outcome and metadata; a question its id, text, answer, type and the
-//! evidence steps that remain. An episode without steps (created and never
-//! appended to, or every step forgotten) is not written, as the layout
-//! needs a step; [`Exported::empty`] names it.
+//! outcome, metadata and creation time; a question its id, text, answer,
+//! type and the evidence steps that remain. An episode without steps
+//! (created and never appended to, or every step forgotten) is written with
+//! `"steps": []`, which an import reads
+//! ([`crate::dataset::LoadOptions::empty_episodes`]) and a store build
+//! refuses.
 
 use super::{LiveError, NewEpisode, NewStep, Tenant};
 use crate::dataset::{generic_line, Episode};
@@ -64,8 +66,8 @@ pub struct Exported {
     pub steps: usize,
     /// Their kept questions.
     pub questions: usize,
-    /// Episodes not written because they have no step.
-    pub empty: Vec<String>,
+    /// Of the episodes, those written without steps.
+    pub empty: usize,
     /// Evidence labels left out of kept questions because their step was
     /// forgotten.
     pub dropped_evidence: usize,
@@ -97,13 +99,18 @@ impl Tenant {
             }
             other => other?,
         };
-        let batch = e.steps.iter().map(NewStep::of).collect();
-        let appended = self.append_once(&e.id, batch, Some(IMPORT_STEPS))?;
+        let (steps, replayed) = if e.steps.is_empty() {
+            (0, true)
+        } else {
+            let batch = e.steps.iter().map(NewStep::of).collect();
+            let appended = self.append_once(&e.id, batch, Some(IMPORT_STEPS))?;
+            (appended.indices.len(), appended.replayed)
+        };
         let questions = self.add_questions(&e.id, &e.questions)?;
         Ok(ImportedEpisode {
-            steps: appended.indices.len(),
+            steps,
             questions,
-            again: created && appended.replayed,
+            again: created && replayed,
         })
     }
 
@@ -128,7 +135,8 @@ impl Tenant {
     }
 
     /// Whether the tenant's episode of `e`'s id has `e`'s fields and steps
-    /// (texts and indices; timestamps where `e` gives them).
+    /// (texts and indices; timestamps and the creation time where `e` gives
+    /// them).
     fn holds(&self, e: &Episode) -> Result<bool, LiveError> {
         let kept = self.episode(&e.id)?;
         let same_step = |(k, s): (&crate::dataset::Step, &crate::dataset::Step)| {
@@ -137,6 +145,7 @@ impl Tenant {
         };
         Ok((&kept.task, &kept.domain, &kept.outcome, &kept.meta)
             == (&e.task, &e.domain, &e.outcome, &e.meta)
+            && (e.created.is_none() || kept.created == e.created)
             && kept.steps.len() == e.steps.len()
             && kept.steps.iter().zip(&e.steps).all(same_step))
     }
@@ -152,10 +161,6 @@ impl Tenant {
                 Err(LiveError::UnknownEpisode { .. }) => continue,
                 other => other?,
             };
-            if episode.steps.is_empty() {
-                done.empty.push(info.id);
-                continue;
-            }
             let mut questions = match self.questions(&info.id) {
                 Err(LiveError::UnknownEpisode { .. }) => continue,
                 other => other?,
@@ -171,6 +176,7 @@ impl Tenant {
                 source,
             })?;
             done.episodes += 1;
+            done.empty += usize::from(episode.steps.is_empty());
             done.steps += episode.steps.len();
             done.questions += episode.questions.len();
         }

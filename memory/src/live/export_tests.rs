@@ -28,8 +28,16 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
         domain: "software".into(),
         outcome: Some("success".into()),
         meta: BTreeMap::from([("agent".to_string(), "v3".to_string())]),
+        created: Some("2026-02-27T08:00:00Z".into()),
     })
     .expect("create");
+    let late = NewEpisode {
+        id: "late".into(),
+        created: Some("last spring".into()),
+        ..NewEpisode::default()
+    };
+    let refused = a.create_episode(&late).map_err(|e| e.code());
+    assert_eq!(refused, Err("bad-timestamp"));
     let actions = [
         "run pytest",
         "open dates.py",
@@ -64,24 +72,41 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
 
     let mut out = Vec::new();
     let done = a.export(&mut out, "the buffer").expect("export");
-    assert_eq!((done.episodes, done.steps, done.questions), (1, 4, 2));
-    assert_eq!(done.empty, ["empty"]);
+    assert_eq!((done.episodes, done.steps, done.questions), (2, 4, 2));
+    assert_eq!(done.empty, 1, "the episode without steps is written");
     assert_eq!(done.dropped_evidence, 1, "step 3 was forgotten");
 
     let text = String::from_utf8(out).expect("utf-8");
-    let loaded = load_str(&text, "export.jsonl", &LoadOptions::default()).expect("reads back");
+    let err = load_str(&text, "export.jsonl", &LoadOptions::default()).expect_err("no steps");
+    assert!(
+        err.to_string().contains("no steps"),
+        "a store needs steps: {err}"
+    );
+    let options = LoadOptions {
+        empty_episodes: true,
+        ..LoadOptions::default()
+    };
+    let loaded = load_str(&text, "export.jsonl", &options).expect("reads back");
     let b = m.tenant("b").expect("tenant");
     for e in &loaded.episodes {
+        let (steps, questions) = if e.id == "run-1" { (4, 2) } else { (0, 0) };
         let done = b.import_episode(e).expect("import");
-        assert_eq!((done.steps, done.questions, done.again), (4, 2, false));
+        assert_eq!(
+            (done.steps, done.questions, done.again),
+            (steps, questions, false)
+        );
         // Again (after an interruption, say): nothing is added.
         let again = b.import_episode(e).expect("import again");
-        assert_eq!((again.steps, again.again), (4, true));
+        assert_eq!((again.steps, again.again), (steps, true));
+        // Fields, creation time and steps as the first tenant has them.
+        assert_eq!(b.episode(&e.id).expect("b"), a.episode(&e.id).expect("a"));
     }
-    assert_eq!(
-        b.episode("run-1").expect("b"),
-        a.episode("run-1").expect("a")
-    );
+    let created = |t: &Tenant| {
+        let list = t.episodes().expect("episodes").into_iter();
+        list.map(|e| (e.id, e.created)).collect::<Vec<_>>()
+    };
+    assert_eq!(created(&b), created(&a));
+    assert!(created(&b).contains(&("run-1".into(), "2026-02-27T08:00:00Z".into())));
     let kept = a.questions("run-1").expect("questions");
     assert_eq!(kept[0].evidence, [2, 3], "a keeps what it was given");
     assert_eq!(b.questions("run-1").expect("questions")[0].evidence, [2]);
@@ -97,7 +122,11 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
     drop((ma, mb));
     // An import interrupted after the creation completes when run again.
     let c = m.tenant("c").expect("tenant");
-    let e = &loaded.episodes[0];
+    let e = loaded
+        .episodes
+        .iter()
+        .find(|e| e.id == "run-1")
+        .expect("run-1");
     c.create_episode_once(&NewEpisode::of(e), Some(IMPORT_CREATE))
         .expect("create");
     let done = c.import_episode(e).expect("completes");

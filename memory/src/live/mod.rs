@@ -670,6 +670,7 @@ fn episode_of(row: EpisodeRow, steps: Vec<Step>) -> Episode {
         domain: row.domain,
         outcome: row.outcome,
         meta: row.meta,
+        created: Some(row.created),
         steps,
         questions: Vec::new(),
         notes: Vec::new(),

@@ -111,6 +111,10 @@ pub(super) fn created(e: &NewEpisode) -> String {
     for (k, v) in &e.meta {
         fields.extend([k.as_str(), v.as_str()]);
     }
+    // A creation that names its time differs from one that does not (and
+    // one that does not hashes as before this field was added).
+    let created = e.created.as_deref().map(|c| format!("@{c}"));
+    fields.extend(created.as_deref());
     format!("create-{:016x}", fields_hash(fields))
 }
 

@@ -18,6 +18,9 @@ pub struct NewEpisode {
     pub outcome: Option<String>,
     /// Other metadata.
     pub meta: BTreeMap<String, String>,
+    /// When it was created (RFC 3339); the time of the creation when
+    /// absent (an import gives the exported episode's).
+    pub created: Option<String>,
 }
 
 impl NewEpisode {
@@ -30,6 +33,7 @@ impl NewEpisode {
             domain: e.domain.clone(),
             outcome: e.outcome.clone(),
             meta: e.meta.clone(),
+            created: e.created.clone(),
         }
     }
 }
@@ -133,7 +137,20 @@ pub(super) fn validate_episode(e: &NewEpisode) -> Result<(), LiveError> {
             });
         }
     }
+    if let Some(t) = &e.created {
+        check_time(t)?;
+    }
     Ok(())
+}
+
+/// Checks that `t` is an RFC 3339 time.
+fn check_time(t: &str) -> Result<(), LiveError> {
+    t.parse::<jiff::Timestamp>()
+        .map(|_| ())
+        .map_err(|source| LiveError::BadTimestamp {
+            given: t.to_string(),
+            source,
+        })
 }
 
 /// Checks a step before it is written: `at` is its place in a batch, or
@@ -158,11 +175,7 @@ pub(super) fn validate_step(at: Option<usize>, s: &NewStep) -> Result<(), LiveEr
         }
     }
     if let Some(t) = &s.timestamp {
-        t.parse::<jiff::Timestamp>()
-            .map_err(|source| LiveError::BadTimestamp {
-                given: t.clone(),
-                source,
-            })?;
+        check_time(t)?;
     }
     Ok(())
 }

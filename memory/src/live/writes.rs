@@ -72,7 +72,7 @@ impl Tenant {
                 domain: e.domain.clone(),
                 outcome: e.outcome.clone(),
                 meta: e.meta.clone(),
-                created: now(),
+                created: e.created.clone().unwrap_or_else(now),
             },
         )
         .map_err(self.db_error())?;

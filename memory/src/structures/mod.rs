@@ -643,6 +643,7 @@ pub(crate) mod fixtures {
             domain: "TEXT2SQL".into(),
             outcome: Some("success".into()),
             meta: Default::default(),
+            created: None,
             steps: steps
                 .iter()
                 .enumerate()
@@ -667,6 +668,7 @@ pub(crate) mod fixtures {
             domain: "GAME".into(),
             outcome: Some("failure".into()),
             meta: Default::default(),
+            created: None,
             steps: (0..n)
                 .map(|i| Step {
                     index: i,

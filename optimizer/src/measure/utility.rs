@@ -127,6 +127,7 @@ mod tests {
             domain: "d".into(),
             outcome: None,
             meta: Default::default(),
+            created: None,
             steps: (0..n)
                 .map(|i| Step {
                     index: i,
