@@ -42,14 +42,13 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Bumped when a persisted state's layout changes; an older state is then
-/// ignored (and the memory rebuilt from its steps). 8: S's per-step
-/// candidates as one byte string, decoded when an append needs them; 7: no `f32` rows for
+/// ignored (and the memory rebuilt from its steps). 7: no `f32` rows for
 /// a hashed embedder (V makes them again from the steps' text); 6: G as flat arrays
 /// (names in one buffer, its indexes as term indexes; 5 kept petgraph's
 /// graph and hash maps); 5: the steps' renderings in the state (4: V's
 /// codes in the layout of the embedder's vectors; 3 kept every
 /// embedder's by dimension).
-const STATE_VERSION: u32 = 8;
+const STATE_VERSION: u32 = 7;
 
 /// What a persisted state was built under: it is opened only under the
 /// same.

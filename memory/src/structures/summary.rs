@@ -377,9 +377,8 @@ pub struct Summary {
     terms: Vec<u64>,
     line_terms: Vec<Vec<u64>>,
     steps: Vec<usize>,
-    /// The extractive summarizer's per-step lines, kept for appends
-    /// (encoded until an append needs them, in an opened summary).
-    candidates: Option<Kept>,
+    /// The extractive summarizer's per-step lines, kept for appends.
+    candidates: Option<Candidates>,
     /// Steps appended since the summary was written that it does not cover.
     stale: usize,
     /// Per line, the tokens of the line followed by a line break (empty
@@ -411,82 +410,6 @@ impl PartialEq for Summary {
             &other.candidates,
             other.stale,
         )
-    }
-}
-
-/// The extractive summarizer's [`Candidates`] as a summary keeps them:
-/// written into a state as one byte string, and read back as those bytes,
-/// decoded only when an append needs them. An opening then copies them
-/// instead of making a string and a set entry per step (about a fifth of
-/// an opening's CPU at 15,000 steps, docs/BENCHMARKS.md), and a reader,
-/// which never appends, never decodes them.
-#[derive(Debug, Clone)]
-enum Kept {
-    /// As built or extended.
-    Decoded(Candidates),
-    /// As a state holds them (`postcard`).
-    Encoded(Vec<u8>),
-}
-
-impl Kept {
-    /// The candidates; `None` when encoded ones do not decode.
-    fn decoded(self) -> Option<Candidates> {
-        match self {
-            Kept::Decoded(c) => Some(c),
-            Kept::Encoded(bytes) => postcard::from_bytes(&bytes).ok(),
-        }
-    }
-
-    /// The candidates, decoded for a comparison (encoded ones that do not
-    /// decode compare by their bytes).
-    fn view(&self) -> Result<std::borrow::Cow<'_, Candidates>, &[u8]> {
-        match self {
-            Kept::Decoded(c) => Ok(std::borrow::Cow::Borrowed(c)),
-            Kept::Encoded(bytes) => postcard::from_bytes(bytes)
-                .map(std::borrow::Cow::Owned)
-                .map_err(|_| bytes.as_slice()),
-        }
-    }
-}
-
-impl PartialEq for Kept {
-    fn eq(&self, other: &Kept) -> bool {
-        match (self, other) {
-            (Kept::Encoded(a), Kept::Encoded(b)) if a == b => true,
-            _ => self.view() == other.view(),
-        }
-    }
-}
-
-impl Serialize for Kept {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Kept::Encoded(bytes) => s.serialize_bytes(bytes),
-            Kept::Decoded(c) => {
-                let bytes = postcard::to_stdvec(c).map_err(serde::ser::Error::custom)?;
-                s.serialize_bytes(&bytes)
-            }
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Kept {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Kept, D::Error> {
-        /// Takes the byte string as it is.
-        struct Bytes;
-        impl<'de> serde::de::Visitor<'de> for Bytes {
-            type Value = Vec<u8>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("the summarizer's candidates as bytes")
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
-                Ok(v.to_vec())
-            }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
-                Ok(v)
-            }
-        }
-        d.deserialize_byte_buf(Bytes).map(Kept::Encoded)
     }
 }
 
@@ -523,7 +446,7 @@ impl Summary {
             None => summarizer.summarize(episode, config.summary_budget_tokens)?,
         };
         let mut summary = Summary::assemble(lines, None);
-        summary.candidates = candidates.map(Kept::Decoded);
+        summary.candidates = candidates;
         Ok(summary)
     }
 
@@ -532,24 +455,16 @@ impl Summary {
     /// same summary as [`Summary::build`] over the whole episode); else the
     /// summary is kept as it is and counted stale by their number.
     pub(super) fn extend(&mut self, episode: &Episode, new: &[Step], config: &Config) {
-        let Some(kept) = self.candidates.take() else {
+        let Some(mut candidates) = self.candidates.take() else {
             self.stale += new.len();
             return;
         };
-        let candidates = match kept.decoded() {
-            Some(mut c) => {
-                for s in new {
-                    c.add(s);
-                }
-                c
-            }
-            // A state's candidates that do not decode: made again from
-            // every step, the new ones included (what a build would make).
-            None => Candidates::of(&episode.steps),
-        };
+        for s in new {
+            candidates.add(s);
+        }
         let lines = candidates.select(episode, config.summary_budget_tokens);
         *self = Summary::assemble(lines, Some(self));
-        self.candidates = Some(Kept::Decoded(candidates));
+        self.candidates = Some(candidates);
     }
 
     /// Steps appended since the summary was written that it does not cover
@@ -775,31 +690,5 @@ mod tests {
         assert!(s.text().contains("[step 499]"));
         assert!(s.text().contains("[step 20]"), "{}", s.text());
         assert!(s.text().contains("[step 10]"), "{}", s.text());
-    }
-
-    /// A summary read back from its bytes keeps its candidates encoded
-    /// and, extended, is the summary built over every step; so is one
-    /// whose encoded candidates are damaged (they are made again).
-    #[test]
-    fn candidates_read_back_encoded_extend_as_a_build() {
-        let config = Config::default();
-        let full = game_episode(300);
-        let mut first = full.clone();
-        first.steps.truncate(200);
-        let built = Summary::build(&first, &ExtractiveSummarizer, &config).unwrap();
-        let bytes = postcard::to_stdvec(&built).unwrap();
-        let back: Summary = postcard::from_bytes(&bytes).unwrap();
-        assert!(matches!(back.candidates, Some(Kept::Encoded(_))));
-        assert_eq!(back, built, "equal once decoded for the comparison");
-        // Written again without being decoded: the same bytes.
-        assert_eq!(postcard::to_stdvec(&back).unwrap(), bytes);
-        let batch = Summary::build(&full, &ExtractiveSummarizer, &config).unwrap();
-        let mut damaged = back.clone();
-        damaged.candidates = Some(Kept::Encoded(vec![0xff; 7]));
-        for mut s in [back, damaged] {
-            s.extend(&full, &full.steps[200..], &config);
-            assert!(matches!(s.candidates, Some(Kept::Decoded(_))));
-            assert_eq!(s, batch);
-        }
     }
 }
