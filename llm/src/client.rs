@@ -81,6 +81,25 @@ impl Client {
         &self.inner.config
     }
 
+    /// This client when its default chat model is `model`, else a client
+    /// with its settings and that chat model. A model is a client setting:
+    /// a client for another one has its own connection pool and
+    /// concurrency bound.
+    pub fn for_chat_model(&self, model: &str) -> Result<Client, Error> {
+        if self.config().chat_model == model {
+            return Ok(self.clone());
+        }
+        Client::new(self.config().clone().with_chat_model(model))
+    }
+
+    /// [`Client::for_chat_model`] for the embedding model.
+    pub fn for_embedding_model(&self, model: &str) -> Result<Client, Error> {
+        if self.config().embedding_model == model {
+            return Ok(self.clone());
+        }
+        Client::new(self.config().clone().with_embedding_model(model))
+    }
+
     /// The number of requests of this client (and its clones) in flight right now.
     pub fn in_flight(&self) -> usize {
         self.inner.limit.in_flight()

@@ -540,3 +540,34 @@ fn bad_settings_are_refused() {
     // A trailing slash is fine.
     Client::new(Config::default().with_base_url("http://localhost:8000/v1/")).expect("valid");
 }
+
+/// A client for another model sends that model and keeps every other
+/// setting; asked for its own model, a client gives one of the same
+/// settings.
+#[test]
+fn a_client_for_another_model_keeps_the_other_settings() {
+    let server = Server::start(|_, _| chat_reply("ok"));
+    let c = client(
+        server
+            .config()
+            .with_chat_model("m-chat")
+            .with_max_concurrency(3),
+    );
+    let other = c.for_chat_model("m-other").expect("valid");
+    other.chat(&hello(), &ChatOptions::default()).expect("chat");
+    assert_eq!(server.log()[0].json()["model"], "m-other");
+    let (a, b) = (c.config(), other.config());
+    assert_eq!(
+        (&a.base_url, a.max_concurrency),
+        (&b.base_url, b.max_concurrency)
+    );
+    let embed = c.for_embedding_model("e-other").expect("valid");
+    assert_eq!(embed.config().embedding_model, "e-other");
+    assert_eq!(embed.config().chat_model, "m-chat");
+    let same = c.for_chat_model("m-chat").expect("valid");
+    assert_eq!(same.config(), c.config());
+    let same = same
+        .for_embedding_model(&c.config().embedding_model.clone())
+        .expect("valid");
+    assert_eq!(same.config(), c.config());
+}

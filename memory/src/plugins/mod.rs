@@ -599,13 +599,7 @@ impl Extractors {
 /// setting: it gets its own connection pool and concurrency bound).
 #[cfg(feature = "llm")]
 fn chat_client(options: &PluginOptions, model: &str) -> Result<mesa_llm::Client, SetupError> {
-    let client = options.client()?;
-    if client.config().chat_model == model {
-        return Ok(client);
-    }
-    Ok(mesa_llm::Client::new(
-        client.config().clone().with_chat_model(model),
-    )?)
+    Ok(options.client()?.for_chat_model(model)?)
 }
 
 /// A plugin's failure from an LLM call, naming what it was doing.

@@ -43,13 +43,7 @@ impl OpenAiEmbedder {
         client: mesa_llm::Client,
         model: &str,
     ) -> Result<OpenAiEmbedder, SetupError> {
-        let client = if client.config().embedding_model == model {
-            client
-        } else {
-            // The model is a client setting; a client for another model
-            // gets its own connection pool and concurrency bound.
-            mesa_llm::Client::new(client.config().clone().with_embedding_model(model))?
-        };
+        let client = client.for_embedding_model(model)?;
         let probe = client.embed(&[PROBE])?;
         let dim = probe.first().map_or(0, Vec::len);
         let e = OpenAiEmbedder {
