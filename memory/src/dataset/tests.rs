@@ -453,3 +453,65 @@ mod round_trip {
         }
     }
 }
+
+/// Lines that are almost datasets: any edit of a valid line, in either
+/// layout, reads or fails with an error, never a panic; what reads and is
+/// generic writes back as itself.
+mod edited_lines {
+    use super::super::{generic_line, load_str, LoadOptions};
+    use super::{ama_line, generic_line as a_generic_line};
+    use proptest::prelude::*;
+
+    /// An edit: at a place (a fraction of the line), delete some bytes
+    /// and insert a piece made of JSON's own characters and odd values.
+    fn edit() -> impl Strategy<Value = (f64, usize, String)> {
+        let piece = prop_oneof![
+            "[\\[\\]{}:,\"\\\\0-9a-z .eE+-]{0,6}",
+            Just("null".to_string()),
+            Just("-1".to_string()),
+            Just("1e999".to_string()),
+            Just("18446744073709551616".to_string()),
+            Just("\"\\ud800\"".to_string()),
+            Just("[]".to_string()),
+            Just("{}".to_string()),
+        ];
+        (0.0..1.0f64, 0usize..8, piece)
+    }
+
+    fn apply(line: &str, edits: &[(f64, usize, String)]) -> String {
+        let mut bytes = line.as_bytes().to_vec();
+        for (at, cut, piece) in edits {
+            let i = ((bytes.len() as f64) * at) as usize;
+            let end = (i + cut).min(bytes.len());
+            bytes.splice(i..end, piece.bytes());
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn an_edited_line_reads_or_fails_cleanly(
+            generic in any::<bool>(),
+            empty in any::<bool>(),
+            edits in prop::collection::vec(edit(), 1..4),
+        ) {
+            let line = if generic { a_generic_line("g1") } else { ama_line(7, 3) };
+            let text = apply(&line, &edits);
+            let options = LoadOptions { empty_episodes: empty, ..LoadOptions::default() };
+            match load_str(&text, "d.jsonl", &options) {
+                Err(e) => prop_assert!(e.to_string().starts_with("d.jsonl:1:"), "{e}"),
+                Ok(loaded) => {
+                    for mut e in loaded.episodes {
+                        prop_assert!(empty || !e.steps.is_empty());
+                        let again = load_str(&generic_line(&e), "e.jsonl", &options);
+                        let again = again.map_err(|err| TestCaseError::fail(format!("{err}: {text}")))?;
+                        // What loading changed is noted in the first read only.
+                        e.notes.clear();
+                        prop_assert_eq!(again.episodes, vec![e]);
+                    }
+                }
+            }
+        }
+    }
+}
