@@ -742,6 +742,23 @@ fn an_exported_tenant_imports_whole_into_another() {
     .concat());
     assert!(ok, "{err}");
     assert!(err.contains("cut 1 observation"), "{err}");
+    // An episode whose steps are all forgotten is exported without steps
+    // and imported as such; a store build refuses it.
+    let (ok, _, err) = on(r, "forget", "b", &["--steps", "0-1"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&["export", r, "--tenant", "t", "-o", f]);
+    assert!(ok, "{err}");
+    assert!(err.contains("1 episode(s) without steps"), "{err}");
+    let into = ["build", f, "--into", r, "--tenant", "w", "--quiet"];
+    let (ok, _, err) = run(&into);
+    assert!(ok, "{err}");
+    // Listed with their steps and creation times as the first tenant's.
+    let listed = |tenant: &str| run(&["episodes", r, "--tenant", tenant]).1;
+    assert!(listed("w").contains("b\t0 steps"), "{}", listed("w"));
+    assert_eq!(listed("w"), listed("t"));
+    let store = dir.path().join("store");
+    let (ok, _, err) = run(&["build", f, "-o", store.to_str().unwrap(), "--quiet"]);
+    assert!(!ok && err.contains("has no steps"), "{err}");
 }
 
 /// `mesa forget --before TIME` forgets the older steps of every episode.

@@ -297,10 +297,10 @@ class Memory:
         """The questions kept with the episode, in the order they were kept."""
     def export(self, path: _Path) -> Exported:
         """Writes the tenant as a dataset to ``path`` (replaced whole once complete): every episode
-        with its steps (indices, timestamps) and kept questions, one JSON line each in MESA's
-        generic layout, which :meth:`import_dataset` or ``mesa build --into`` reads back into a
-        tenant that answers the same. Episodes without steps and evidence labels of forgotten
-        steps are left out, and counted."""
+        with its creation time, its steps (indices, timestamps) and kept questions, one JSON line
+        each in MESA's generic layout, which :meth:`import_dataset` or ``mesa build --into`` reads
+        back into a tenant that answers the same. Episodes without steps are written too (counted
+        in ``empty``); evidence labels of forgotten steps are left out, and counted."""
     def import_dataset(self, path: _Path, *, max_text_bytes: int = 1048576, skip_bad: bool = False) -> Imported:
         """Imports a dataset file (generic or AMA-Bench JSON Lines) as ``mesa build --into`` does:
         episodes created, steps appended with their indices and timestamps, questions kept. A

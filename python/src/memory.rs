@@ -513,7 +513,7 @@ impl Memory {
             let options = mesa_memory::dataset::LoadOptions {
                 skip_bad,
                 max_text_bytes,
-                empty_episodes: true,
+                into_tenant: true,
                 ..Default::default()
             };
             let loaded = mesa_memory::load(&path, &options).map_err(|e| {

@@ -313,7 +313,7 @@ impl MemoryTools {
         let t = self.tenant(&ctx)?;
         let tenant = t.clone();
         let done = blocking(move || tenant.forget_before(&f.before).map_err(live)).await?;
-        catch_up_all_later(t, done.touched);
+        catch_up_all_later(&t, done.touched);
         Ok(json!({"forgotten": done.steps, "episodes": done.episodes}).to_string())
     }
 

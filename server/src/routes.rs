@@ -222,7 +222,7 @@ pub async fn forget_before(
     let b: BeforeBody = body(&headers, &bytes)?;
     let tenant = t.tenant.clone();
     let done = blocking(move || Ok(tenant.forget_before(&b.before)?)).await?;
-    catch_up_all_later(t.tenant.clone(), done.touched);
+    catch_up_all_later(&t.tenant, done.touched);
     Ok(Json(
         json!({ "forgotten": done.steps, "episodes": done.episodes }),
     ))

@@ -238,14 +238,18 @@ pub fn catch_up_later(tenant: Arc<Tenant>, episode: String) {
 
 /// [`catch_up_later`] for each of `episodes`, one after another on one
 /// blocking thread (a retention run may touch every episode; only those
-/// whose snapshot was built have anything to do).
-pub fn catch_up_all_later(tenant: Arc<Tenant>, episodes: Vec<String>) {
+/// whose snapshot was built have anything to do). It holds the tenant only
+/// while it catches one episode up, and stops once the server has let the
+/// tenant go, so a shutdown waits for one episode at most.
+pub fn catch_up_all_later(tenant: &Arc<Tenant>, episodes: Vec<String>) {
     if episodes.is_empty() {
         return;
     }
+    let tenant = Arc::downgrade(tenant);
     tokio::task::spawn_blocking(move || {
         for e in &episodes {
-            let _ = tenant.catch_up(e);
+            let Some(t) = tenant.upgrade() else { break };
+            let _ = t.catch_up(e);
         }
     });
 }

@@ -86,7 +86,7 @@ pub async fn import(
     let done = blocking(move || {
         let options = LoadOptions {
             max_text_bytes: mesa_memory::live::MAX_TEXT_BYTES,
-            empty_episodes: true,
+            into_tenant: true,
             ..LoadOptions::default()
         };
         let loaded = load_str(&text, "the body", &options)

@@ -614,7 +614,7 @@ fn a_tenant_exports_its_own_episodes_as_a_dataset() {
     assert_eq!(counts, ["3", "1", "1"]);
     let text = r.text().unwrap();
     let options = mesa_memory::dataset::LoadOptions {
-        empty_episodes: true,
+        into_tenant: true,
         ..Default::default()
     };
     let loaded = mesa_memory::dataset::load_str(&text, "export", &options).expect("reads back");

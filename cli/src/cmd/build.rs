@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }),
         // A tenant holds episodes without steps (an export writes them); a
         // store needs steps.
-        empty_episodes: args.into.is_some(),
+        into_tenant: args.into.is_some(),
         ..LoadOptions::default()
     };
     let plugins = args.builders.kinds().plugins(&args.builders.options())?;

@@ -146,6 +146,15 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An RFC 3339 time, if present.
+    pub(crate) fn opt_time(&self, field: &str) -> Result<Option<String>, Bad> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(Value::String(s)) if s.parse::<jiff::Timestamp>().is_ok() => Ok(Some(s.clone())),
+            Some(v) => Err(self.bad(field, "an RFC 3339 time", v)),
+        }
+    }
+
     /// A string, or an integer written as its decimal form (ids).
     pub(crate) fn id(&self, field: &str) -> Result<String, Bad> {
         let v = self.req(field)?;

@@ -48,7 +48,7 @@ pub(crate) fn parse(f: &Fields<'_>, options: &LoadOptions) -> Result<(Episode, [
         });
     }
     let cuts = [capper.cut_actions, capper.cut_observations];
-    if steps.is_empty() && !options.empty_episodes {
+    if steps.is_empty() && !options.into_tenant {
         return Err(Bad::NoSteps(id));
     }
     check_order(&steps, "steps")?;
@@ -91,7 +91,10 @@ pub(crate) fn parse(f: &Fields<'_>, options: &LoadOptions) -> Result<(Episode, [
         domain,
         outcome,
         meta,
-        created: f.opt_string("created")?,
+        created: match options.into_tenant {
+            true => f.opt_time("created")?,
+            false => None,
+        },
         steps,
         questions,
         notes,

@@ -91,11 +91,12 @@ pub struct Episode {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meta: BTreeMap<String, String>,
     /// When the episode was created (RFC 3339), if the dataset says: a live
-    /// tenant's export gives it, and an import keeps it.
+    /// tenant's export gives it, and an import keeps it (read only with
+    /// [`LoadOptions::into_tenant`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created: Option<String>,
     /// The steps, in increasing index order; never empty, unless read with
-    /// [`LoadOptions::empty_episodes`].
+    /// [`LoadOptions::into_tenant`].
     pub steps: Vec<Step>,
     /// The questions.
     #[serde(default)]
@@ -134,11 +135,14 @@ pub struct LoadOptions {
     pub max_text_bytes: usize,
     /// A longer line is an error. Default 256 MiB.
     pub max_line_bytes: usize,
-    /// Read a generic episode without steps (`"steps": []`) instead of
-    /// refusing it. A live tenant holds such episodes, so its export writes
-    /// them and an import into a tenant reads them; a store build
-    /// ([`crate::Store`]) needs steps. Default false.
-    pub empty_episodes: bool,
+    /// Read for an import into a live tenant (`mesa build --into`,
+    /// `POST /v1/import`, Python's `import_dataset`), as a tenant's export
+    /// writes it: a generic episode without steps (`"steps": []`) is read,
+    /// as a tenant holds such episodes, and its `created` is read and must
+    /// be an RFC 3339 time (else the line is bad, before anything is
+    /// written). Default false, for a store build ([`crate::Store`]): an
+    /// episode needs steps, and `created` is ignored as any unknown field.
+    pub into_tenant: bool,
 }
 
 impl Default for LoadOptions {
@@ -147,7 +151,7 @@ impl Default for LoadOptions {
             skip_bad: false,
             max_text_bytes: 32 * 1024,
             max_line_bytes: 256 * 1024 * 1024,
-            empty_episodes: false,
+            into_tenant: false,
         }
     }
 }

@@ -52,6 +52,28 @@ fn a_generic_domain_is_optional() {
     assert!(err.to_string().contains("domain"), "{err}");
 }
 
+/// `created` is read for an import into a tenant, where it must be an RFC
+/// 3339 time; a store build ignores it, as any field it does not know.
+#[test]
+fn created_is_a_time_for_an_import_and_ignored_by_a_store_build() {
+    let into = LoadOptions {
+        into_tenant: true,
+        ..opts()
+    };
+    let mut v: Value = serde_json::from_str(&generic_line("g1")).unwrap();
+    v["created"] = json!("2026-02-27T08:00:00Z");
+    let read = |v: &Value, o: &LoadOptions| load_str(&v.to_string(), "d.jsonl", o);
+    let e = &read(&v, &into).unwrap().episodes[0];
+    assert_eq!(e.created.as_deref(), Some("2026-02-27T08:00:00Z"));
+    for bad in [json!(1772179200), json!("2026-02-27"), json!("yesterday")] {
+        v["created"] = bad.clone();
+        assert_eq!(read(&v, &opts()).unwrap().episodes[0].created, None);
+        let err = read(&v, &into).unwrap_err().to_string();
+        assert!(err.contains("d.jsonl:1: field `created`"), "{err}");
+        assert!(err.contains("an RFC 3339 time"), "{bad}: {err}");
+    }
+}
+
 #[test]
 fn reads_both_layouts() {
     let text = format!("{}\n{}\n", ama_line(7, 3), generic_line("g1"));
@@ -386,7 +408,12 @@ mod round_trip {
             text(),
             prop::option::of(text()),
             prop::collection::btree_map("[a-z]{1,6}", text(), 0..3),
-            prop::option::of(text()),
+            prop::option::of(
+                (0i64..4_000_000_000, 0i32..1_000_000_000).prop_map(|(s, n)| {
+                    let t = jiff::Timestamp::new(s, n).expect("in range");
+                    t.to_string()
+                }),
+            ),
             steps,
             questions,
         )
@@ -446,7 +473,7 @@ mod round_trip {
         fn a_generic_line_reads_back_as_its_episode(e in episode()) {
             let line = generic_line(&e);
             prop_assert!(!line.contains('\n'), "one line");
-            let options = LoadOptions { empty_episodes: true, ..LoadOptions::default() };
+            let options = LoadOptions { into_tenant: true, ..LoadOptions::default() };
             let loaded = load_str(&line, "e.jsonl", &options);
             let loaded = loaded.map_err(|err| TestCaseError::fail(format!("{err}: {line}")))?;
             prop_assert_eq!(loaded.episodes, vec![e]);
@@ -498,7 +525,7 @@ mod edited_lines {
         ) {
             let line = if generic { a_generic_line("g1") } else { ama_line(7, 3) };
             let text = apply(&line, &edits);
-            let options = LoadOptions { empty_episodes: empty, ..LoadOptions::default() };
+            let options = LoadOptions { into_tenant: empty, ..LoadOptions::default() };
             match load_str(&text, "d.jsonl", &options) {
                 Err(e) => prop_assert!(e.to_string().starts_with("d.jsonl:1:"), "{e}"),
                 Ok(loaded) => {

@@ -16,7 +16,7 @@
 //! type and the evidence steps that remain. An episode without steps
 //! (created and never appended to, or every step forgotten) is written with
 //! `"steps": []`, which an import reads
-//! ([`crate::dataset::LoadOptions::empty_episodes`]) and a store build
+//! ([`crate::dataset::LoadOptions::into_tenant`]) and a store build
 //! refuses.
 
 use super::{LiveError, NewEpisode, NewStep, Tenant};
@@ -100,6 +100,15 @@ impl Tenant {
             other => other?,
         };
         let (steps, replayed) = if e.steps.is_empty() {
+            // Made before by an import, it counts as imported again only
+            // while it has no step either (its source may have forgotten
+            // the steps that import brought).
+            if created && !self.holds(e)? {
+                return Err(LiveError::EpisodeExists {
+                    tenant: self.name.clone(),
+                    id: e.id.clone(),
+                });
+            }
             (0, true)
         } else {
             let batch = e.steps.iter().map(NewStep::of).collect();

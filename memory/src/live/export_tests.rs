@@ -83,7 +83,7 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
         "a store needs steps: {err}"
     );
     let options = LoadOptions {
-        empty_episodes: true,
+        into_tenant: true,
         ..LoadOptions::default()
     };
     let loaded = load_str(&text, "export.jsonl", &options).expect("reads back");
@@ -143,6 +143,63 @@ fn an_exported_tenant_imported_elsewhere_answers_the_same() {
         .expect("correct");
     let err = a.import_episode(e).map(|_| ()).expect_err("a differs now");
     assert_eq!(err.code(), "episode-exists");
+}
+
+/// An episode whose steps were all forgotten after an import is exported
+/// without steps; imported again over the first import, it is refused (the
+/// tenant still holds those steps), where one that differs nowhere counts
+/// as imported again; and a creation time that differs is refused too.
+#[test]
+fn an_import_again_counts_only_what_the_tenant_holds_as_given() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let a = m.tenant("a").expect("tenant");
+    let new = |id: &str| NewEpisode {
+        id: id.into(),
+        task: "keep a diary".into(),
+        created: Some("2026-02-27T08:00:00Z".into()),
+        ..NewEpisode::default()
+    };
+    a.create_episode(&new("x")).expect("create");
+    a.create_episode(&new("none")).expect("create");
+    a.append_batch("x", vec![step("wake up", 0), step("write", 1)])
+        .expect("append");
+    let into = LoadOptions {
+        into_tenant: true,
+        ..LoadOptions::default()
+    };
+    let export = |t: &Tenant| {
+        let mut out = Vec::new();
+        t.export(&mut out, "the buffer").expect("export");
+        let text = String::from_utf8(out).expect("utf-8");
+        load_str(&text, "export.jsonl", &into)
+            .expect("reads")
+            .episodes
+    };
+    let first = export(&a);
+    let b = m.tenant("b").expect("tenant");
+    b.import(&first, |_| {}).expect("import");
+    assert_eq!(b.import(&first, |_| {}).expect("again").again, 2);
+    a.forget("x", Forget::Range(0, 1)).expect("forget");
+    let second = export(&a);
+    assert!(second.iter().all(|e| e.steps.is_empty()));
+    let none = second.iter().find(|e| e.id == "none").expect("none");
+    assert!(b.import_episode(none).expect("the same").again);
+    let x = second.iter().find(|e| e.id == "x").expect("x");
+    let err = b
+        .import_episode(x)
+        .map(|_| ())
+        .expect_err("b holds x's steps");
+    assert_eq!(err.code(), "episode-exists");
+    assert_eq!(b.steps("x").expect("steps").len(), 2, "nothing changed");
+    // The same episode with another creation time is not the same.
+    let mut moved = none.clone();
+    moved.created = Some("2026-03-01T00:00:00Z".into());
+    let err = b
+        .import_episode(&moved)
+        .map(|_| ())
+        .expect_err("another time");
+    assert_eq!(err.code(), "request-id-reused");
 }
 
 /// A tenant whose embedder cannot be made here still lists and exports
