@@ -48,6 +48,8 @@ enum Command {
     Forget(cmd::live::ForgetArgs),
     /// Replace a step's text in a live memory.
     Correct(cmd::live::CorrectArgs),
+    /// Change an episode's outcome, domain or metadata in a live memory.
+    Update(cmd::live::UpdateArgs),
     /// Rewrite a tenant's files so that nothing forgotten remains in them.
     Compact(cmd::live::CompactArgs),
     /// List a live memory tenant's episodes.
@@ -91,6 +93,7 @@ fn main() -> ExitCode {
         Command::Append(a) => cmd::live::append(a),
         Command::Forget(a) => cmd::live::forget(a),
         Command::Correct(a) => cmd::live::correct(a),
+        Command::Update(a) => cmd::live::update(a),
         Command::Compact(a) => cmd::live::compact(a),
         Command::Episodes(a) => cmd::live::episodes(a),
         Command::Tenants(a) => cmd::live::tenants(a),

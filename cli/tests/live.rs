@@ -616,3 +616,36 @@ fn a_tenant_created_with_llm_builders_keeps_them() {
         "t\t1 episodes\t2 steps\thash-v1-384 llm-summary-v1:chat-a llm-openie-v1:chat-a"
     );
 }
+
+/// `mesa update` records how an episode ended: `mesa episodes` lists the
+/// outcome, the summary shows it, and the same update again changes
+/// nothing.
+#[test]
+fn an_episode_records_how_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let (ok, _, err) = append(
+        &root,
+        b"{\"action\": \"pytest\", \"observation\": \"1 failed\"}\n",
+    );
+    assert!(ok, "{err}");
+    let r = root.to_str().unwrap();
+    let set = ["--outcome", "success", "--meta", "agent=v3"];
+    let (ok, _, err) = on(r, "update", "e", &set);
+    assert!(ok && err.contains("updated episode `e`"), "{err}");
+    let (ok, _, err) = on(r, "update", "e", &set);
+    assert!(ok && err.contains("already so"), "{err}");
+    let (ok, listed, err) = run(&["episodes", r, "--tenant", "t"]);
+    assert!(
+        ok && listed.trim_end().ends_with("\tsuccess"),
+        "{listed}{err}"
+    );
+    let (ok, out, err) = on(r, "query", "e", &["--structures", "S", "How did it end?"]);
+    assert!(ok && out.contains("Outcome: success"), "{out}{err}");
+    let (ok, _, err) = on(r, "update", "e", &["--meta", "no-equals-sign"]);
+    assert!(!ok && err.contains("is not KEY=VALUE"), "{err}");
+    let (ok, _, err) = on(r, "update", "e", &[]);
+    assert!(!ok && err.contains("what to change"), "{err}");
+    let (ok, _, err) = on(r, "update", "nope", &set);
+    assert!(!ok && err.contains("nope"), "{err}");
+}

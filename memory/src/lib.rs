@@ -37,8 +37,8 @@ pub use dataset::{
     load, DatasetError, Episode, EpisodeReader, LoadOptions, LoadReport, Question, Step,
 };
 pub use live::{
-    Appended, EpisodeInfo, Exported, Forget, ForgottenBefore, LiveError, LiveErrorKind, LiveMemory,
-    NamedBuilders, NewEpisode, NewStep, Tenant,
+    Appended, EpisodeInfo, EpisodeUpdate, Exported, Forget, ForgottenBefore, LiveError,
+    LiveErrorKind, LiveMemory, NamedBuilders, NewEpisode, NewStep, Tenant,
 };
 pub use plugins::{
     BuilderKind, BuilderKinds, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError,

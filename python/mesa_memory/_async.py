@@ -104,6 +104,19 @@ class AsyncMemory:
             request_id=request_id,
         )
 
+    async def update_episode(
+        self,
+        id: str,
+        *,
+        domain: Optional[str] = None,
+        outcome: Optional[str] = None,
+        meta: Optional[Dict[str, str]] = None,
+    ) -> bool:
+        """See :meth:`Memory.update_episode`."""
+        return await _run(
+            self._memory.update_episode, id, domain=domain, outcome=outcome, meta=meta
+        )
+
     async def append(
         self,
         episode: str,

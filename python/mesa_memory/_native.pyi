@@ -111,6 +111,8 @@ class EpisodeInfo:
     id: str
     task: str
     domain: str
+    outcome: Optional[str]
+    meta: Dict[str, str]
     steps: int
     created: str
 
@@ -238,6 +240,15 @@ class Memory:
         request_id: Optional[str] = None,
     ) -> None:
         """Creates an episode (ConflictError if the id exists, unless a retry with the same request_id and fields); `created` (RFC 3339) is its creation time, now by default."""
+    def update_episode(
+        self,
+        id: str,
+        *,
+        domain: Optional[str] = None,
+        outcome: Optional[str] = None,
+        meta: Optional[Dict[str, str]] = None,
+    ) -> bool:
+        """Replaces the episode's domain, outcome or metadata (each one given; the task is fixed at creation). Returns whether anything changed: the same call again changes nothing."""
     def append(
         self,
         episode: str,

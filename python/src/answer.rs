@@ -187,6 +187,10 @@ pub struct EpisodeInfo {
     pub task: String,
     /// The domain.
     pub domain: String,
+    /// How it ended, if known.
+    pub outcome: Option<String>,
+    /// Its metadata.
+    pub meta: std::collections::BTreeMap<String, String>,
     /// How many steps it has.
     pub steps: usize,
     /// When it was created (RFC 3339).

@@ -225,6 +225,25 @@ impl Memory {
         self.with(py, |t| t.create_episode_once(&e, rid).map(|_| ()))
     }
 
+    /// Replaces the episode's domain, outcome or metadata (each one given
+    /// replaces the episode's; `meta` the whole metadata). The task is
+    /// fixed at creation, as the steps' relations may have been extracted
+    /// under it. Returns whether anything changed: the same call made
+    /// again (a retry) changes nothing and returns False.
+    #[pyo3(signature = (id, *, domain = None, outcome = None, meta = None))]
+    fn update_episode(
+        &self,
+        py: Python<'_>,
+        id: String,
+        domain: Option<String>,
+        outcome: Option<String>,
+        meta: Option<BTreeMap<String, String>>,
+    ) -> PyResult<bool> {
+        let mut update = mesa_memory::EpisodeUpdate::default();
+        (update.domain, update.outcome, update.meta) = (domain, outcome, meta);
+        self.with(py, |t| t.update_episode(&id, &update))
+    }
+
     /// Appends one step; returns its index. It is on disk when this
     /// returns, and the next query sees it. Without `timestamp`, the step
     /// gets the time of the append. With `request_id`, a call made again
@@ -421,6 +440,8 @@ impl Memory {
                 id: e.id,
                 task: e.task,
                 domain: e.domain,
+                outcome: e.outcome,
+                meta: e.meta,
                 steps: e.steps,
                 created: e.created,
             })

@@ -51,6 +51,7 @@ def test_async_twin(root):
                 "e", [{"action": f"click {i}", "observation": f"page {i}"} for i in range(5)]
             )
             assert indices == [0, 1, 2, 3, 4]
+            assert await m.update_episode("e", outcome="success")
 
             async def ask():
                 return await m.query("e", "What did the agent click at step 3?", structures=["T"])

@@ -243,3 +243,23 @@ def test_results_equal_the_cli_json(root, mesa_bin, quickstart):
     cli, py = json.loads(out), json.loads(fixed.to_json())
     cli.pop("micros"), py.pop("micros")
     assert py == cli
+
+
+def test_an_episode_records_how_it_ended(root):
+    with mesa.Memory(root, "alice") as m:
+        fill(m)
+        s = m.query("run-1", "How did it end?", structures="S")
+        assert "Outcome:" not in json.dumps(json.loads(s.to_json())["evidence"])
+        assert m.update_episode("run-1", outcome="success", meta={"agent": "v3"})
+        assert not m.update_episode("run-1", outcome="success"), "the same again"
+        info = m.episodes()[0]
+        assert (info.task, info.domain, info.outcome, info.meta) == (
+            "count the orders", "text2sql", "success", {"agent": "v3"}
+        )
+        s = m.query("run-1", "How did it end?", structures="S")
+        assert "Outcome: success" in json.dumps(json.loads(s.to_json())["evidence"])
+        with pytest.raises(mesa.NotFoundError) as e:
+            m.update_episode("nope", outcome="x")
+        assert e.value.code == "unknown-episode"
+        with pytest.raises(TypeError):
+            m.update_episode("run-1", task="another task")

@@ -10,8 +10,8 @@
 //!
 //! The tools are named as MCP memory servers name them: `add_memory`,
 //! `search_memory`, `explain_selection`, `forget_memory`,
-//! `forget_memory_before`, `correct_memory`, `list_episodes`,
-//! `read_episode`, `compact_memory`. A tool that ran and
+//! `forget_memory_before`, `correct_memory`, `update_episode`,
+//! `list_episodes`, `read_episode`, `compact_memory`. A tool that ran and
 //! failed (an unknown episode, an empty action) answers with a tool error
 //! result (`isError: true`) carrying the library's message; protocol errors
 //! are left for malformed requests, and a line that is not a message at
@@ -20,7 +20,7 @@
 
 use crate::state::{catch_up_all_later, catch_up_later};
 use mesa_core::Mask;
-use mesa_memory::{Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
+use mesa_memory::{EpisodeUpdate, Forget, LiveError, LiveMemory, NewEpisode, NewStep, Tenant};
 use mesa_query::{Asker, Question, SharedChooser};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -36,13 +36,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The tools' names, in the order the module doc gives them.
-pub const TOOLS: [&str; 9] = [
+pub const TOOLS: [&str; 10] = [
     "add_memory",
     "search_memory",
     "explain_selection",
     "forget_memory",
     "forget_memory_before",
     "correct_memory",
+    "update_episode",
     "list_episodes",
     "read_episode",
     "compact_memory",
@@ -147,6 +148,22 @@ pub struct CorrectMemory {
     /// is answered as the first call was (`replayed`) and changes nothing.
     #[serde(default)]
     pub request_id: Option<String>,
+}
+
+/// `update_episode`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UpdateEpisode {
+    /// The episode.
+    pub episode: String,
+    /// How it ended (`success`, `failure`, or your own word).
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// Its domain.
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// Its whole metadata (string values), replacing what it had.
+    #[serde(default)]
+    pub meta: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `read_episode`'s arguments.
@@ -344,7 +361,28 @@ impl MemoryTools {
         .await
     }
 
-    #[tool(description = "List the episodes in memory, with their tasks and step counts.")]
+    #[tool(
+        description = "Record how an episode ended (outcome), or change its domain or metadata; the task stays as created. Called again with the same fields, it changes nothing."
+    )]
+    async fn update_episode(
+        &self,
+        Parameters(u): Parameters<UpdateEpisode>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let t = self.tenant(&ctx)?;
+        let episode = u.episode.clone();
+        writing(t.clone(), episode, move || {
+            let mut update = EpisodeUpdate::default();
+            (update.domain, update.outcome, update.meta) = (u.domain, u.outcome, u.meta);
+            let updated = t.update_episode(&u.episode, &update).map_err(live)?;
+            Ok(json!({"episode": u.episode, "updated": updated}).to_string())
+        })
+        .await
+    }
+
+    #[tool(
+        description = "List the episodes in memory, with their tasks, outcomes and step counts."
+    )]
     async fn list_episodes(&self, ctx: RequestContext<RoleServer>) -> Result<String, String> {
         let t = self.tenant(&ctx)?;
         blocking(move || {
@@ -352,7 +390,10 @@ impl MemoryTools {
                 .episodes()
                 .map_err(live)?
                 .into_iter()
-                .map(|e| json!({"id": e.id, "task": e.task, "domain": e.domain, "steps": e.steps}))
+                .map(|e| {
+                    json!({"id": e.id, "task": e.task, "domain": e.domain,
+                        "outcome": e.outcome, "steps": e.steps})
+                })
                 .collect();
             Ok(json!({ "episodes": list }).to_string())
         })

@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mesa_core::Mask;
-use mesa_memory::{Forget, LiveError, NewEpisode, NewStep, Tenant};
+use mesa_memory::{EpisodeUpdate, Forget, LiveError, NewEpisode, NewStep, Tenant};
 use mesa_query::{Question, SharedChooser};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -34,6 +34,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/episodes"),
     ("POST", "/v1/episodes"),
     ("DELETE", "/v1/episodes/{id}"),
+    ("PATCH", "/v1/episodes/{id}"),
     ("GET", "/v1/episodes/{id}/steps"),
     ("POST", "/v1/episodes/{id}/steps"),
     ("PUT", "/v1/episodes/{id}/steps/{index}"),
@@ -137,7 +138,8 @@ pub async fn list_episodes(Authed(t): Authed) -> Result<Json<Value>, ApiError> {
     let episodes: Vec<Value> = list
         .into_iter()
         .map(|e| {
-            json!({"id": e.id, "task": e.task, "domain": e.domain, "steps": e.steps, "created": e.created})
+            json!({"id": e.id, "task": e.task, "domain": e.domain, "outcome": e.outcome,
+                "meta": e.meta, "steps": e.steps, "created": e.created})
         })
         .collect();
     Ok(Json(json!({ "episodes": episodes })))
@@ -179,6 +181,34 @@ pub async fn create_episode(
     let replayed = blocking(move || Ok(t.tenant.create_episode_once(&e, key.as_deref())?)).await?;
     let body = json!({ "id": id, "replayed": replayed });
     Ok((created_or_replayed(replayed), Json(body)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateBody {
+    #[serde(default)]
+    domain: Option<String>,
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    meta: Option<BTreeMap<String, String>>,
+}
+
+/// `PATCH /v1/episodes/{id}`: replaces the episode's `domain`, `outcome`
+/// or `meta` (the task is fixed at creation); sent again, it changes
+/// nothing (`"updated": false`).
+pub async fn update_episode(
+    Authed(t): Authed,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let b: UpdateBody = body(&headers, &bytes)?;
+    let mut update = EpisodeUpdate::default();
+    (update.domain, update.outcome, update.meta) = (b.domain, b.outcome, b.meta);
+    let episode = id.clone();
+    let updated = writing(t, id, move |t, id| t.update_episode(id, &update)).await?;
+    Ok(Json(json!({ "id": episode, "updated": updated })))
 }
 
 /// `DELETE /v1/episodes/{id}`.

@@ -312,6 +312,54 @@ pub fn correct(args: CorrectArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `mesa update ROOT --tenant T --episode ID [--outcome O] [--domain D] [--meta K=V]...`
+#[derive(clap::Args)]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The episode.
+    #[arg(long, short)]
+    episode: String,
+    /// How it ended (`success`, `failure`, or your own word).
+    #[arg(long)]
+    outcome: Option<String>,
+    /// Its domain.
+    #[arg(long)]
+    domain: Option<String>,
+    /// A metadata pair `KEY=VALUE` (repeat it); given, the pairs replace
+    /// the episode's whole metadata.
+    #[arg(long, value_parser = meta_pair)]
+    meta: Vec<(String, String)>,
+}
+
+fn meta_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{s}` is not KEY=VALUE")),
+    }
+}
+
+/// Changes an episode's outcome, domain or metadata (the task is fixed at
+/// creation); run again, it changes nothing and says so.
+pub fn update(args: UpdateArgs) -> Result<ExitCode, CliError> {
+    let tenant = args.target.open_existing()?;
+    let mut update = mesa_memory::EpisodeUpdate::default();
+    update.outcome = args.outcome;
+    update.domain = args.domain;
+    if !args.meta.is_empty() {
+        update.meta = Some(args.meta.into_iter().collect());
+    }
+    if update.is_empty() {
+        return Err(CliError::Usage(
+            "give --outcome, --domain or --meta: what to change".into(),
+        ));
+    }
+    let changed = tenant.update_episode(&args.episode, &update)?;
+    let what = if changed { "updated" } else { "already so:" };
+    eprintln!("{what} episode `{}`", args.episode);
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `mesa compact ROOT --tenant T`
 #[derive(clap::Args)]
 pub struct CompactArgs {
@@ -334,7 +382,14 @@ pub struct EpisodesArgs {
 
 pub fn episodes(args: EpisodesArgs) -> Result<ExitCode, CliError> {
     for e in args.target.open_lister()?.episodes()? {
-        outln!("{}\t{} steps\t{}\t{}", e.id, e.steps, e.domain, e.created);
+        let outcome = e.outcome.as_deref().unwrap_or("");
+        outln!(
+            "{}\t{} steps\t{}\t{}\t{outcome}",
+            e.id,
+            e.steps,
+            e.domain,
+            e.created
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

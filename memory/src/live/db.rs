@@ -365,6 +365,16 @@ pub fn insert_episode(conn: &Connection, e: &EpisodeRow) -> rusqlite::Result<()>
     .map(|_| ())
 }
 
+/// Replaces an episode's domain, outcome and metadata.
+pub fn update_episode(conn: &Connection, e: &EpisodeRow) -> rusqlite::Result<()> {
+    let meta = serde_json::to_string(&e.meta).unwrap_or_else(|_| "{}".into());
+    conn.execute(
+        "UPDATE episodes SET domain = ?2, outcome = ?3, meta = ?4 WHERE id = ?1",
+        params![e.id, e.domain, e.outcome, meta],
+    )
+    .map(|_| ())
+}
+
 /// The `meta` key that keeps an episode's next free index once steps at
 /// its end were forgotten (so their indices are never given again).
 fn next_key(episode: &str) -> String {

@@ -44,6 +44,7 @@ mod requests;
 mod retention;
 mod state;
 mod types;
+mod update;
 mod writes;
 
 pub use builders::NamedBuilders;
@@ -51,7 +52,7 @@ pub use error::{LiveError, LiveErrorKind};
 pub use export::{Exported, Imported, ImportedEpisode, IMPORT_CREATE, IMPORT_STEPS};
 pub use requests::MAX_REQUEST_ID_BYTES;
 pub use retention::ForgottenBefore;
-pub use types::{EpisodeInfo, Forget, NewEpisode, NewStep};
+pub use types::{EpisodeInfo, EpisodeUpdate, Forget, NewEpisode, NewStep};
 pub use writes::{Appended, Forgotten};
 
 use crate::config::Config;
@@ -436,6 +437,8 @@ impl Tenant {
                 id: e.id,
                 task: e.task,
                 domain: e.domain,
+                outcome: e.outcome,
+                meta: e.meta,
                 steps,
                 created: e.created,
             })
@@ -695,3 +698,5 @@ mod kill_tests;
 mod request_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod update_tests;

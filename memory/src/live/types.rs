@@ -74,10 +74,38 @@ pub struct EpisodeInfo {
     pub task: String,
     /// The domain.
     pub domain: String,
+    /// How it ended, if known.
+    pub outcome: Option<String>,
+    /// Its metadata.
+    pub meta: BTreeMap<String, String>,
     /// How many steps it has.
     pub steps: usize,
     /// When it was created.
     pub created: String,
+}
+
+/// Changes to an episode's fields ([`Tenant::update_episode`]): each
+/// field given replaces the episode's. The task is not among them: it is
+/// fixed at creation, as the steps' relations may have been extracted
+/// under it (an LLM extractor reads it).
+///
+/// [`Tenant::update_episode`]: super::Tenant::update_episode
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct EpisodeUpdate {
+    /// The domain.
+    pub domain: Option<String>,
+    /// How it ended (the summary's `Outcome:` line).
+    pub outcome: Option<String>,
+    /// The whole metadata, replacing the episode's.
+    pub meta: Option<BTreeMap<String, String>>,
+}
+
+impl EpisodeUpdate {
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.domain.is_none() && self.outcome.is_none() && self.meta.is_none()
+    }
 }
 
 /// Which steps to forget.
@@ -121,11 +149,26 @@ pub(super) fn validate_episode(e: &NewEpisode) -> Result<(), LiveError> {
             "it holds a control character (a newline, a tab, NUL, ...)".into(),
         ));
     }
-    let meta: usize = e.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
-    let outcome = e.outcome.as_deref().map_or(0, str::len);
+    check_sizes(&e.task, &e.domain, e.outcome.as_deref(), &e.meta)?;
+    if let Some(t) = &e.created {
+        check_time(t)?;
+    }
+    Ok(())
+}
+
+/// Checks an episode's texts against [`MAX_TEXT_BYTES`] (the metadata's
+/// keys and values together).
+pub(super) fn check_sizes(
+    task: &str,
+    domain: &str,
+    outcome: Option<&str>,
+    meta: &BTreeMap<String, String>,
+) -> Result<(), LiveError> {
+    let meta: usize = meta.iter().map(|(k, v)| k.len() + v.len()).sum();
+    let outcome = outcome.map_or(0, str::len);
     for (what, bytes) in [
-        ("the task", e.task.len()),
-        ("the domain", e.domain.len()),
+        ("the task", task.len()),
+        ("the domain", domain.len()),
         ("the outcome", outcome),
         ("the metadata", meta),
     ] {
@@ -136,9 +179,6 @@ pub(super) fn validate_episode(e: &NewEpisode) -> Result<(), LiveError> {
                 limit: MAX_TEXT_BYTES,
             });
         }
-    }
-    if let Some(t) = &e.created {
-        check_time(t)?;
     }
     Ok(())
 }

@@ -38,7 +38,7 @@ async def checks(session):
     assert init.serverInfo.name == "mesa", init.serverInfo
     tools = {t.name: t for t in (await session.list_tools()).tools}
     for name in ["add_memory", "search_memory", "explain_selection", "forget_memory",
-                 "forget_memory_before", "correct_memory", "list_episodes", "read_episode", "compact_memory"]:
+                 "forget_memory_before", "correct_memory", "update_episode", "list_episodes", "read_episode", "compact_memory"]:
         assert name in tools, (name, sorted(tools))
     schema = tools["add_memory"].inputSchema
     assert set(schema["required"]) >= {"episode", "action"}, schema
@@ -86,8 +86,13 @@ async def checks(session):
     r = await session.call_tool("forget_memory", {"episode": "run-1"})
     assert r.isError
 
+    r = await session.call_tool("update_episode", {"episode": "run-1", "outcome": "success"})
+    assert json.loads(text(r)) == {"episode": "run-1", "updated": True}, text(r)
     listed = json.loads(text(await session.call_tool("list_episodes", {})))
     assert listed["episodes"][0]["steps"] == 2
+    assert listed["episodes"][0]["outcome"] == "success"
+    r = await session.call_tool("search_memory", {"episode": "run-1", "question": "How did it end?", "structures": "S"})
+    assert "Outcome: success" in json.dumps(json.loads(text(r))["evidence"]), text(r)
     steps = json.loads(text(await session.call_tool("read_episode", {"episode": "run-1"})))["steps"]
     assert [s["index"] for s in steps] == [0, 1]
 

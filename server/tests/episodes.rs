@@ -1,0 +1,73 @@
+//! `PATCH /v1/episodes/{id}`: an episode's domain, outcome and metadata
+//! change after its steps, the summary follows the outcome, and another
+//! tenant's episode of the same id is untouched.
+
+mod common;
+
+use common::{fill, fixture};
+use serde_json::json;
+
+#[test]
+fn an_episode_records_how_it_ended() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    fill(&f, &f.bob, "run-1");
+    let summary = |token: &str| {
+        let q = json!({"question": "How did counting the orders end?", "structures": "S"});
+        f.ok("POST", "/v1/episodes/run-1/query", token, Some(q))["evidence"].to_string()
+    };
+    assert!(!summary(&f.alice).contains("Outcome:"), "none yet");
+    let update = json!({"outcome": "success", "domain": "sql", "meta": {"agent": "v3"}});
+    let v = f.ok(
+        "PATCH",
+        "/v1/episodes/run-1",
+        &f.alice,
+        Some(update.clone()),
+    );
+    assert_eq!(v, json!({"id": "run-1", "updated": true}));
+    assert!(
+        summary(&f.alice).contains("Outcome: success"),
+        "{}",
+        summary(&f.alice)
+    );
+    let listed = f.ok("GET", "/v1/episodes", &f.alice, None)["episodes"][0].clone();
+    assert_eq!(
+        (
+            &listed["task"],
+            &listed["domain"],
+            &listed["outcome"],
+            &listed["meta"]
+        ),
+        (
+            &json!("count the orders"),
+            &json!("sql"),
+            &json!("success"),
+            &json!({"agent": "v3"})
+        )
+    );
+    // Sent again: nothing changes.
+    let v = f.ok("PATCH", "/v1/episodes/run-1", &f.alice, Some(update));
+    assert_eq!(v["updated"], false);
+    // Bob's episode of the same id keeps its fields.
+    let bobs = f.ok("GET", "/v1/episodes", &f.bob, None)["episodes"][0].clone();
+    assert_eq!(
+        (&bobs["domain"], &bobs["outcome"]),
+        (&json!("text2sql"), &json!(null))
+    );
+    assert!(!summary(&f.bob).contains("Outcome:"));
+    // The task is fixed; an unknown episode is 404.
+    let (status, code) = f.err(
+        "PATCH",
+        "/v1/episodes/run-1",
+        &f.alice,
+        Some(json!({"task": "x"})),
+    );
+    assert_eq!((status, code.as_str()), (400, "bad-json"));
+    let (status, code) = f.err(
+        "PATCH",
+        "/v1/episodes/nope",
+        &f.alice,
+        Some(json!({"outcome": "x"})),
+    );
+    assert_eq!((status, code.as_str()), (404, "unknown-episode"));
+}
