@@ -210,6 +210,10 @@ class AsyncMemory:
         """See :meth:`Memory.episodes`."""
         return await _run(self._memory.episodes)
 
+    async def episode(self, id: str) -> EpisodeInfo:
+        """See :meth:`Memory.episode`."""
+        return await _run(self._memory.episode, id)
+
     async def steps(self, episode: str) -> List[Step]:
         """See :meth:`Memory.steps`."""
         return await _run(self._memory.steps, episode)

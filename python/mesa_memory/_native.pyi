@@ -240,6 +240,8 @@ class Memory:
         request_id: Optional[str] = None,
     ) -> None:
         """Creates an episode (ConflictError if the id exists, unless a retry with the same request_id and fields); `created` (RFC 3339) is its creation time, now by default."""
+    def episode(self, id: str) -> EpisodeInfo:
+        """One episode as :meth:`episodes` lists it (NotFoundError if unknown)."""
     def update_episode(
         self,
         id: str,
@@ -248,7 +250,7 @@ class Memory:
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
     ) -> bool:
-        """Replaces the episode's domain, outcome or metadata (each one given; the task is fixed at creation). Returns whether anything changed: the same call again changes nothing."""
+        """Replaces the episode's domain, outcome or metadata (each one given; ``meta`` the whole metadata, ``{}`` empties it; an outcome cannot be removed; the task is fixed at creation). Returns whether anything changed: the same call again changes nothing, so it takes no request id. A changed outcome makes the next query assemble the episode from its stored parts, as after a correction."""
     def append(
         self,
         episode: str,

@@ -197,6 +197,20 @@ pub struct EpisodeInfo {
     pub created: String,
 }
 
+impl From<mesa_memory::EpisodeInfo> for EpisodeInfo {
+    fn from(e: mesa_memory::EpisodeInfo) -> EpisodeInfo {
+        EpisodeInfo {
+            id: e.id,
+            task: e.task,
+            domain: e.domain,
+            outcome: e.outcome,
+            meta: e.meta,
+            steps: e.steps,
+            created: e.created,
+        }
+    }
+}
+
 #[pymethods]
 impl EpisodeInfo {
     fn __repr__(&self) -> String {

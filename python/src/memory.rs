@@ -434,18 +434,12 @@ impl Memory {
     /// The episodes, by id.
     fn episodes(&self, py: Python<'_>) -> PyResult<Vec<EpisodeInfo>> {
         let list = self.with(py, |t| t.episodes())?;
-        Ok(list
-            .into_iter()
-            .map(|e| EpisodeInfo {
-                id: e.id,
-                task: e.task,
-                domain: e.domain,
-                outcome: e.outcome,
-                meta: e.meta,
-                steps: e.steps,
-                created: e.created,
-            })
-            .collect())
+        Ok(list.into_iter().map(EpisodeInfo::from).collect())
+    }
+
+    /// One episode as `episodes()` lists it (NotFoundError if unknown).
+    fn episode(&self, py: Python<'_>, id: String) -> PyResult<EpisodeInfo> {
+        Ok(self.with(py, |t| t.episode_info(&id))?.into())
     }
 
     /// Keeps questions with the episode (a dataset's, or the agent's own),

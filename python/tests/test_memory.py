@@ -252,7 +252,9 @@ def test_an_episode_records_how_it_ended(root):
         assert "Outcome:" not in json.dumps(json.loads(s.to_json())["evidence"])
         assert m.update_episode("run-1", outcome="success", meta={"agent": "v3"})
         assert not m.update_episode("run-1", outcome="success"), "the same again"
-        info = m.episodes()[0]
+        info = m.episode("run-1")
+        fields = lambda e: (e.id, e.task, e.domain, e.outcome, e.meta, e.steps, e.created)  # noqa: E731
+        assert fields(info) == fields(m.episodes()[0])
         assert (info.task, info.domain, info.outcome, info.meta) == (
             "count the orders", "text2sql", "success", {"agent": "v3"}
         )
@@ -261,5 +263,7 @@ def test_an_episode_records_how_it_ended(root):
         with pytest.raises(mesa.NotFoundError) as e:
             m.update_episode("nope", outcome="x")
         assert e.value.code == "unknown-episode"
+        with pytest.raises(mesa.NotFoundError):
+            m.episode("nope")
         with pytest.raises(TypeError):
             m.update_episode("run-1", task="another task")

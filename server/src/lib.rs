@@ -183,7 +183,9 @@ pub fn router(state: Shared) -> Router {
         )
         .route(
             "/v1/episodes/{id}",
-            axum::routing::delete(routes::forget_episode).patch(routes::update_episode),
+            get(routes::get_episode)
+                .delete(routes::forget_episode)
+                .patch(routes::update_episode),
         )
         .route(
             "/v1/episodes/{id}/steps",

@@ -390,17 +390,16 @@ impl MemoryTools {
                 .episodes()
                 .map_err(live)?
                 .into_iter()
-                .map(|e| {
-                    json!({"id": e.id, "task": e.task, "domain": e.domain,
-                        "outcome": e.outcome, "steps": e.steps})
-                })
+                .map(crate::routes::episode_json)
                 .collect();
             Ok(json!({ "episodes": list }).to_string())
         })
         .await
     }
 
-    #[tool(description = "Read an episode's stored steps, in order.")]
+    #[tool(
+        description = "Read an episode: its task, domain, outcome, metadata and creation time, and its stored steps in order."
+    )]
     async fn read_episode(
         &self,
         Parameters(r): Parameters<ReadEpisode>,
@@ -408,8 +407,14 @@ impl MemoryTools {
     ) -> Result<String, String> {
         let t = self.tenant(&ctx)?;
         blocking(move || {
+            let info = t.episode_info(&r.episode).map_err(live)?;
             let steps = t.steps(&r.episode).map_err(live)?;
-            Ok(json!({"episode": r.episode, "steps": steps}).to_string())
+            Ok(
+                json!({"episode": r.episode, "task": info.task, "domain": info.domain,
+                "outcome": info.outcome, "meta": info.meta, "created": info.created,
+                "steps": steps})
+                .to_string(),
+            )
         })
         .await
     }

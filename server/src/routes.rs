@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mesa_core::Mask;
-use mesa_memory::{EpisodeUpdate, Forget, LiveError, NewEpisode, NewStep, Tenant};
+use mesa_memory::{EpisodeInfo, EpisodeUpdate, Forget, LiveError, NewEpisode, NewStep, Tenant};
 use mesa_query::{Question, SharedChooser};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -33,6 +33,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/openapi.json"),
     ("GET", "/v1/episodes"),
     ("POST", "/v1/episodes"),
+    ("GET", "/v1/episodes/{id}"),
     ("DELETE", "/v1/episodes/{id}"),
     ("PATCH", "/v1/episodes/{id}"),
     ("GET", "/v1/episodes/{id}/steps"),
@@ -135,14 +136,23 @@ pub async fn openapi() -> impl IntoResponse {
 /// `GET /v1/episodes`.
 pub async fn list_episodes(Authed(t): Authed) -> Result<Json<Value>, ApiError> {
     let list = blocking(move || Ok(t.tenant.episodes()?)).await?;
-    let episodes: Vec<Value> = list
-        .into_iter()
-        .map(|e| {
-            json!({"id": e.id, "task": e.task, "domain": e.domain, "outcome": e.outcome,
-                "meta": e.meta, "steps": e.steps, "created": e.created})
-        })
-        .collect();
+    let episodes: Vec<Value> = list.into_iter().map(episode_json).collect();
     Ok(Json(json!({ "episodes": episodes })))
+}
+
+/// `GET /v1/episodes/{id}`: the episode as the list gives it.
+pub async fn get_episode(
+    Authed(t): Authed,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let e = blocking(move || Ok(t.tenant.episode_info(&id)?)).await?;
+    Ok(Json(episode_json(e)))
+}
+
+/// An episode as the routes and the MCP tools list it.
+pub(crate) fn episode_json(e: EpisodeInfo) -> Value {
+    json!({"id": e.id, "task": e.task, "domain": e.domain, "outcome": e.outcome,
+        "meta": e.meta, "steps": e.steps, "created": e.created})
 }
 
 #[derive(Deserialize)]

@@ -31,6 +31,8 @@ fn an_episode_records_how_it_ended() {
         summary(&f.alice)
     );
     let listed = f.ok("GET", "/v1/episodes", &f.alice, None)["episodes"][0].clone();
+    let one = f.ok("GET", "/v1/episodes/run-1", &f.alice, None);
+    assert_eq!(one, listed, "one episode as the list gives it");
     assert_eq!(
         (
             &listed["task"],
@@ -70,4 +72,17 @@ fn an_episode_records_how_it_ended() {
         Some(json!({"outcome": "x"})),
     );
     assert_eq!((status, code.as_str()), (404, "unknown-episode"));
+    let (status, code) = f.err("GET", "/v1/episodes/nope", &f.alice, None);
+    assert_eq!((status, code.as_str()), (404, "unknown-episode"));
+    // `{}` empties the metadata.
+    f.ok(
+        "PATCH",
+        "/v1/episodes/run-1",
+        &f.alice,
+        Some(json!({"meta": {}})),
+    );
+    assert_eq!(
+        f.ok("GET", "/v1/episodes/run-1", &f.alice, None)["meta"],
+        json!({})
+    );
 }

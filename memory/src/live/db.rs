@@ -332,15 +332,29 @@ pub fn episode(conn: &Connection, id: &str) -> rusqlite::Result<Option<EpisodeRo
     .optional()
 }
 
-/// Every episode, by id.
+/// Every episode with its number of steps, by id.
 pub fn episodes(conn: &Connection) -> rusqlite::Result<Vec<(EpisodeRow, usize)>> {
-    let mut stmt = conn.prepare(
-        "SELECT e.id, e.task, e.domain, e.outcome, e.meta, e.created,
-                (SELECT count(*) FROM steps s WHERE s.episode = e.id)
-         FROM episodes e ORDER BY e.id",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((episode_row(r)?, r.get::<_, i64>(6)? as usize)))?;
+    let mut stmt = conn.prepare(&format!("{LISTED} ORDER BY e.id"))?;
+    let rows = stmt.query_map([], listed)?;
     rows.collect()
+}
+
+/// One episode with its number of steps, if it exists.
+pub fn episode_listed(
+    conn: &Connection,
+    id: &str,
+) -> rusqlite::Result<Option<(EpisodeRow, usize)>> {
+    conn.query_row(&format!("{LISTED} WHERE e.id = ?1"), [id], listed)
+        .optional()
+}
+
+/// An episode's row and its number of steps.
+const LISTED: &str = "SELECT e.id, e.task, e.domain, e.outcome, e.meta, e.created,
+        (SELECT count(*) FROM steps s WHERE s.episode = e.id)
+    FROM episodes e";
+
+fn listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EpisodeRow, usize)> {
+    Ok((episode_row(r)?, r.get::<_, i64>(6)? as usize))
 }
 
 fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EpisodeRow> {

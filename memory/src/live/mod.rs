@@ -12,9 +12,10 @@
 //!                                                      │ kept beside the episode's snapshot
 //! query ──snapshot(episode)── extended by the appended steps (EpisodeMemory::extend)
 //!                          └─ or, on a fresh handle, reopened from the persisted state
-//!                             and extended (state.rs); after a forget or a correction
-//!                             (which delete the state) or without a state, assembled from
-//!                             the stored parts (EpisodeMemory::from_parts); then shared
+//!                             and extended (state.rs); after a forget, a correction or
+//!                             an outcome update (which delete the state) or without a
+//!                             state, assembled from the stored parts
+//!                             (EpisodeMemory::from_parts); then shared
 //! ```
 //!
 //! Every call names its tenant by holding its [`Tenant`]; a tenant is its own
@@ -239,7 +240,8 @@ struct Snapshots {
     /// Steps covered by the episode's persisted state, as this writer
     /// knows it (see [`state`]).
     persisted: HashMap<String, usize>,
-    /// Episodes whose built snapshot a correction or a forget dropped:
+    /// Episodes whose built snapshot a correction, a forget or an update
+    /// dropped:
     /// [`Tenant::catch_up`] builds them again.
     dropped: std::collections::HashSet<String>,
     /// A reader's view of the database (`PRAGMA data_version`): when
@@ -431,18 +433,19 @@ impl Tenant {
     pub fn episodes(&self) -> Result<Vec<EpisodeInfo>, LiveError> {
         let conn = self.conn();
         let rows = db::episodes(&conn).map_err(self.db_error())?;
-        Ok(rows
-            .into_iter()
-            .map(|(e, steps)| EpisodeInfo {
-                id: e.id,
-                task: e.task,
-                domain: e.domain,
-                outcome: e.outcome,
-                meta: e.meta,
-                steps,
-                created: e.created,
-            })
-            .collect())
+        Ok(rows.into_iter().map(EpisodeInfo::of).collect())
+    }
+
+    /// One episode as [`Tenant::episodes`] lists it.
+    pub fn episode_info(&self, episode: &str) -> Result<EpisodeInfo, LiveError> {
+        let conn = self.conn();
+        match db::episode_listed(&conn, episode).map_err(self.db_error())? {
+            Some(row) => Ok(EpisodeInfo::of(row)),
+            None => Err(LiveError::UnknownEpisode {
+                tenant: self.name.clone(),
+                id: episode.to_string(),
+            }),
+        }
     }
 
     /// Rewrites the database without free pages and empties its log: after
@@ -506,7 +509,7 @@ impl Tenant {
     /// Brings the episode's snapshot up to date now, so that the next
     /// question finds it ready (a server calls it after acknowledging a
     /// write): a built snapshot is extended by the appends made since, and
-    /// one that a correction or a forget dropped is built again. Returns
+    /// one that a correction, a forget or an update dropped is built again. Returns
     /// whether there was anything to do: an episode that had no snapshot
     /// is left alone (its first question builds it), and so is one that
     /// was forgotten whole.

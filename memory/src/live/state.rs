@@ -13,7 +13,7 @@
 //! writer: state written when the episode has PERSIST_MIN_STEPS steps and the
 //!         stored one lags by as many steps as it covers (so at most
 //!         log2(steps) writes), on compact and on close
-//! forget / correct ──same transaction──► the episode's state row deleted
+//! forget / correct / an outcome update ──same transaction──► the episode's state row deleted
 //!                  ──after it──► the episode's saved HNSW graph removed
 //! ```
 //!

@@ -84,6 +84,21 @@ pub struct EpisodeInfo {
     pub created: String,
 }
 
+impl EpisodeInfo {
+    /// An episode's row and its number of steps, as listed.
+    pub(super) fn of((e, steps): (super::db::EpisodeRow, usize)) -> EpisodeInfo {
+        EpisodeInfo {
+            id: e.id,
+            task: e.task,
+            domain: e.domain,
+            outcome: e.outcome,
+            meta: e.meta,
+            steps,
+            created: e.created,
+        }
+    }
+}
+
 /// Changes to an episode's fields ([`Tenant::update_episode`]): each
 /// field given replaces the episode's. The task is not among them: it is
 /// fixed at creation, as the steps' relations may have been extracted

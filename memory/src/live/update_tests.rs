@@ -66,6 +66,18 @@ fn an_updated_episode_answers_as_one_created_with_its_fields() {
     assert_ne!(before, answers(&a), "S shows the outcome");
     let state = |t: &Tenant| db::read_state(&t.conn(), "e").expect("read").is_some();
     assert!(state(&b), "the question persisted the state");
+    // A reader that answered before the update (as another process would).
+    let early = m.reader("b").expect("reader");
+    assert_eq!(answers(&early), before);
+    // What a policy reads: the snapshot's episode fields.
+    let seen = |t: &Tenant| {
+        let m = t.memory("e").expect("memory");
+        (
+            m.episode.domain.clone(),
+            m.episode.outcome.clone(),
+            m.episode.meta.clone(),
+        )
+    };
 
     // The domain and the metadata keep the state; the outcome does not.
     let mut update = EpisodeUpdate {
@@ -76,6 +88,8 @@ fn an_updated_episode_answers_as_one_created_with_its_fields() {
     assert!(b.update_episode("e", &update).expect("update"));
     assert!(state(&b), "kept");
     assert_eq!(answers(&b), before, "no structure reads them");
+    assert_eq!(seen(&b), ("GAME".to_string(), None, meta.clone()));
+    assert_eq!(seen(&early), seen(&b), "the reader sees the commit");
     update.outcome = Some("success".into());
     assert!(b.update_episode("e", &update).expect("update"));
     assert!(!state(&b), "S's outcome line changed");
@@ -87,12 +101,19 @@ fn an_updated_episode_answers_as_one_created_with_its_fields() {
     };
     assert_eq!(fields(&b), fields(&a));
     assert_eq!(answers(&b), answers(&a));
+    assert_eq!(seen(&b), seen(&a));
+    assert_eq!(answers(&early), answers(&a), "the earlier reader follows");
+    assert!(
+        state(&b),
+        "the writer's question persisted the rebuilt state"
+    );
     let reader = m.reader("b").expect("reader");
     assert_eq!(
         answers(&reader),
         answers(&a),
         "reopened from the rebuilt state"
     );
+    assert_eq!(seen(&reader), seen(&a));
 
     // Nothing is written for an unknown episode or a field past the limit.
     let err = b.update_episode("nope", &update).expect_err("unknown");
@@ -106,4 +127,30 @@ fn an_updated_episode_answers_as_one_created_with_its_fields() {
     assert_eq!(fields(&b), fields(&a));
     let err = reader.update_episode("e", &update).expect_err("a reader");
     assert_eq!(err.code(), "read-only");
+}
+
+/// An import run again after an update finds the episode changed: it is
+/// not counted as imported again, and nothing is written over it.
+#[test]
+fn an_import_again_after_an_update_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let mut e = game_episode(5);
+    e.steps
+        .iter_mut()
+        .for_each(|s| s.timestamp = Some("2026-03-01T10:00:00Z".into()));
+    let t = m.tenant("t").expect("tenant");
+    t.import_episode(&e).expect("import");
+    assert!(t.import_episode(&e).expect("again").again);
+    let update = EpisodeUpdate {
+        outcome: Some("success".into()),
+        ..EpisodeUpdate::default()
+    };
+    assert!(t.update_episode(&e.id, &update).expect("update"));
+    let err = t.import_episode(&e).map(|_| ()).expect_err("changed since");
+    assert_eq!(err.code(), "episode-exists");
+    assert_eq!(
+        t.episode(&e.id).expect("episode").outcome.as_deref(),
+        Some("success")
+    );
 }

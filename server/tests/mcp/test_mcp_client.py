@@ -93,8 +93,9 @@ async def checks(session):
     assert listed["episodes"][0]["outcome"] == "success"
     r = await session.call_tool("search_memory", {"episode": "run-1", "question": "How did it end?", "structures": "S"})
     assert "Outcome: success" in json.dumps(json.loads(text(r))["evidence"]), text(r)
-    steps = json.loads(text(await session.call_tool("read_episode", {"episode": "run-1"})))["steps"]
-    assert [s["index"] for s in steps] == [0, 1]
+    read = json.loads(text(await session.call_tool("read_episode", {"episode": "run-1"})))
+    assert (read["task"], read["outcome"]) == ("count invoices", "success"), read
+    assert [s["index"] for s in read["steps"]] == [0, 1]
 
     # Retention: the step stamped 10:00 goes, the one at 10:01 stays.
     r = await session.call_tool("forget_memory_before", {"before": "2026-03-01T10:00:30Z"})
