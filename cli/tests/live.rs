@@ -640,6 +640,20 @@ fn an_episode_records_how_it_ended() {
         ok && listed.trim_end().ends_with("\tsuccess"),
         "{listed}{err}"
     );
+    let (ok, listed, err) = run(&["episodes", r, "--tenant", "t", "--json"]);
+    assert!(ok, "{err}");
+    let e: serde_json::Value = serde_json::from_str(listed.trim()).expect("one JSON line");
+    assert_eq!(
+        (&e["id"], &e["steps"]),
+        (&serde_json::json!("e"), &serde_json::json!(1))
+    );
+    assert_eq!(
+        (&e["outcome"], &e["meta"]),
+        (
+            &serde_json::json!("success"),
+            &serde_json::json!({"agent": "v3"})
+        )
+    );
     let (ok, out, err) = on(r, "query", "e", &["--structures", "S", "How did it end?"]);
     assert!(ok && out.contains("Outcome: success"), "{out}{err}");
     let (ok, _, err) = on(r, "update", "e", &["--meta", "no-equals-sign"]);

@@ -151,8 +151,7 @@ pub async fn get_episode(
 
 /// An episode as the routes and the MCP tools list it.
 pub(crate) fn episode_json(e: EpisodeInfo) -> Value {
-    json!({"id": e.id, "task": e.task, "domain": e.domain, "outcome": e.outcome,
-        "meta": e.meta, "steps": e.steps, "created": e.created})
+    serde_json::to_value(e).unwrap_or(Value::Null)
 }
 
 #[derive(Deserialize)]

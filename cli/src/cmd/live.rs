@@ -378,10 +378,18 @@ pub fn compact(args: CompactArgs) -> Result<ExitCode, CliError> {
 pub struct EpisodesArgs {
     #[command(flatten)]
     target: Target,
+    /// One JSON object per episode (with its outcome and metadata), as
+    /// `GET /v1/episodes` lists them.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn episodes(args: EpisodesArgs) -> Result<ExitCode, CliError> {
     for e in args.target.open_lister()?.episodes()? {
+        if args.json {
+            outln!("{}", serde_json::to_string(&e).unwrap_or_default());
+            continue;
+        }
         let outcome = e.outcome.as_deref().unwrap_or("");
         outln!(
             "{}\t{} steps\t{}\t{}\t{outcome}",

@@ -65,8 +65,9 @@ impl NewStep {
     }
 }
 
-/// An episode as listed.
-#[derive(Debug, Clone, PartialEq)]
+/// An episode as listed (its JSON form is what `GET /v1/episodes` and
+/// `mesa episodes --json` give).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct EpisodeInfo {
     /// The id.
     pub id: String,
