@@ -656,6 +656,13 @@ fn an_episode_records_how_it_ended() {
     );
     let (ok, out, err) = on(r, "query", "e", &["--structures", "S", "How did it end?"]);
     assert!(ok && out.contains("Outcome: success"), "{out}{err}");
+    let (ok, _, err) = on(r, "update", "e", &["--remove-outcome"]);
+    assert!(ok && err.contains("updated episode `e`"), "{err}");
+    let (ok, out, err) = on(r, "query", "e", &["--structures", "S", "How did it end?"]);
+    assert!(ok && !out.contains("Outcome:"), "{out}{err}");
+    let both = ["--remove-outcome", "--outcome", "x"];
+    let (ok, _, err) = on(r, "update", "e", &both);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
     let (ok, _, err) = on(r, "update", "e", &["--meta", "no-equals-sign"]);
     assert!(!ok && err.contains("is not KEY=VALUE"), "{err}");
     let (ok, _, err) = on(r, "update", "e", &[]);

@@ -111,10 +111,16 @@ class AsyncMemory:
         domain: Optional[str] = None,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
+        remove_outcome: bool = False,
     ) -> bool:
         """See :meth:`Memory.update_episode`."""
         return await _run(
-            self._memory.update_episode, id, domain=domain, outcome=outcome, meta=meta
+            self._memory.update_episode,
+            id,
+            domain=domain,
+            outcome=outcome,
+            meta=meta,
+            remove_outcome=remove_outcome,
         )
 
     async def append(

@@ -249,8 +249,9 @@ class Memory:
         domain: Optional[str] = None,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
+        remove_outcome: bool = False,
     ) -> bool:
-        """Replaces the episode's domain, outcome or metadata (each one given; ``meta`` the whole metadata, ``{}`` empties it; an outcome cannot be removed; the task is fixed at creation). Returns whether anything changed: the same call again changes nothing, so it takes no request id. A changed outcome makes the next query assemble the episode from its stored parts, as after a correction."""
+        """Replaces the episode's domain, outcome or metadata (each one given; ``meta`` the whole metadata, ``{}`` empties it; ``remove_outcome=True`` removes the outcome, InvalidInputError with ``outcome``; the task is fixed at creation). Returns whether anything changed: the same call again changes nothing, so it takes no request id. A changed outcome makes the next query assemble the episode from its stored parts, as after a correction."""
     def append(
         self,
         episode: str,

@@ -228,9 +228,10 @@ impl Memory {
     /// Replaces the episode's domain, outcome or metadata (each one given
     /// replaces the episode's; `meta` the whole metadata). The task is
     /// fixed at creation, as the steps' relations may have been extracted
-    /// under it. Returns whether anything changed: the same call made
-    /// again (a retry) changes nothing and returns False.
-    #[pyo3(signature = (id, *, domain = None, outcome = None, meta = None))]
+    /// under it. `remove_outcome=True` removes the outcome recorded (not
+    /// with `outcome`). Returns whether anything changed: the same call
+    /// made again (a retry) changes nothing and returns False.
+    #[pyo3(signature = (id, *, domain = None, outcome = None, meta = None, remove_outcome = false))]
     fn update_episode(
         &self,
         py: Python<'_>,
@@ -238,9 +239,20 @@ impl Memory {
         domain: Option<String>,
         outcome: Option<String>,
         meta: Option<BTreeMap<String, String>>,
+        remove_outcome: bool,
     ) -> PyResult<bool> {
         let mut update = mesa_memory::EpisodeUpdate::default();
-        (update.domain, update.outcome, update.meta) = (domain, outcome, meta);
+        update.outcome = match (outcome, remove_outcome) {
+            (Some(_), true) => {
+                return Err(invalid(
+                    "bad-update",
+                    "give outcome or remove_outcome=True, not both".into(),
+                ))
+            }
+            (None, true) => Some(None),
+            (outcome, false) => outcome.map(Some),
+        };
+        (update.domain, update.meta) = (domain, meta);
         self.with(py, |t| t.update_episode(&id, &update))
     }
 

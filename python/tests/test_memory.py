@@ -267,3 +267,12 @@ def test_an_episode_records_how_it_ended(root):
             m.episode("nope")
         with pytest.raises(TypeError):
             m.update_episode("run-1", task="another task")
+        with pytest.raises(mesa.InvalidInputError) as e:
+            m.update_episode("run-1", outcome="x", remove_outcome=True)
+        assert e.value.code == "bad-update"
+        assert m.episode("run-1").outcome == "success", "nothing written"
+        assert m.update_episode("run-1", remove_outcome=True)
+        assert not m.update_episode("run-1", remove_outcome=True), "the same again"
+        assert m.episode("run-1").outcome is None
+        s = m.query("run-1", "How did it end?", structures="S")
+        assert "Outcome:" not in json.dumps(json.loads(s.to_json())["evidence"])

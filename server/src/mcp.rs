@@ -158,6 +158,10 @@ pub struct UpdateEpisode {
     /// How it ended (`success`, `failure`, or your own word).
     #[serde(default)]
     pub outcome: Option<String>,
+    /// Remove the outcome recorded (the episode's end is not known after
+    /// all); not with `outcome`.
+    #[serde(default)]
+    pub remove_outcome: bool,
     /// Its domain.
     #[serde(default)]
     pub domain: Option<String>,
@@ -362,7 +366,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Record how an episode ended (outcome), or change its domain or metadata; the task stays as created. Called again with the same fields, it changes nothing."
+        description = "Record how an episode ended (outcome) or remove that record (remove_outcome), or change its domain or metadata; the task stays as created. Called again with the same fields, it changes nothing."
     )]
     async fn update_episode(
         &self,
@@ -373,7 +377,14 @@ impl MemoryTools {
         let episode = u.episode.clone();
         writing(t.clone(), episode, move || {
             let mut update = EpisodeUpdate::default();
-            (update.domain, update.outcome, update.meta) = (u.domain, u.outcome, u.meta);
+            update.outcome = match (u.outcome, u.remove_outcome) {
+                (Some(_), true) => {
+                    return Err("give `outcome` or `remove_outcome`, not both".into())
+                }
+                (None, true) => Some(None),
+                (outcome, false) => outcome.map(Some),
+            };
+            (update.domain, update.meta) = (u.domain, u.meta);
             let updated = t.update_episode(&u.episode, &update).map_err(live)?;
             Ok(json!({"episode": u.episode, "updated": updated}).to_string())
         })

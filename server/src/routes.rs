@@ -192,20 +192,33 @@ pub async fn create_episode(
     Ok((created_or_replayed(replayed), Json(body)))
 }
 
+/// `PATCH /v1/episodes/{id}`'s body, a JSON merge patch (RFC 7396): an
+/// absent field stays, `null` removes it (the outcome; the domain becomes
+/// `""` and the metadata `{}`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UpdateBody {
-    #[serde(default)]
-    domain: Option<String>,
-    #[serde(default)]
-    outcome: Option<String>,
-    #[serde(default)]
-    meta: Option<BTreeMap<String, String>>,
+    #[serde(default, deserialize_with = "given")]
+    domain: Option<Option<String>>,
+    #[serde(default, deserialize_with = "given")]
+    outcome: Option<Option<String>>,
+    #[serde(default, deserialize_with = "given")]
+    meta: Option<Option<BTreeMap<String, String>>>,
+}
+
+/// A field that is present: `Some` of its value, `null` included (an
+/// absent field is `None` by `#[serde(default)]`).
+fn given<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }
 
 /// `PATCH /v1/episodes/{id}`: replaces the episode's `domain`, `outcome`
-/// or `meta` (the task is fixed at creation); sent again, it changes
-/// nothing (`"updated": false`).
+/// or `meta` (the task is fixed at creation); `null` removes one; sent
+/// again, it changes nothing (`"updated": false`).
 pub async fn update_episode(
     Authed(t): Authed,
     Path(id): Path<String>,
@@ -214,7 +227,9 @@ pub async fn update_episode(
 ) -> Result<Json<Value>, ApiError> {
     let b: UpdateBody = body(&headers, &bytes)?;
     let mut update = EpisodeUpdate::default();
-    (update.domain, update.outcome, update.meta) = (b.domain, b.outcome, b.meta);
+    update.domain = b.domain.map(Option::unwrap_or_default);
+    update.outcome = b.outcome;
+    update.meta = b.meta.map(Option::unwrap_or_default);
     let episode = id.clone();
     let updated = writing(t, id, move |t, id| t.update_episode(id, &update)).await?;
     Ok(Json(json!({ "id": episode, "updated": updated })))

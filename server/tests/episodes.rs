@@ -85,4 +85,30 @@ fn an_episode_records_how_it_ended() {
         f.ok("GET", "/v1/episodes/run-1", &f.alice, None)["meta"],
         json!({})
     );
+    // `null` removes a field (a JSON merge patch): the outcome goes, and
+    // with it S's line; an absent field stays.
+    let v = f.ok(
+        "PATCH",
+        "/v1/episodes/run-1",
+        &f.alice,
+        Some(json!({"outcome": null})),
+    );
+    assert_eq!(v["updated"], true);
+    let one = f.ok("GET", "/v1/episodes/run-1", &f.alice, None);
+    assert_eq!(
+        (&one["outcome"], &one["domain"]),
+        (&json!(null), &json!("sql"))
+    );
+    assert!(!summary(&f.alice).contains("Outcome:"), "removed");
+    let v = f.ok(
+        "PATCH",
+        "/v1/episodes/run-1",
+        &f.alice,
+        Some(json!({"outcome": null, "domain": null, "meta": null})),
+    );
+    assert_eq!(v["updated"], true, "the domain went");
+    assert_eq!(
+        f.ok("GET", "/v1/episodes/run-1", &f.alice, None)["domain"],
+        json!("")
+    );
 }

@@ -323,6 +323,10 @@ pub struct UpdateArgs {
     /// How it ended (`success`, `failure`, or your own word).
     #[arg(long)]
     outcome: Option<String>,
+    /// Remove the outcome recorded (the episode's end is not known after
+    /// all).
+    #[arg(long, conflicts_with = "outcome")]
+    remove_outcome: bool,
     /// Its domain.
     #[arg(long)]
     domain: Option<String>,
@@ -344,14 +348,17 @@ fn meta_pair(s: &str) -> Result<(String, String), String> {
 pub fn update(args: UpdateArgs) -> Result<ExitCode, CliError> {
     let tenant = args.target.open_existing()?;
     let mut update = mesa_memory::EpisodeUpdate::default();
-    update.outcome = args.outcome;
+    update.outcome = match args.remove_outcome {
+        true => Some(None),
+        false => args.outcome.map(Some),
+    };
     update.domain = args.domain;
     if !args.meta.is_empty() {
         update.meta = Some(args.meta.into_iter().collect());
     }
     if update.is_empty() {
         return Err(CliError::Usage(
-            "give --outcome, --domain or --meta: what to change".into(),
+            "give --outcome, --remove-outcome, --domain or --meta: what to change".into(),
         ));
     }
     let changed = tenant.update_episode(&args.episode, &update)?;

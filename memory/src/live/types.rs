@@ -111,8 +111,10 @@ impl EpisodeInfo {
 pub struct EpisodeUpdate {
     /// The domain.
     pub domain: Option<String>,
-    /// How it ended (the summary's `Outcome:` line).
-    pub outcome: Option<String>,
+    /// How it ended (the summary's `Outcome:` line): `Some(Some(o))` sets
+    /// it, `Some(None)` removes it (the episode is again one whose end is
+    /// not known), `None` leaves it.
+    pub outcome: Option<Option<String>>,
     /// The whole metadata, replacing the episode's.
     pub meta: Option<BTreeMap<String, String>>,
 }

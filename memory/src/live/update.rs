@@ -39,7 +39,7 @@ impl Tenant {
             row.domain.clone_from(domain);
         }
         if let Some(outcome) = &update.outcome {
-            row.outcome = Some(outcome.clone());
+            row.outcome.clone_from(outcome);
         }
         if let Some(meta) = &update.meta {
             row.meta.clone_from(meta);

@@ -90,7 +90,7 @@ fn an_updated_episode_answers_as_one_created_with_its_fields() {
     assert_eq!(answers(&b), before, "no structure reads them");
     assert_eq!(seen(&b), ("GAME".to_string(), None, meta.clone()));
     assert_eq!(seen(&early), seen(&b), "the reader sees the commit");
-    update.outcome = Some("success".into());
+    update.outcome = Some(Some("success".into()));
     assert!(b.update_episode("e", &update).expect("update"));
     assert!(!state(&b), "S's outcome line changed");
     assert!(!b.update_episode("e", &update).expect("again"), "a retry");
@@ -115,11 +115,24 @@ fn an_updated_episode_answers_as_one_created_with_its_fields() {
     );
     assert_eq!(seen(&reader), seen(&a));
 
+    // Removed again, the outcome leaves the episode as it was before.
+    let removed = EpisodeUpdate {
+        outcome: Some(None),
+        ..EpisodeUpdate::default()
+    };
+    assert!(b.update_episode("e", &removed).expect("remove"));
+    assert!(!state(&b), "S's outcome line went");
+    assert_eq!(b.episode("e").expect("episode").outcome, None);
+    assert_eq!(answers(&b), before);
+    assert_eq!(answers(&early), before, "the earlier reader follows");
+    assert!(!b.update_episode("e", &removed).expect("again"), "a retry");
+    assert!(b.update_episode("e", &update).expect("set again"));
+
     // Nothing is written for an unknown episode or a field past the limit.
     let err = b.update_episode("nope", &update).expect_err("unknown");
     assert_eq!(err.code(), "unknown-episode");
     let big = EpisodeUpdate {
-        outcome: Some("x".repeat(MAX_TEXT_BYTES + 1)),
+        outcome: Some(Some("x".repeat(MAX_TEXT_BYTES + 1))),
         ..EpisodeUpdate::default()
     };
     let err = b.update_episode("e", &big).expect_err("too large");
@@ -143,7 +156,7 @@ fn an_import_again_after_an_update_is_refused() {
     t.import_episode(&e).expect("import");
     assert!(t.import_episode(&e).expect("again").again);
     let update = EpisodeUpdate {
-        outcome: Some("success".into()),
+        outcome: Some(Some("success".into())),
         ..EpisodeUpdate::default()
     };
     assert!(t.update_episode(&e.id, &update).expect("update"));

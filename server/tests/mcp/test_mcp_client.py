@@ -93,6 +93,14 @@ async def checks(session):
     assert listed["episodes"][0]["outcome"] == "success"
     r = await session.call_tool("search_memory", {"episode": "run-1", "question": "How did it end?", "structures": "S"})
     assert "Outcome: success" in json.dumps(json.loads(text(r))["evidence"]), text(r)
+    r = await session.call_tool("update_episode", {"episode": "run-1", "outcome": "x", "remove_outcome": True})
+    assert r.isError and "not both" in text(r), text(r)
+    r = await session.call_tool("update_episode", {"episode": "run-1", "remove_outcome": True})
+    assert json.loads(text(r)) == {"episode": "run-1", "updated": True}, text(r)
+    r = await session.call_tool("search_memory", {"episode": "run-1", "question": "How did it end?", "structures": "S"})
+    assert "Outcome:" not in json.dumps(json.loads(text(r))["evidence"]), text(r)
+    r = await session.call_tool("update_episode", {"episode": "run-1", "outcome": "success"})
+    assert json.loads(text(r))["updated"], text(r)
     read = json.loads(text(await session.call_tool("read_episode", {"episode": "run-1"})))
     assert (read["task"], read["outcome"]) == ("count invoices", "success"), read
     assert [s["index"] for s in read["steps"]] == [0, 1]
