@@ -439,7 +439,12 @@ PY
   echo "and a trade price per stratum, each stratum choosing among the fixed subsets and trades at any"
   echo "price (docs/STRATA_TRADE_STUDY.md, \`scripts/strata_trade_study.py\`: fitted on train, it keeps"
   echo "99% of J on val on fewer seeds than plain strata for evidence recall, and for answer coverage"
-  echo "spends about what one trade for all questions does)."
+  echo "spends about what one trade for all questions does);"
+  echo "and, for answer coverage, a choice of the questions that read R on top of {S, T, G, V}, by the"
+  echo "share of content words only R shows or by a logistic regression on the previews and the"
+  echo "question's words (docs/R_STUDY.md, \`scripts/r_study.py\`: R carries the gap for a minority of"
+  echo "the questions, and a perfect choice of them would keep 99% of J with little more than half the"
+  echo "tokens, but no score ranks them much better than the share of words only R shows)."
   echo
   echo "## Not measured here"
   echo
