@@ -663,6 +663,15 @@ fn an_episode_records_how_it_ended() {
     let both = ["--remove-outcome", "--outcome", "x"];
     let (ok, _, err) = on(r, "update", "e", &both);
     assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let (ok, _, err) = on(r, "update", "e", &["--clear-meta"]);
+    assert!(ok && err.contains("updated episode `e`"), "{err}");
+    let (ok, listed, err) = run(&["episodes", r, "--tenant", "t", "--json"]);
+    assert!(ok, "{err}");
+    let e: serde_json::Value = serde_json::from_str(listed.trim()).expect("one JSON line");
+    assert_eq!(
+        (&e["outcome"], &e["meta"]),
+        (&serde_json::Value::Null, &serde_json::json!({}))
+    );
     let (ok, _, err) = on(r, "update", "e", &["--meta", "no-equals-sign"]);
     assert!(!ok && err.contains("is not KEY=VALUE"), "{err}");
     let (ok, _, err) = on(r, "update", "e", &[]);

@@ -334,6 +334,9 @@ pub struct UpdateArgs {
     /// the episode's whole metadata.
     #[arg(long, value_parser = meta_pair)]
     meta: Vec<(String, String)>,
+    /// Empty the episode's metadata.
+    #[arg(long, conflicts_with = "meta")]
+    clear_meta: bool,
 }
 
 fn meta_pair(s: &str) -> Result<(String, String), String> {
@@ -353,12 +356,13 @@ pub fn update(args: UpdateArgs) -> Result<ExitCode, CliError> {
         false => args.outcome.map(Some),
     };
     update.domain = args.domain;
-    if !args.meta.is_empty() {
+    if !args.meta.is_empty() || args.clear_meta {
         update.meta = Some(args.meta.into_iter().collect());
     }
     if update.is_empty() {
         return Err(CliError::Usage(
-            "give --outcome, --remove-outcome, --domain or --meta: what to change".into(),
+            "give --outcome, --remove-outcome, --domain, --meta or --clear-meta: what to change"
+                .into(),
         ));
     }
     let changed = tenant.update_episode(&args.episode, &update)?;
