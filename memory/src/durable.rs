@@ -6,20 +6,18 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to a sibling `.tmp` file, syncs it, renames it over
-/// `path` and syncs the directory.
+/// Writes `bytes` over `path` through [`replace`]: a sibling of this call's
+/// own, synced, renamed over `path`, the directory synced. Two processes
+/// writing the same file at once each rename a whole file of their own.
 pub fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    if let Some(parent) = path.parent() {
-        File::open(parent)?.sync_all()?;
-    }
-    Ok(())
+    replace(path, |out, _| out.write_all(bytes), |e, _| e)
+}
+
+/// Whether `name` is a sibling that [`replace`] writes before its rename
+/// over `file` (one a crash may leave behind).
+pub fn is_part_of(name: &std::ffi::OsStr, file: &str) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.starts_with(&format!(".{file}.part-")))
 }
 
 /// Writes the file at `path` through `fill`, into a sibling made for this

@@ -41,9 +41,10 @@ class AsyncMemory:
         embedder: Optional[str] = None,
         summarizer: Optional[str] = None,
         extractor: Optional[str] = None,
+        wait: float = 0.0,
     ) -> "AsyncMemory":
         """Opens (creating if new) tenant ``tenant`` of the memory at ``root``
-        (``embedder``, ``summarizer`` and ``extractor`` as for :class:`Memory`)."""
+        (``embedder``, ``summarizer``, ``extractor`` and ``wait`` as for :class:`Memory`)."""
         memory = await _run(
             Memory,
             root,
@@ -52,6 +53,7 @@ class AsyncMemory:
             embedder=embedder,
             summarizer=summarizer,
             extractor=extractor,
+            wait=wait,
         )
         return cls(memory)
 

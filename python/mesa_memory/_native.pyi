@@ -202,8 +202,13 @@ class Memory:
         embedder: Optional[Literal["builtin", "minilm", "openai"]] = None,
         summarizer: Optional[Literal["builtin", "llm"]] = None,
         extractor: Optional[Literal["builtin", "llm"]] = None,
+        wait: float = 0.0,
     ) -> None:
         """Opens tenant ``tenant`` at ``root`` (both created if new; with read_only, it must exist).
+
+        A writer waits up to ``wait`` seconds for the tenant's other writer (another process) to
+        close; past it, or at once with 0, it raises ConflictError (``locked``); a negative or
+        non-finite ``wait`` raises InvalidInputError (``bad-wait``).
 
         The tenant's structures are made by the builders it recorded; a new tenant's by those
         named here, the built-in ones otherwise: ``embedder`` is ``"builtin"``, ``"minilm"``

@@ -109,9 +109,12 @@ impl Memory {
     /// and `MESA_LLM_EMBEDDING_MODEL`); `summarizer` (S) and `extractor`
     /// (G) are `builtin` or `llm` (its chat endpoint, `MESA_LLM_CHAT_MODEL`).
     /// A named builder that differs from the one a tenant recorded is
-    /// refused (`embedder-mismatch`, `builder-mismatch`).
+    /// refused (`embedder-mismatch`, `builder-mismatch`). A writer waits up
+    /// to `wait` seconds for the tenant's other writer (another process)
+    /// to close; past it, or at once with 0, it is refused (`locked`).
     #[new]
-    #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None, summarizer = None, extractor = None))]
+    #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None, summarizer = None, extractor = None, wait = 0.0))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         root: PathBuf,
@@ -120,12 +123,19 @@ impl Memory {
         embedder: Option<String>,
         summarizer: Option<String>,
         extractor: Option<String>,
+        wait: f64,
     ) -> PyResult<Memory> {
+        let wait = std::time::Duration::try_from_secs_f64(wait).map_err(|_| {
+            invalid(
+                "bad-wait",
+                format!("wait={wait}: give a number of seconds from 0 up"),
+            )
+        })?;
         let opened = py.detach(|| -> PyResult<Tenant> {
             let options = PluginOptions::default();
             let named = named_builders(&options, embedder, summarizer, extractor)?;
             let open = || {
-                let memory = LiveMemory::open(&root)?;
+                let memory = LiveMemory::open(&root)?.waiting_for_writer(wait);
                 if read_only {
                     memory.reader_named(&tenant, &named, &options)
                 } else {

@@ -208,6 +208,24 @@ def test_closed_memory_and_writer_lock(root):
     assert mesa.Memory.tenants(root) == ["t"]
 
 
+def test_a_writer_waits_for_the_other_to_close(root):
+    import threading
+
+    first = mesa.Memory(root, "t")
+    with pytest.raises(mesa.ConflictError) as err:
+        mesa.Memory(root, "t", wait=0.05)
+    assert err.value.code == "locked"
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(mesa.InvalidInputError) as err:
+            mesa.Memory(root, "t", wait=bad)
+        assert err.value.code == "bad-wait"
+    threading.Timer(0.3, first.close).start()
+    second = mesa.Memory(root, "t", wait=60)
+    assert first.closed
+    second.create_episode("run-2", task="after the first")
+    assert [e.id for e in second.episodes()] == ["run-2"]
+
+
 def test_tenants_are_partitions(root):
     with mesa.Memory(root, "alice") as a, mesa.Memory(root, "bob") as b:
         fill(a)

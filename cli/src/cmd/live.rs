@@ -18,12 +18,27 @@ pub struct Target {
     /// The tenant: 1 to 64 letters, digits, `-` or `_`.
     #[arg(long, short)]
     pub tenant: String,
+    /// A command that writes waits this many seconds at most for the
+    /// tenant's other writer (another `mesa append`, say) to close; 0
+    /// refuses at once.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, default_value = "0")]
+    pub wait: std::time::Duration,
+}
+
+/// `--wait`'s seconds.
+fn seconds(s: &str) -> Result<std::time::Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|x| std::time::Duration::try_from_secs_f64(x).ok())
+        .ok_or_else(|| format!("`{s}` is not a number of seconds from 0 up"))
 }
 
 impl Target {
     /// Opens an existing tenant for writing, creating nothing.
     pub fn open_existing(&self) -> Result<Tenant, CliError> {
-        Ok(LiveMemory::open_existing(&self.root)?.existing_tenant(&self.tenant)?)
+        let memory = LiveMemory::open_existing(&self.root)?.waiting_for_writer(self.wait);
+        Ok(memory.existing_tenant(&self.tenant)?)
     }
 
     /// Opens an existing tenant to list and export it, beside any writer,
@@ -64,7 +79,7 @@ pub struct AppendArgs {
 pub fn append(args: AppendArgs) -> Result<ExitCode, CliError> {
     let options = args.builders.options();
     let new = args.builders.kinds().plugins(&options)?;
-    let memory = LiveMemory::open(&args.target.root)?;
+    let memory = LiveMemory::open(&args.target.root)?.waiting_for_writer(args.target.wait);
     let tenant = memory.tenant_builders(&args.target.tenant, new, &options)?;
     if let Some(task) = &args.task {
         let created = tenant.create_episode(&NewEpisode {

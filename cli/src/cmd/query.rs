@@ -111,6 +111,7 @@ fn run_live(args: &Args) -> Result<ExitCode, CliError> {
     let target = crate::cmd::live::Target {
         root: args.store.clone(),
         tenant: args.tenant.clone().unwrap_or_default(),
+        wait: std::time::Duration::ZERO,
     };
     if args.list {
         return Err(CliError::Usage(

@@ -81,6 +81,9 @@ pub const MAX_STEP_INDEX: usize = i64::MAX as usize;
 #[derive(Debug, Clone)]
 pub struct LiveMemory {
     root: PathBuf,
+    /// How long an opening for writing waits for the tenant's writer to
+    /// close ([`LiveMemory::waiting_for_writer`]).
+    writer_wait: std::time::Duration,
 }
 
 impl LiveMemory {
@@ -97,16 +100,30 @@ impl LiveMemory {
             return Err(LiveError::BuiltStore { dir: shown });
         }
         if !marker.is_file() {
-            if root.exists() && std::fs::read_dir(root).map_err(io)?.next().is_some() {
-                return Err(LiveError::NotAMemory {
-                    dir: shown,
-                    reason: format!("it is not empty and has no {MARKER}"),
-                });
+            // The marker is written first, whole, so a directory that holds
+            // anything but the marker's own unfinished siblings is not one a
+            // concurrent first opening is making; several first openings at
+            // once each write the same marker.
+            let other = |e: std::io::Result<std::fs::DirEntry>| {
+                e.map(|e| !crate::durable::is_part_of(&e.file_name(), MARKER))
+            };
+            if root.exists() {
+                for entry in std::fs::read_dir(root).map_err(io)? {
+                    if other(entry).map_err(io)? && !marker.is_file() {
+                        return Err(LiveError::NotAMemory {
+                            dir: shown,
+                            reason: format!("it is not empty and has no {MARKER}"),
+                        });
+                    }
+                }
             }
-            std::fs::create_dir_all(root.join("tenants")).map_err(io)?;
-            let text = serde_json::json!({"format": db::FORMAT, "version": db::VERSION});
-            write_synced(&marker, text.to_string().as_bytes())?;
+            std::fs::create_dir_all(root).map_err(io)?;
+            if !marker.is_file() {
+                let text = serde_json::json!({"format": db::FORMAT, "version": db::VERSION});
+                write_synced(&marker, text.to_string().as_bytes())?;
+            }
         }
+        std::fs::create_dir_all(root.join("tenants")).map_err(io)?;
         let text = std::fs::read_to_string(&marker).map_err(io)?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|_| LiveError::NotAMemory {
@@ -133,7 +150,17 @@ impl LiveMemory {
         }
         Ok(LiveMemory {
             root: root.to_path_buf(),
+            writer_wait: std::time::Duration::ZERO,
         })
+    }
+
+    /// Makes each opening for writing wait up to `wait` for the tenant's
+    /// other writer (another process appending, say) to close, where it is
+    /// refused at once by default ([`LiveError::Locked`]): several short
+    /// writers, one `mesa append` per agent step, then take turns.
+    pub fn waiting_for_writer(mut self, wait: std::time::Duration) -> LiveMemory {
+        self.writer_wait = wait;
+        self
     }
 
     /// The root directory.
@@ -697,6 +724,8 @@ mod gate_tests;
 mod kill_id_tests;
 #[cfg(test)]
 mod kill_tests;
+#[cfg(test)]
+mod open_tests;
 #[cfg(test)]
 mod request_tests;
 #[cfg(test)]

@@ -25,7 +25,8 @@ impl LiveMemory {
     /// with the builders it recorded (see [`LiveMemory::tenant_recorded`];
     /// their options from the environment: `MESA_MINILM_DIR`,
     /// `MESA_LLM_*`), the built-in ones for a new tenant. Only one handle
-    /// writes a tenant at a time; another gets [`LiveError::Locked`].
+    /// writes a tenant at a time; another gets [`LiveError::Locked`] (after
+    /// waiting for it, with [`LiveMemory::waiting_for_writer`]).
     pub fn tenant(&self, name: &str) -> Result<Tenant, LiveError> {
         self.tenant_recorded(name, &PluginOptions::default())
     }
@@ -127,13 +128,31 @@ impl LiveMemory {
                 path: lock_path.display().to_string(),
                 source,
             })?;
-        if lock.try_lock().is_err() {
+        if !self.lock_within(&lock) {
             return Err(LiveError::Locked {
                 tenant: name.into(),
                 path: lock_path.display().to_string(),
             });
         }
         Tenant::open(name, dir, config, plugins, choice, Some(lock))
+    }
+
+    /// Takes `lock`, trying again (every 5 ms at first, then every 100 ms at
+    /// most) until this memory's writer wait has passed; whether it did.
+    fn lock_within(&self, lock: &File) -> bool {
+        let deadline = std::time::Instant::now() + self.writer_wait;
+        let mut pause = std::time::Duration::from_millis(5);
+        loop {
+            if lock.try_lock().is_ok() {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            std::thread::sleep(pause.min(left));
+            pause = (pause * 2).min(std::time::Duration::from_millis(100));
+        }
     }
 
     /// Opens the live memory at `root` if there is one, creating nothing

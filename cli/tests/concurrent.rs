@@ -1,0 +1,134 @@
+//! Several `mesa` processes on one live memory at once, as agents started
+//! together each append their steps: a new root is made once, whichever
+//! process comes first, and with `--wait` the writers of one tenant take
+//! turns instead of being refused.
+
+mod common;
+
+use common::{run, run_with};
+
+/// Four `mesa append` processes started together on a new root, one
+/// episode each: without `--wait`, each writes its own tenant; with it,
+/// they share one tenant, and every step of every episode lands.
+#[test]
+fn appends_started_together_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps: String = (0..5)
+        .map(|i| format!("{{\"action\": \"click {i}\", \"observation\": \"page {i}\"}}\n"))
+        .collect();
+    for (name, tenant_of, wait) in [("own", true, "0"), ("shared", false, "60")] {
+        let root = dir.path().join(name);
+        let root = root.to_str().unwrap();
+        let runs: Vec<_> = (0..4)
+            .map(|k| {
+                let tenant = if tenant_of {
+                    format!("t{k}")
+                } else {
+                    "t".into()
+                };
+                let episode = format!("e{k}");
+                let (root, steps, wait) = (root.to_string(), steps.clone(), wait.to_string());
+                std::thread::spawn(move || {
+                    let args = [
+                        "append",
+                        &root,
+                        "--tenant",
+                        &tenant,
+                        "--episode",
+                        &episode,
+                        "--task",
+                        "click through",
+                        "--wait",
+                        &wait,
+                    ];
+                    run_with(&[], &args, &steps)
+                })
+            })
+            .collect();
+        for r in runs {
+            let (ok, out, err) = r.join().expect("no panic");
+            assert!(ok, "{name}: {out}{err}");
+            assert_eq!(out.lines().count(), 5, "{name}: {out}");
+        }
+        for k in 0..4 {
+            let tenant = if tenant_of {
+                format!("t{k}")
+            } else {
+                "t".into()
+            };
+            let (ok, out, err) = run(&["episodes", root, "--tenant", &tenant, "--json"]);
+            assert!(ok, "{err}");
+            let episode = format!("\"id\":\"e{k}\"");
+            let line = out.lines().find(|l| l.contains(&episode));
+            assert!(
+                line.is_some_and(|l| l.contains("\"steps\":5")),
+                "{name}: {out}"
+            );
+        }
+    }
+}
+
+/// A writer that stays open (an append reading its steps as the agent
+/// makes them) holds the tenant: another writer is refused at once without
+/// `--wait`, and with it takes its turn when the first closes. `--wait`
+/// takes only seconds from 0 up.
+#[test]
+fn a_busy_tenant_waits_its_turn_with_wait() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let root = root.to_str().unwrap();
+    let mut holder = common::command()
+        .args([
+            "append",
+            root,
+            "--tenant",
+            "t",
+            "--episode",
+            "e",
+            "--task",
+            "x",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("append");
+    let mut input = holder.stdin.take().expect("stdin");
+    input.write_all(b"{\"action\": \"a\"}\n").expect("a step");
+    input.flush().expect("flush");
+    let mut ack = String::new();
+    let mut out = std::io::BufReader::new(holder.stdout.take().expect("stdout"));
+    out.read_line(&mut ack).expect("its acknowledgement");
+    assert!(ack.contains("\"index\":0"), "{ack}");
+
+    let update = |wait: &str| {
+        run(&[
+            "update",
+            root,
+            "--tenant",
+            "t",
+            "--episode",
+            "e",
+            "--outcome",
+            "ok",
+            "--wait",
+            wait,
+        ])
+    };
+    let (ok, _, err) = update("0");
+    assert!(!ok && err.contains("close the other writer"), "{err}");
+    std::thread::scope(|s| {
+        let waiting = s.spawn(|| update("60"));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(input);
+        assert!(holder.wait().expect("append ends").success());
+        let (ok, _, err) = waiting.join().expect("no panic");
+        assert!(ok && err.contains("updated episode `e`"), "{err}");
+    });
+
+    for bad in ["--wait=-2", "--wait=x", "--wait=inf"] {
+        let (ok, _, err) = run(&["update", root, "--tenant", "t", "--episode", "e", bad]);
+        assert!(!ok && err.contains("from 0 up"), "{bad}: {err}");
+    }
+}
