@@ -2,9 +2,10 @@
 """What R adds, and whether a question tells when: a study on train and val
 only (test is not read). R (the raw episodic windows) costs more than half
 of all five's tokens; without it ({S, T, G, V}) a question keeps most of its
-J. Per seed, on val: the questions R adds J to, and the tokens a perfect
-choice of the questions that read R (the others read {S, T, G, V}) needs to
-keep 99% of all five's J. Then three scores rank the questions for R, each
+J. Per seed, on val: the questions R adds J to, and the tokens a choice
+that knows each question's gain ("perfect": the questions read R in order
+of their gain per extra token, the others {S, T, G, V}) needs to keep 99%
+of all five's J. Then three scores rank the questions for R, each
 read two ways: "in hindsight", the fewest val tokens any threshold of the
 score keeps 99% with (what the score could reach with a perfect choice of
 its threshold), and "threshold from train", the score's threshold that
@@ -134,7 +135,8 @@ def seed_rows(rows, seed):
     j5 = sum(r["utility"][ALL] for r in val)
     c5 = sum(r["tokens"][ALL] for r in val)
     helped = sum(gain(r) > 0 for r in val)
-    perfect, _ = curve(val, [gain(r) for r in val])
+    # Knowing each question's gain: the most gain for its extra tokens first.
+    perfect, _ = curve(val, [gain(r) / max(r["tokens"][ALL] - r["tokens"][STGV], 1) for r in val])
     summary = (
         f"| {seed} | {len(val)} | {pct(sum(r['utility'][STGV] for r in val) / j5)}, "
         f"{pct(sum(r['tokens'][STGV] for r in val) / c5)} | {helped} ({pct(helped / len(val))}) | {pct(perfect)} |"

@@ -118,17 +118,35 @@ fn a_busy_tenant_waits_its_turn_with_wait() {
     };
     let (ok, _, err) = update("0");
     assert!(!ok && err.contains("close the other writer"), "{err}");
-    std::thread::scope(|s| {
-        let waiting = s.spawn(|| update("60"));
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        drop(input);
-        assert!(holder.wait().expect("append ends").success());
-        let (ok, _, err) = waiting.join().expect("no panic");
-        assert!(ok && err.contains("updated episode `e`"), "{err}");
-    });
+    let mut waiting = common::command()
+        .args(["update", root, "--tenant", "t", "--episode", "e"])
+        .args(["--outcome", "ok", "--wait", "60"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("update");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        waiting.try_wait().expect("update").is_none(),
+        "it waits while the tenant is held"
+    );
+    drop(input);
+    assert!(holder.wait().expect("append ends").success());
+    let o = waiting.wait_with_output().expect("update ends");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && err.contains("updated episode `e`"),
+        "{err}"
+    );
 
     for bad in ["--wait=-2", "--wait=x", "--wait=inf"] {
         let (ok, _, err) = run(&["update", root, "--tenant", "t", "--episode", "e", bad]);
         assert!(!ok && err.contains("from 0 up"), "{bad}: {err}");
+        let into = ["build", "data.jsonl", "--into", root, "--tenant", "t", bad];
+        let (ok, _, err) = run(&into);
+        assert!(
+            !ok && err.contains("from 0 up"),
+            "build --into {bad}: {err}"
+        );
     }
 }

@@ -42,15 +42,7 @@ pub fn replace<T, E>(
             }
         }
     }
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let part = path.with_file_name(format!(".{name}.part-{}-{n}", std::process::id()));
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&part)
-        .map_err(|e| io(e, &part))?;
+    let (part, file) = sibling(path).map_err(|(e, part)| io(e, &part))?;
     let mut guard = Part(Some(part.clone()));
     let mut out = std::io::BufWriter::new(file);
     let done = fill(&mut out, &part)?;
@@ -67,4 +59,29 @@ pub fn replace<T, E>(
         .and_then(|d| d.sync_all())
         .map_err(|e| io(e, parent))?;
     Ok(done)
+}
+
+/// A new sibling of `path` for one [`replace`]: named by the process, the
+/// time and a count, so neither a process of the same id (a container's
+/// PID 1 after a restart) nor one a crash interrupted collides with it;
+/// a name that exists all the same is passed over for the next.
+fn sibling(
+    path: &Path,
+) -> Result<(std::path::PathBuf, File), (std::io::Error, std::path::PathBuf)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut tries = 0;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let part = path.with_file_name(format!(".{name}.part-{}-{nanos}-{n}", std::process::id()));
+        match File::options().write(true).create_new(true).open(&part) {
+            Ok(file) => return Ok((part, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 16 => tries += 1,
+            Err(e) => return Err((e, part)),
+        }
+    }
 }

@@ -131,19 +131,28 @@ impl Memory {
                 format!("wait={wait}: give a number of seconds from 0 up"),
             )
         })?;
-        let opened = py.detach(|| -> PyResult<Tenant> {
-            let options = PluginOptions::default();
-            let named = named_builders(&options, embedder, summarizer, extractor)?;
-            let open = || {
-                let memory = LiveMemory::open(&root)?.waiting_for_writer(wait);
-                if read_only {
-                    memory.reader_named(&tenant, &named, &options)
-                } else {
-                    memory.tenant_named(&tenant, &named, &options)
-                }
-            };
-            open().map_err(errors::live)
-        })?;
+        let options = PluginOptions::default();
+        let named = py.detach(|| named_builders(&options, embedder, summarizer, extractor))?;
+        let open = |wait| {
+            let memory = LiveMemory::open(&root)?.waiting_for_writer(wait);
+            if read_only {
+                memory.reader_named(&tenant, &named, &options)
+            } else {
+                memory.tenant_named(&tenant, &named, &options)
+            }
+        };
+        // The wait goes in slices, so Ctrl-C stops it.
+        let deadline = std::time::Instant::now().checked_add(wait);
+        let opened = loop {
+            let left = deadline.map_or(std::time::Duration::MAX, |d| {
+                d.saturating_duration_since(std::time::Instant::now())
+            });
+            let slice = left.min(std::time::Duration::from_millis(200));
+            match py.detach(|| open(slice)) {
+                Err(mesa_memory::LiveError::Locked { .. }) if left > slice => py.check_signals()?,
+                other => break other.map_err(errors::live)?,
+            }
+        };
         Ok(Memory {
             root,
             tenant,

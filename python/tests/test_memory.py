@@ -219,9 +219,14 @@ def test_a_writer_waits_for_the_other_to_close(root):
         with pytest.raises(mesa.InvalidInputError) as err:
             mesa.Memory(root, "t", wait=bad)
         assert err.value.code == "bad-wait"
-    threading.Timer(0.3, first.close).start()
-    second = mesa.Memory(root, "t", wait=60)
-    assert first.closed
+    opened = []
+    waiting = threading.Thread(target=lambda: opened.append(mesa.Memory(root, "t", wait=60)))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive() and not opened, "it waits while the tenant is held"
+    first.close()
+    waiting.join(60)
+    (second,) = opened
     second.create_episode("run-2", task="after the first")
     assert [e.id for e in second.episodes()] == ["run-2"]
 

@@ -159,7 +159,7 @@ pub struct UpdateEpisode {
     #[serde(default)]
     pub outcome: Option<String>,
     /// Remove the outcome recorded (the episode's end is not known after
-    /// all); not with `outcome`.
+    /// all); not with `outcome`. (An `outcome` of null leaves it as it is.)
     #[serde(default)]
     pub remove_outcome: bool,
     /// Its domain.

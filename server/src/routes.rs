@@ -192,9 +192,9 @@ pub async fn create_episode(
     Ok((created_or_replayed(replayed), Json(body)))
 }
 
-/// `PATCH /v1/episodes/{id}`'s body, a JSON merge patch (RFC 7396): an
-/// absent field stays, `null` removes it (the outcome; the domain becomes
-/// `""` and the metadata `{}`).
+/// `PATCH /v1/episodes/{id}`'s body: an absent field stays, a given one
+/// replaces the episode's (`meta` the whole metadata), and `null` removes
+/// one (the outcome; the domain becomes `""` and the metadata `{}`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UpdateBody {

@@ -85,13 +85,13 @@ fn an_episode_records_how_it_ended() {
         f.ok("GET", "/v1/episodes/run-1", &f.alice, None)["meta"],
         json!({})
     );
-    // `null` removes a field (a JSON merge patch): the outcome goes, and
-    // with it S's line; an absent field stays.
+    // `null` removes a field: the outcome goes, and with it S's line; an
+    // absent field stays.
     let v = f.ok(
         "PATCH",
         "/v1/episodes/run-1",
         &f.alice,
-        Some(json!({"outcome": null})),
+        Some(json!({"outcome": null, "meta": {"agent": "v4"}})),
     );
     assert_eq!(v["updated"], true);
     let one = f.ok("GET", "/v1/episodes/run-1", &f.alice, None);
@@ -107,8 +107,9 @@ fn an_episode_records_how_it_ended() {
         Some(json!({"outcome": null, "domain": null, "meta": null})),
     );
     assert_eq!(v["updated"], true, "the domain went");
+    let one = f.ok("GET", "/v1/episodes/run-1", &f.alice, None);
     assert_eq!(
-        f.ok("GET", "/v1/episodes/run-1", &f.alice, None)["domain"],
-        json!("")
+        (&one["outcome"], &one["domain"], &one["meta"]),
+        (&json!(null), &json!(""), &json!({}))
     );
 }

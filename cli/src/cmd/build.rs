@@ -22,6 +22,10 @@ pub struct Args {
     /// The live memory's tenant (with --into).
     #[arg(long)]
     tenant: Option<String>,
+    /// With --into: wait this many seconds at most for the tenant's other
+    /// writer to close; 0 refuses at once.
+    #[arg(long, value_name = "SECONDS", value_parser = super::live::seconds, default_value = "0", requires = "into")]
+    wait: std::time::Duration,
     #[command(flatten)]
     builders: super::builders::BuilderArgs,
     /// Cut longer actions and observations to this many bytes (default
@@ -46,6 +50,7 @@ impl Args {
             output: Some(output),
             into: None,
             tenant: None,
+            wait: std::time::Duration::ZERO,
             builders: super::builders::BuilderArgs {
                 embedder,
                 ..Default::default()
@@ -153,8 +158,8 @@ fn import(
     load: LoadOptions,
     plugins: mesa_memory::Plugins,
 ) -> Result<ExitCode, CliError> {
-    let tenant =
-        mesa_memory::LiveMemory::open(root)?.tenant_with(tenant, Config::default(), plugins)?;
+    let memory = mesa_memory::LiveMemory::open(root)?.waiting_for_writer(args.wait);
+    let tenant = memory.tenant_with(tenant, Config::default(), plugins)?;
     let loaded = mesa_memory::load(&args.data, &load)?;
     let bar = crate::progress::bar(args.quiet, "importing {pos}/{len} episodes");
     bar.set_length(loaded.episodes.len() as u64);

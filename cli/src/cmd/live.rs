@@ -26,7 +26,7 @@ pub struct Target {
 }
 
 /// `--wait`'s seconds.
-fn seconds(s: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn seconds(s: &str) -> Result<std::time::Duration, String> {
     s.trim()
         .parse::<f64>()
         .ok()

@@ -120,7 +120,11 @@ impl LiveMemory {
             std::fs::create_dir_all(root).map_err(io)?;
             if !marker.is_file() {
                 let text = serde_json::json!({"format": db::FORMAT, "version": db::VERSION});
-                write_synced(&marker, text.to_string().as_bytes())?;
+                let written = write_synced(&marker, text.to_string().as_bytes());
+                // Another first opening's marker serves as well as this one.
+                if !marker.is_file() {
+                    written?;
+                }
             }
         }
         std::fs::create_dir_all(root.join("tenants")).map_err(io)?;

@@ -128,30 +128,42 @@ impl LiveMemory {
                 path: lock_path.display().to_string(),
                 source,
             })?;
-        if !self.lock_within(&lock) {
-            return Err(LiveError::Locked {
+        match self.lock_within(&lock) {
+            Ok(true) => Tenant::open(name, dir, config, plugins, choice, Some(lock)),
+            Ok(false) => Err(LiveError::Locked {
                 tenant: name.into(),
                 path: lock_path.display().to_string(),
-            });
+            }),
+            Err(source) => Err(LiveError::Io {
+                path: lock_path.display().to_string(),
+                source,
+            }),
         }
-        Tenant::open(name, dir, config, plugins, choice, Some(lock))
     }
 
-    /// Takes `lock`, trying again (every 5 ms at first, then every 100 ms at
-    /// most) until this memory's writer wait has passed; whether it did.
-    fn lock_within(&self, lock: &File) -> bool {
-        let deadline = std::time::Instant::now() + self.writer_wait;
-        let mut pause = std::time::Duration::from_millis(5);
+    /// Takes `lock`, trying again while another handle holds it (every 5 ms
+    /// at first, then every 100 ms at most) until this memory's writer wait
+    /// has passed (a wait past any instant is no limit); whether it did. A
+    /// lock the file system refuses (not one held) is its error.
+    fn lock_within(&self, lock: &File) -> std::io::Result<bool> {
+        use std::time::{Duration, Instant};
+        let deadline = Instant::now().checked_add(self.writer_wait);
+        let mut pause = Duration::from_millis(5);
         loop {
-            if lock.try_lock().is_ok() {
-                return true;
+            match lock.try_lock() {
+                Ok(()) => return Ok(true),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
             }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => Duration::MAX,
+            };
             if left.is_zero() {
-                return false;
+                return Ok(false);
             }
             std::thread::sleep(pause.min(left));
-            pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            pause = (pause * 2).min(Duration::from_millis(100));
         }
     }
 

@@ -62,6 +62,9 @@ fn a_writer_waits_its_turn_when_asked() {
     use std::time::Duration;
     let dir = tempfile::tempdir().expect("temp dir");
     let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    // A wait past any instant is no limit (and no overflow).
+    let endless = m.clone().waiting_for_writer(Duration::MAX);
+    drop(endless.tenant("a").expect("free: taken at once"));
     let first = m.tenant("a").expect("first writer");
     let err = m.tenant("a").map(|_| ()).expect_err("held");
     assert_eq!(err.code(), "locked");
@@ -74,6 +77,7 @@ fn a_writer_waits_its_turn_when_asked() {
     let patient = m.clone().waiting_for_writer(Duration::from_secs(30));
     let second = std::thread::spawn(move || patient.tenant("a").map(|_| ()));
     std::thread::sleep(Duration::from_millis(100));
+    assert!(!second.is_finished(), "it waits while the first writes");
     first
         .create_episode(&NewEpisode {
             id: "e".into(),
