@@ -117,7 +117,7 @@ fn a_busy_tenant_waits_its_turn_with_wait() {
         ])
     };
     let (ok, _, err) = update("0");
-    assert!(!ok && err.contains("close the other writer"), "{err}");
+    assert!(!ok && err.contains("--wait SECONDS"), "{err}");
     let mut waiting = common::command()
         .args(["update", root, "--tenant", "t", "--episode", "e"])
         .args(["--outcome", "ok", "--wait", "60"])

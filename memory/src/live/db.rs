@@ -270,8 +270,10 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
         .map_err(db)?;
     match format.as_deref() {
         None => {
+            // `OR IGNORE`: a reader that opens a new tenant's file while its
+            // writer makes it may find the rows written in between.
             conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('format', ?1), ('version', ?2)",
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?1), ('version', ?2)",
                 params![FORMAT, VERSION.to_string()],
             )
             .map_err(db)?;
