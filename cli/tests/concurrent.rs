@@ -150,3 +150,60 @@ fn a_busy_tenant_waits_its_turn_with_wait() {
         );
     }
 }
+
+/// `mesa mcp --wait` started while an import (here an append) holds the
+/// tenant serves once it closes; without `--wait` it is refused.
+#[test]
+fn an_mcp_server_waits_for_the_tenant_with_wait() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let root = root.to_str().unwrap();
+    let mut holder = common::command()
+        .args([
+            "append",
+            root,
+            "--tenant",
+            "t",
+            "--episode",
+            "e",
+            "--task",
+            "x",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("append");
+    let mut input = holder.stdin.take().expect("stdin");
+    input.write_all(b"{\"action\": \"a\"}\n").expect("a step");
+    let mut ack = String::new();
+    let mut out = std::io::BufReader::new(holder.stdout.take().expect("stdout"));
+    out.read_line(&mut ack).expect("its acknowledgement");
+
+    let (ok, _, err) = run_with(&[], &["mcp", root, "--tenant", "t"], "");
+    assert!(!ok && err.contains("open for writing elsewhere"), "{err}");
+    let mut server = common::command()
+        .args(["mcp", root, "--tenant", "t", "--wait", "60"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mcp");
+    let mut to_server = server.stdin.take().expect("stdin");
+    let hello = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+    writeln!(to_server, "{hello}").expect("initialize");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(input);
+    assert!(holder.wait().expect("append ends").success());
+    let mut reply = String::new();
+    let mut from_server = std::io::BufReader::new(server.stdout.take().expect("stdout"));
+    from_server.read_line(&mut reply).expect("a reply");
+    assert!(
+        reply.contains("\"id\":1") && reply.contains("\"result\""),
+        "{reply}"
+    );
+    drop(to_server);
+    let _ = server.wait();
+}

@@ -32,7 +32,6 @@ use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use std::path::Path;
 use std::sync::Arc;
 
 /// The tools' names, in the order the module doc gives them.
@@ -561,17 +560,17 @@ pub enum McpError {
     Builders(Box<crate::ServeError>),
 }
 
-/// Serves tenant `tenant` of the memory at `root` on stdio until the client
-/// closes it. A new tenant gets the `builders`; one that exists keeps the
-/// builders it recorded; both are made from `options`.
+/// Serves tenant `tenant` of `memory` on stdio until the client closes it
+/// (holding its writer lock, taken with `memory`'s writer wait). A new
+/// tenant gets the `builders`; one that exists keeps the builders it
+/// recorded; both are made from `options`.
 pub fn serve_stdio(
-    root: &Path,
+    memory: &LiveMemory,
     tenant: &str,
     policy: Option<Asker>,
     builders: mesa_memory::BuilderKinds,
     options: &mesa_memory::PluginOptions,
 ) -> Result<(), McpError> {
-    let memory = LiveMemory::open(root)?;
     let new = crate::new_tenants(builders, options).map_err(|e| McpError::Builders(Box::new(e)))?;
     let tenant = Arc::new(memory.tenant_builders(tenant, new, options)?);
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -136,6 +136,10 @@ pub struct McpArgs {
     /// The tenant the server reads and writes.
     #[arg(long, short)]
     tenant: String,
+    /// Wait this many seconds at most for the tenant's other writer (an
+    /// import, say) to close; 0 refuses at once.
+    #[arg(long, value_name = "SECONDS", value_parser = super::live::seconds, default_value = "0")]
+    wait: std::time::Duration,
     /// The policy `search_memory` asks (a `.mesa`, `.wasm` or `.cwasm`); all five structures without one.
     #[arg(long, short)]
     policy: Option<String>,
@@ -160,6 +164,7 @@ pub fn mcp(args: McpArgs) -> Result<ExitCode, CliError> {
         args.root.display()
     );
     let (kinds, options) = (args.builders.kinds(), args.builders.options());
-    mesa_server::mcp::serve_stdio(&args.root, &args.tenant, policy, kinds, &options)?;
+    let memory = mesa_memory::LiveMemory::open(&args.root)?.waiting_for_writer(args.wait);
+    mesa_server::mcp::serve_stdio(&memory, &args.tenant, policy, kinds, &options)?;
     Ok(ExitCode::SUCCESS)
 }
