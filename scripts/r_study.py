@@ -206,8 +206,9 @@ def main():
     print(
         f"Over the seeds, the closest score in hindsight, `{best}`, needs {pct(mean[best])} of the "
         f"tokens on average, {100 * (mean[best] - known):.1f} points more than the perfect choice "
-        f"({pct(known)}); the share of words only R shows needs {pct(mean['novelty'])}. Compare "
-        "docs/RESULTS.md, \"The design study\"."
+        f"({pct(known)})"
+        + ("" if best == "novelty" else f"; the share of words only R shows needs {pct(mean['novelty'])}")
+        + ". Compare docs/RESULTS.md, \"The design study\"."
     )
 
 

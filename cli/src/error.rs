@@ -124,6 +124,11 @@ impl CliError {
     pub fn help(&self) -> Option<&'static str> {
         let select = match self {
             CliError::Select(e) | CliError::Query(QueryError::Select(e)) => e,
+            CliError::Live(mesa_memory::LiveError::Locked { .. }) => {
+                return Some(
+                    "wait for the other writer with --wait SECONDS, or stop it (a running `mesa serve` or `mesa mcp` holds its tenants until it stops: write through it); `mesa query --tenant` and `mesa episodes` read beside it",
+                )
+            }
             _ => return None,
         };
         matches!(select, SelectError::Input(_)).then_some(

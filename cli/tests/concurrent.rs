@@ -117,7 +117,11 @@ fn a_busy_tenant_waits_its_turn_with_wait() {
         ])
     };
     let (ok, _, err) = update("0");
-    assert!(!ok && err.contains("--wait SECONDS"), "{err}");
+    assert!(!ok && err.contains("open for writing elsewhere"), "{err}");
+    assert!(
+        err.contains("--wait SECONDS"),
+        "the help names --wait: {err}"
+    );
     let mut waiting = common::command()
         .args(["update", root, "--tenant", "t", "--episode", "e"])
         .args(["--outcome", "ok", "--wait", "60"])

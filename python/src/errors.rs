@@ -125,7 +125,12 @@ pub fn builder(kind: &str, name: &str, e: mesa_memory::SetupError) -> PyErr {
 /// The live memory's error as its exception.
 pub fn live(e: LiveError) -> PyErr {
     let kind = e.kind();
-    let help = Some(live_help(kind));
+    let help = Some(match e {
+        LiveError::Locked { .. } => {
+            "open it with wait=SECONDS to wait for the other writer, or stop it (a running mesa serve or mesa mcp holds its tenants until it stops); read_only=True reads beside it"
+        }
+        _ => live_help(kind),
+    });
     let message = e.to_string();
     match kind {
         LiveErrorKind::NotFound => raise::<NotFoundError>(e.code(), message, help),

@@ -215,6 +215,7 @@ def test_a_writer_waits_for_the_other_to_close(root):
     with pytest.raises(mesa.ConflictError) as err:
         mesa.Memory(root, "t", wait=0.05)
     assert err.value.code == "locked"
+    assert "wait=" in err.value.help and "read_only=True" in err.value.help
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(mesa.InvalidInputError) as err:
             mesa.Memory(root, "t", wait=bad)

@@ -72,7 +72,15 @@ impl From<LiveError> for ApiError {
             (LiveErrorKind::Builder, _) => StatusCode::BAD_GATEWAY,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        ApiError::new(status, e.code(), e.to_string())
+        let message = match e {
+            // The server holds a tenant from its first request on; the
+            // writer it met is another process.
+            LiveError::Locked { .. } => format!(
+                "{e}; retry once that writer (a `mesa append` or an import, say) has closed"
+            ),
+            _ => e.to_string(),
+        };
+        ApiError::new(status, e.code(), message)
     }
 }
 

@@ -113,3 +113,24 @@ fn an_episode_records_how_it_ended() {
         (&json!(null), &json!(""), &json!({}))
     );
 }
+
+/// A tenant another writer holds (a `mesa append`, an import) is 409
+/// `locked` on the request that would first open it, with what to do; the
+/// first request after that writer closes opens it.
+#[test]
+fn a_tenant_another_writer_holds_is_409_until_it_closes() {
+    let f = fixture();
+    let other = mesa_memory::LiveMemory::open(&f.root)
+        .expect("memory")
+        .tenant("alice")
+        .expect("the other writer");
+    let r = f.send("GET", "/v1/episodes", &f.alice, None);
+    assert_eq!(r.status().as_u16(), 409);
+    let v: serde_json::Value = r.json().expect("JSON");
+    assert_eq!(v["error"]["code"], "locked");
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("retry once that writer"), "{message}");
+    drop(other);
+    let listed = f.ok("GET", "/v1/episodes", &f.alice, None);
+    assert_eq!(listed["episodes"], json!([]));
+}

@@ -158,8 +158,13 @@ pub fn mcp(args: McpArgs) -> Result<ExitCode, CliError> {
         }
         None => None,
     };
+    let waits = if args.wait.is_zero() {
+        String::new()
+    } else {
+        format!(" (waiting up to {:?} for its other writer)", args.wait)
+    };
     eprintln!(
-        "mesa mcp: tenant `{}` of {} on stdio",
+        "mesa mcp: tenant `{}` of {} on stdio{waits}",
         args.tenant,
         args.root.display()
     );

@@ -80,7 +80,7 @@ pub enum LiveError {
         name: String,
     },
     /// Another process (or handle) writes this tenant.
-    #[error("tenant `{tenant}` is open for writing elsewhere ({path} is locked; a running `mesa serve` or `mesa mcp` holds its tenants, so write through it); wait for the other writer (`--wait SECONDS`, Python's `wait=`), close it, or read with a read-only handle")]
+    #[error("tenant `{tenant}` is open for writing elsewhere ({path} is locked): another process or handle writes it")]
     Locked {
         /// The tenant.
         tenant: String,
