@@ -74,33 +74,10 @@ fn appends_started_together_all_land() {
 /// takes only seconds from 0 up.
 #[test]
 fn a_busy_tenant_waits_its_turn_with_wait() {
-    use std::io::{BufRead, Write};
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("mem");
     let root = root.to_str().unwrap();
-    let mut holder = common::command()
-        .args([
-            "append",
-            root,
-            "--tenant",
-            "t",
-            "--episode",
-            "e",
-            "--task",
-            "x",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("append");
-    let mut input = holder.stdin.take().expect("stdin");
-    input.write_all(b"{\"action\": \"a\"}\n").expect("a step");
-    input.flush().expect("flush");
-    let mut ack = String::new();
-    let mut out = std::io::BufReader::new(holder.stdout.take().expect("stdout"));
-    out.read_line(&mut ack).expect("its acknowledgement");
-    assert!(ack.contains("\"index\":0"), "{ack}");
+    let (mut holder, input) = hold(root);
 
     let update = |wait: &str| {
         run(&[
@@ -164,27 +141,7 @@ fn an_mcp_server_waits_for_the_tenant_with_wait() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("mem");
     let root = root.to_str().unwrap();
-    let mut holder = common::command()
-        .args([
-            "append",
-            root,
-            "--tenant",
-            "t",
-            "--episode",
-            "e",
-            "--task",
-            "x",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("append");
-    let mut input = holder.stdin.take().expect("stdin");
-    input.write_all(b"{\"action\": \"a\"}\n").expect("a step");
-    let mut ack = String::new();
-    let mut out = std::io::BufReader::new(holder.stdout.take().expect("stdout"));
-    out.read_line(&mut ack).expect("its acknowledgement");
+    let (mut holder, input) = hold(root);
 
     let (ok, _, err) = run_with(&[], &["mcp", root, "--tenant", "t"], "");
     assert!(!ok && err.contains("open for writing elsewhere"), "{err}");
@@ -210,4 +167,35 @@ fn an_mcp_server_waits_for_the_tenant_with_wait() {
     );
     drop(to_server);
     let _ = server.wait();
+}
+
+/// A `mesa append` holding tenant `t` of `root` (episode `e`, one step
+/// acknowledged) until its input, returned with it, is dropped.
+fn hold(root: &str) -> (std::process::Child, std::process::ChildStdin) {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let mut holder = common::command()
+        .args([
+            "append",
+            root,
+            "--tenant",
+            "t",
+            "--episode",
+            "e",
+            "--task",
+            "x",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("append");
+    let mut input = holder.stdin.take().expect("stdin");
+    input.write_all(b"{\"action\": \"a\"}\n").expect("a step");
+    input.flush().expect("flush");
+    let mut ack = String::new();
+    let mut out = std::io::BufReader::new(holder.stdout.take().expect("stdout"));
+    out.read_line(&mut ack).expect("its acknowledgement");
+    assert!(ack.contains("\"index\":0"), "{ack}");
+    (holder, input)
 }
