@@ -133,8 +133,11 @@ impl Memory {
         })?;
         let options = PluginOptions::default();
         let named = py.detach(|| named_builders(&options, embedder, summarizer, extractor))?;
+        let memory = py
+            .detach(|| LiveMemory::open(&root))
+            .map_err(errors::live)?;
         let open = |wait| {
-            let memory = LiveMemory::open(&root)?.waiting_for_writer(wait);
+            let memory = memory.clone().waiting_for_writer(wait);
             if read_only {
                 memory.reader_named(&tenant, &named, &options)
             } else {
