@@ -169,6 +169,59 @@ fn an_mcp_server_waits_for_the_tenant_with_wait() {
     let _ = server.wait();
 }
 
+/// `mesa serve --wait` answers the request that first opens a tenant an
+/// append holds once that append closes (a plain HTTP/1.1 request on a
+/// socket: this checks the flag's wiring; the server's own tests drive it
+/// with an HTTP client).
+#[test]
+fn a_server_with_wait_answers_once_the_tenant_is_free() {
+    use std::io::{BufRead, Read, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("mem");
+    let root = root.to_str().unwrap();
+    let (mut holder, input) = hold(root);
+    let (ok, token, err) = run(&["token", root, "--tenant", "t"]);
+    assert!(ok, "{err}");
+    let mut server = common::command()
+        .args(["serve", root, "--addr", "127.0.0.1:0", "--wait", "300"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve");
+    let mut banner = String::new();
+    let mut log = std::io::BufReader::new(server.stderr.take().expect("stderr"));
+    log.read_line(&mut banner).expect("the banner");
+    let addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {banner}"))
+        .to_string();
+    let request = std::thread::spawn(move || {
+        let mut socket = std::net::TcpStream::connect(&addr).expect("connects");
+        let head = format!(
+            "GET /v1/episodes HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+            token.trim()
+        );
+        socket.write_all(head.as_bytes()).expect("sends");
+        let mut reply = String::new();
+        socket.read_to_string(&mut reply).expect("a reply");
+        reply
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!request.is_finished(), "the request waits for the append");
+    drop(input);
+    assert!(holder.wait().expect("append ends").success());
+    let reply = request.join().expect("the request");
+    assert!(
+        reply.starts_with("HTTP/1.1 200") && reply.contains("\"id\":\"e\""),
+        "{reply}"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
 /// A `mesa append` holding tenant `t` of `root` (episode `e`, one step
 /// acknowledged) until its input, returned with it, is dropped.
 fn hold(root: &str) -> (std::process::Child, std::process::ChildStdin) {

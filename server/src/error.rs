@@ -98,6 +98,14 @@ impl IntoResponse for ApiError {
                 axum::http::HeaderValue::from_static("Bearer"),
             );
         }
+        if self.code == "locked" {
+            // RFC 9110: how long to wait before asking again; a writer such
+            // as `mesa append` holds a tenant for about that long.
+            res.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
         res
     }
 }

@@ -114,6 +114,10 @@ pub struct Config {
     /// Where MiniLM's files are, for the tenants whose vectors it makes
     /// (else `MESA_MINILM_DIR`, else `models/all-MiniLM-L6-v2`).
     pub minilm_dir: Option<PathBuf>,
+    /// How long the request that first opens a tenant waits for the
+    /// tenant's other writer (a `mesa append`, an import) to close. Default
+    /// zero: it is refused at once, 409 `locked`.
+    pub writer_wait: std::time::Duration,
 }
 
 impl Config {
@@ -126,6 +130,7 @@ impl Config {
             limits: Limits::default(),
             builders: BuilderKinds::default(),
             minilm_dir: None,
+            writer_wait: std::time::Duration::ZERO,
         }
     }
 
@@ -244,7 +249,7 @@ pub struct Server {
 impl Server {
     /// Opens the memory, reads the tokens and binds the address.
     pub fn bind(config: &Config) -> Result<Server, ServeError> {
-        let memory = LiveMemory::open(&config.root)?;
+        let memory = LiveMemory::open(&config.root)?.waiting_for_writer(config.writer_wait);
         let tokens = auth::TokenFile::open(&config.tokens_path())?;
         let options = mesa_memory::PluginOptions::with_minilm_dir(config.minilm_dir.clone());
         let builders = new_tenants(config.builders, &options)?;

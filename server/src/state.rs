@@ -26,7 +26,10 @@ pub struct AppState {
     pub tokens: crate::auth::TokenFile,
     /// The limits.
     pub limits: Limits,
-    tenants: Mutex<HashMap<String, Arc<TenantState>>>,
+    /// One slot per tenant asked for: the map's lock is held only to find
+    /// a slot, so a tenant that is slow to open (its writer's wait, a first
+    /// build) holds up only its own requests.
+    tenants: Mutex<HashMap<String, Arc<Slot>>>,
     /// The policy runtime (one engine configuration for every tenant).
     pub runtime: Runtime,
     /// Request counts and latencies.
@@ -37,6 +40,15 @@ pub struct AppState {
     /// What the tenants' recorded builders are made from; its LLM client
     /// is shared by every tenant's.
     pub options: mesa_memory::PluginOptions,
+}
+
+/// Where one tenant's state goes once it is open: `opening` lets one
+/// request at a time open it (the others wait for that one), `open` is read
+/// without a lock.
+#[derive(Default)]
+struct Slot {
+    opening: Mutex<()>,
+    open: std::sync::OnceLock<Arc<TenantState>>,
 }
 
 /// One tenant's open handle and policies.
@@ -129,30 +141,36 @@ impl AppState {
         })
     }
 
-    /// Tenant `name` if it is open already (no I/O: the request path's
-    /// common case).
+    /// Tenant `name` if it is open already (no I/O and no wait: the
+    /// request path's common case).
     pub fn opened(&self, name: &str) -> Option<Arc<TenantState>> {
         let map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(name).cloned()
+        map.get(name).and_then(|slot| slot.open.get().cloned())
     }
 
     /// Tenant `name`, opened (and its policy files loaded) on first use.
+    /// A tenant another writer holds is waited for as the memory says
+    /// ([`LiveMemory::waiting_for_writer`]); meanwhile the other tenants'
+    /// requests go on, and this tenant's next requests wait for this
+    /// opening rather than start their own.
     pub fn tenant(&self, name: &str) -> Result<Arc<TenantState>, ApiError> {
-        let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = map.get(name) {
+        let slot = {
+            let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(name.to_string()).or_default().clone()
+        };
+        let _opening = slot.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = slot.open.get() {
             return Ok(t.clone());
         }
         let new = self.new_tenants.clone();
         let tenant = self.memory.tenant_builders(name, new, &self.options)?;
-        let tenant = Arc::new(tenant);
         let state = Arc::new(TenantState {
-            tenant,
+            tenant: Arc::new(tenant),
             policies: RwLock::new(BTreeMap::new()),
             active: RwLock::new(None),
         });
         self.reload(&state)?;
-        map.insert(name.to_string(), state.clone());
-        Ok(state)
+        Ok(slot.open.get_or_init(|| state).clone())
     }
 
     /// Checks and loads a policy source into an asker; also its warnings.

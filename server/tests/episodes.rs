@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{fill, fixture};
+use common::{fill, fixture, fixture_config};
 use serde_json::json;
+use std::time::Duration;
 
 #[test]
 fn an_episode_records_how_it_ended() {
@@ -126,6 +127,7 @@ fn a_tenant_another_writer_holds_is_409_until_it_closes() {
         .expect("the other writer");
     let r = f.send("GET", "/v1/episodes", &f.alice, None);
     assert_eq!(r.status().as_u16(), 409);
+    assert_eq!(r.headers()["retry-after"], "1");
     let v: serde_json::Value = r.json().expect("JSON");
     assert_eq!(v["error"]["code"], "locked");
     let message = v["error"]["message"].as_str().unwrap_or_default();
@@ -133,4 +135,47 @@ fn a_tenant_another_writer_holds_is_409_until_it_closes() {
     drop(other);
     let listed = f.ok("GET", "/v1/episodes", &f.alice, None);
     assert_eq!(listed["episodes"], json!([]));
+}
+
+/// A server started with a writer wait (`mesa serve --wait`) holds the
+/// request that first opens a tenant another writer holds until that writer
+/// closes, then answers it; meanwhile another tenant's requests are
+/// answered (they do not queue behind the waiting opening).
+#[test]
+fn a_waiting_server_answers_once_the_other_writer_closes() {
+    let f = fixture_config(|c| c.writer_wait = Duration::from_secs(300));
+    let other = mesa_memory::LiveMemory::open(&f.root)
+        .expect("memory")
+        .tenant("alice")
+        .expect("the other writer");
+    std::thread::scope(|s| {
+        let waiting = s.spawn(|| f.ok("GET", "/v1/episodes", &f.alice, None));
+        // Let alice's request reach its wait first (the test's point holds
+        // either way; this makes it the order that used to block bob).
+        std::thread::sleep(Duration::from_millis(300));
+        fill(&f, &f.bob, "run-1");
+        let listed = f.ok("GET", "/v1/episodes", &f.bob, None);
+        assert_eq!(listed["episodes"][0]["id"], "run-1", "{listed}");
+        assert!(
+            !waiting.is_finished(),
+            "alice's request waits for the writer"
+        );
+        drop(other);
+        let listed = waiting.join().expect("alice's request");
+        assert_eq!(listed["episodes"], json!([]));
+    });
+}
+
+/// A wait that runs out is 409 `locked`, as without one.
+#[test]
+fn a_writer_wait_that_runs_out_is_409() {
+    let f = fixture_config(|c| c.writer_wait = Duration::from_millis(200));
+    let _other = mesa_memory::LiveMemory::open(&f.root)
+        .expect("memory")
+        .tenant("alice")
+        .expect("the other writer");
+    assert_eq!(
+        f.err("GET", "/v1/episodes", &f.alice, None),
+        (409, "locked".to_string())
+    );
 }

@@ -38,6 +38,12 @@ pub struct ServeArgs {
     /// is closed.
     #[arg(long, default_value_t = Limits::default().header_timeout.as_secs())]
     header_timeout: u64,
+    /// The request that first opens a tenant waits this many seconds at
+    /// most for the tenant's other writer (a `mesa append`, an import) to
+    /// close; 0 refuses it at once (409 locked). The wait counts toward
+    /// the request's --timeout; other tenants' requests do not wait.
+    #[arg(long, value_name = "SECONDS", value_parser = super::live::seconds, default_value = "0")]
+    wait: Duration,
     #[command(flatten)]
     builders: super::builders::BuilderArgs,
 }
@@ -58,6 +64,7 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode, CliError> {
         },
         builders: args.builders.kinds(),
         minilm_dir: args.builders.minilm_dir.clone(),
+        writer_wait: args.wait,
     };
     let server = Server::bind(&config)?;
     eprintln!(

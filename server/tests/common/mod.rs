@@ -18,10 +18,11 @@ pub struct Fixture {
     pub http: Client,
 }
 
-pub fn start(root: &Path, limits: Limits) -> Running {
+/// A server over `root` on a free port, configured by `set`.
+pub fn start_with(root: &Path, set: impl FnOnce(&mut Config)) -> Running {
     let mut config = Config::new(root.to_path_buf());
     config.addr = "127.0.0.1:0".parse().unwrap();
-    config.limits = limits;
+    set(&mut config);
     Server::bind(&config)
         .expect("binds")
         .spawn()
@@ -29,12 +30,17 @@ pub fn start(root: &Path, limits: Limits) -> Running {
 }
 
 pub fn fixture_with(limits: Limits) -> Fixture {
+    fixture_config(|c| c.limits = limits)
+}
+
+/// The fixture with its server configured by `set`.
+pub fn fixture_config(set: impl FnOnce(&mut Config)) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("mem");
     mesa_memory::LiveMemory::open(&root).unwrap();
     let alice = add_token(&root.join("tokens"), "alice").unwrap();
     let bob = add_token(&root.join("tokens"), "bob").unwrap();
-    let server = start(&root, limits);
+    let server = start_with(&root, set);
     let base = format!("http://{}", server.addr);
     Fixture {
         _dir: dir,
