@@ -11,7 +11,9 @@
 //! The tools are named as MCP memory servers name them: `add_memory`,
 //! `search_memory`, `explain_selection`, `forget_memory`,
 //! `forget_memory_before`, `correct_memory`, `update_episode`,
-//! `list_episodes`, `read_episode`, `compact_memory`. A tool that ran and
+//! `list_episodes`, `read_episode`, `compact_memory`, and `export_memory`
+//! and `import_memory` (the tenant as a dataset's text, as `GET /v1/export`
+//! and `POST /v1/import` move it: transfer.rs). A tool that ran and
 //! failed (an unknown episode, an empty action) answers with a tool error
 //! result (`isError: true`) carrying the library's message; protocol errors
 //! are left for malformed requests, and a line that is not a message at
@@ -35,7 +37,7 @@ use serde_json::json;
 use std::sync::Arc;
 
 /// The tools' names, in the order the module doc gives them.
-pub const TOOLS: [&str; 10] = [
+pub const TOOLS: [&str; 12] = [
     "add_memory",
     "search_memory",
     "explain_selection",
@@ -46,6 +48,8 @@ pub const TOOLS: [&str; 10] = [
     "list_episodes",
     "read_episode",
     "compact_memory",
+    "export_memory",
+    "import_memory",
 ];
 
 /// The tools, over one tenant (stdio) or over the tenant each HTTP
@@ -129,6 +133,27 @@ pub struct ForgetBefore {
     /// Forget every step stamped before this time, RFC 3339 (such as
     /// `2026-03-01T00:00:00Z`).
     pub before: String,
+}
+
+/// `export_memory`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExportMemory {
+    /// The most bytes the dataset may take (default 4 MiB, `EXPORT_BYTES`);
+    /// a larger memory is refused whole (move it with `mesa export` or
+    /// `GET /v1/export`).
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+}
+
+/// `export_memory`'s cap when the call gives none.
+pub const EXPORT_BYTES: usize = 4 << 20;
+
+/// `import_memory`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ImportMemory {
+    /// The dataset: JSON Lines, one episode per line, in MESA's generic
+    /// layout (what `export_memory` returns) or AMA-Bench's.
+    pub dataset: String,
 }
 
 /// `correct_memory`'s arguments.
@@ -437,6 +462,51 @@ impl MemoryTools {
         blocking(move || {
             t.compact().map_err(live)?;
             Ok(json!({"compacted": true}).to_string())
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Export the memory as a dataset (JSON Lines, one episode per line with its steps, outcome and kept questions) to move it into another memory with import_memory; refused whole past max_bytes."
+    )]
+    async fn export_memory(
+        &self,
+        Parameters(a): Parameters<ExportMemory>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let t = self.tenant(&ctx)?;
+        let max = a.max_bytes.unwrap_or(EXPORT_BYTES);
+        blocking(move || match crate::transfer::export_capped(&t, max).map_err(live)? {
+            None => Err(format!(
+                "the memory's dataset is over max_bytes ({max} bytes) (export-too-large); give a larger max_bytes, or move it with `mesa export` or GET /v1/export"
+            )),
+            Some((dataset, done)) => Ok(json!({
+                "episodes": done.episodes,
+                "steps": done.steps,
+                "questions": done.questions,
+                "empty_episodes": done.empty,
+                "dropped_evidence": done.dropped_evidence,
+                "dataset": dataset,
+            })
+            .to_string()),
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Import a dataset (what export_memory returns, or AMA-Bench's layout) into the memory: each episode created with its steps (indices and timestamps kept) and questions. Sent again, it adds nothing twice; an episode of the same id with other steps stops it (the episodes before it are imported)."
+    )]
+    async fn import_memory(
+        &self,
+        Parameters(a): Parameters<ImportMemory>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        use crate::transfer::{import_text, ImportFail};
+        let t = self.tenant(&ctx)?;
+        blocking(move || match import_text(&t, &a.dataset, "the dataset") {
+            Ok(done) => Ok(done.to_string()),
+            Err(ImportFail::Dataset(e)) => Err(format!("{e} (bad-dataset)")),
+            Err(ImportFail::Live(e)) => Err(live(e)),
         })
         .await
     }

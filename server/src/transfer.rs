@@ -16,7 +16,8 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mesa_memory::dataset::{load_str, LoadOptions};
+use mesa_memory::dataset::{load_str, DatasetError, LoadOptions};
+use mesa_memory::{Exported, LiveError, Tenant};
 use serde_json::{json, Value};
 
 /// `GET /v1/export`'s headers: episodes written, of them those without
@@ -84,23 +85,92 @@ pub async fn import(
     let text = String::from_utf8(bytes.to_vec())
         .map_err(|e| ApiError::bad_request("bad-dataset", format!("the body is not UTF-8: {e}")))?;
     let done = blocking(move || {
-        let options = LoadOptions {
-            max_text_bytes: mesa_memory::live::MAX_TEXT_BYTES,
-            into_tenant: true,
-            ..LoadOptions::default()
-        };
-        let loaded = load_str(&text, "the body", &options)
-            .map_err(|e| ApiError::bad_request("bad-dataset", e.to_string()))?;
-        let done = t.tenant.import(&loaded.episodes, |_| {})?;
-        let r = &loaded.report;
-        Ok(json!({
-            "episodes": done.episodes,
-            "steps": done.steps,
-            "questions": done.questions,
-            "again": done.again,
-            "cut": r.cut_actions + r.cut_observations,
-        }))
+        import_text(&t.tenant, &text, "the body").map_err(|e| match e {
+            ImportFail::Dataset(e) => ApiError::bad_request("bad-dataset", e.to_string()),
+            ImportFail::Live(e) => e.into(),
+        })
     })
     .await?;
     Ok(Json(done))
+}
+
+/// Why [`import_text`] imported nothing (or stopped at an episode).
+#[derive(Debug)]
+pub(crate) enum ImportFail {
+    /// A line did not read as a dataset line: nothing was written.
+    Dataset(DatasetError),
+    /// The tenant refused an episode (those before it are imported).
+    Live(LiveError),
+}
+
+/// A dataset's text (JSON Lines, MESA's generic layout or AMA-Bench's)
+/// imported into `tenant`, as `POST /v1/import` and MCP's `import_memory`
+/// do: texts cut at the live store's limit, and what was added as JSON.
+/// `label` names the text in a line's error.
+pub(crate) fn import_text(tenant: &Tenant, text: &str, label: &str) -> Result<Value, ImportFail> {
+    let options = LoadOptions {
+        max_text_bytes: mesa_memory::live::MAX_TEXT_BYTES,
+        into_tenant: true,
+        ..LoadOptions::default()
+    };
+    let loaded = load_str(text, label, &options).map_err(ImportFail::Dataset)?;
+    let done = tenant
+        .import(&loaded.episodes, |_| {})
+        .map_err(ImportFail::Live)?;
+    let r = &loaded.report;
+    Ok(json!({
+        "episodes": done.episodes,
+        "steps": done.steps,
+        "questions": done.questions,
+        "again": done.again,
+        "cut": r.cut_actions + r.cut_observations,
+    }))
+}
+
+/// The tenant exported into memory, or `None` once the dataset would pass
+/// `max_bytes` (MCP's `export_memory`: a tool's reply goes whole into the
+/// agent's context, so it has a cap where `GET /v1/export` has none).
+pub(crate) fn export_capped(
+    tenant: &Tenant,
+    max_bytes: usize,
+) -> Result<Option<(String, Exported)>, LiveError> {
+    let mut out = Capped {
+        bytes: Vec::new(),
+        max: max_bytes,
+        over: false,
+    };
+    match tenant.export(&mut out, "the reply") {
+        Err(_) if out.over => Ok(None),
+        Err(e) => Err(e),
+        // The export writes JSON, which serde_json makes UTF-8.
+        Ok(done) => Ok(Some((
+            String::from_utf8_lossy(&out.bytes).into_owned(),
+            done,
+        ))),
+    }
+}
+
+/// A writer that refuses to grow past `max` bytes.
+struct Capped {
+    bytes: Vec<u8>,
+    max: usize,
+    over: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > self.max {
+            self.over = true;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                "over the export's cap",
+            ));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

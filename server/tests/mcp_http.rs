@@ -241,3 +241,57 @@ fn retried_tool_calls_with_their_request_ids_change_nothing() {
     assert_eq!(steps["steps"], json!([]), "{steps}");
     f.stop();
 }
+
+/// `export_memory` and `import_memory` move a tenant's memory to another:
+/// what alice exports, bob imports, and bob's memory then answers with
+/// alice's steps; sent again it adds nothing twice; a cap too small and a
+/// dataset that does not read are tool errors that say what to do.
+#[test]
+fn mcp_moves_a_memory_by_export_and_import() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    let (text, err) = call(&f, &f.alice, "export_memory", json!({}));
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(
+        (v["episodes"].as_u64(), v["steps"].as_u64()),
+        (Some(1), Some(3)),
+        "{v}"
+    );
+    let dataset = v["dataset"].as_str().expect("the dataset").to_string();
+    assert_eq!(dataset.lines().count(), 1, "{dataset}");
+
+    let (text, err) = call(&f, &f.bob, "import_memory", json!({ "dataset": dataset }));
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(
+        (v["episodes"].as_u64(), v["again"].as_u64()),
+        (Some(1), Some(0)),
+        "{v}"
+    );
+    let steps = f.ok("GET", "/v1/episodes/run-1/steps", &f.bob, None);
+    let moved = f.ok("GET", "/v1/episodes/run-1/steps", &f.alice, None);
+    assert_eq!(steps, moved);
+    let q = json!({"episode": "run-1", "question": "Which table was missing?", "structures": "R"});
+    let (text, err) = call(&f, &f.bob, "search_memory", q);
+    assert!(!err && text.contains("no such table: orders"), "{text}");
+
+    let (text, err) = call(&f, &f.bob, "import_memory", json!({ "dataset": dataset }));
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert!(!err && v["again"] == json!(1), "{text}");
+    let (text, err) = call(&f, &f.alice, "export_memory", json!({"max_bytes": 10}));
+    assert!(
+        err && text.contains("export-too-large") && text.contains("mesa export"),
+        "{text}"
+    );
+    let (text, err) = call(
+        &f,
+        &f.bob,
+        "import_memory",
+        json!({"dataset": "{not json\n"}),
+    );
+    assert!(
+        err && text.contains("bad-dataset") && text.contains("line 1"),
+        "{text}"
+    );
+}

@@ -38,7 +38,8 @@ async def checks(session):
     assert init.serverInfo.name == "mesa", init.serverInfo
     tools = {t.name: t for t in (await session.list_tools()).tools}
     for name in ["add_memory", "search_memory", "explain_selection", "forget_memory",
-                 "forget_memory_before", "correct_memory", "update_episode", "list_episodes", "read_episode", "compact_memory"]:
+                 "forget_memory_before", "correct_memory", "update_episode", "list_episodes", "read_episode", "compact_memory",
+                 "export_memory", "import_memory"]:
         assert name in tools, (name, sorted(tools))
     schema = tools["add_memory"].inputSchema
     assert set(schema["required"]) >= {"episode", "action"}, schema
@@ -77,6 +78,16 @@ async def checks(session):
     assert "zebra-7731" not in json.dumps(json.loads(text(r))["evidence"]), "forgotten means gone"
     r = await session.call_tool("compact_memory", {})
     assert not r.isError
+
+    # The memory as a dataset and back: nothing forgotten in it, and the
+    # same dataset imported again adds nothing.
+    r = await session.call_tool("export_memory", {})
+    assert not r.isError, text(r)
+    exported = json.loads(text(r))
+    assert exported["episodes"] == 1 and exported["steps"] == 2, exported
+    assert "no such table" in exported["dataset"] and "zebra-7731" not in exported["dataset"]
+    r = await session.call_tool("import_memory", {"dataset": exported["dataset"]})
+    assert not r.isError and json.loads(text(r))["again"] == 1, text(r)
 
     # A tool that ran and failed is a tool error, not a protocol error.
     r = await session.call_tool("search_memory", {"episode": "nope", "question": "q"})
