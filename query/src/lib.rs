@@ -13,12 +13,16 @@
 //! Every front end (the `mesa` command, and the Python package and the
 //! servers next) asks questions through [`QueryEngine`] and prints or
 //! sends an [`Answer`] through [`Answer::to_json`], so all of them answer
-//! alike.
+//! alike. [`ask_across`] asks one question of many episodes of a tenant
+//! and ranks them (across.rs).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod across;
 mod answer;
+
+pub use across::{ask_across, Across, AcrossError, Found};
 
 pub use answer::{
     Answer, Asker, Chooser, QueryEngine, QueryError, Question, SharedChooser, Timings,

@@ -1,0 +1,135 @@
+//! One question over many episodes (`ask_across`): the episodes whose
+//! evidence shows the question's words come first, each with the answer a
+//! question to it alone gets; a forgotten step is found in none; named
+//! episodes bound the search.
+
+use mesa_core::Mask;
+use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
+use mesa_query::{ask_across, AcrossError, SharedChooser};
+
+fn episode(t: &Tenant, id: &str, created: &str, steps: &[(&str, &str)]) {
+    t.create_episode(&NewEpisode {
+        id: id.into(),
+        task: "keep the build green".into(),
+        created: Some(created.into()),
+        ..NewEpisode::default()
+    })
+    .expect("episode");
+    let steps = steps
+        .iter()
+        .map(|(a, o)| NewStep {
+            index: None,
+            action: a.to_string(),
+            observation: o.to_string(),
+            timestamp: None,
+        })
+        .collect();
+    t.append_batch(id, steps).expect("steps");
+}
+
+fn tenant(dir: &std::path::Path) -> Tenant {
+    let t = LiveMemory::open(dir).expect("memory").tenant("t").expect("tenant");
+    episode(
+        &t,
+        "deploy",
+        "2026-03-01T10:00:00Z",
+        &[
+            ("run the deploy script", "uploaded 3 artifacts"),
+            ("check the dashboard", "latency is normal"),
+        ],
+    );
+    episode(
+        &t,
+        "flaky",
+        "2026-03-02T10:00:00Z",
+        &[
+            ("run the tests", "test_login failed: connection refused by postgres"),
+            ("restart postgres", "postgres is accepting connections"),
+            ("run the tests", "all 212 tests passed"),
+        ],
+    );
+    episode(
+        &t,
+        "docs",
+        "2026-03-03T10:00:00Z",
+        &[("edit the readme", "saved README.md")],
+    );
+    t
+}
+
+#[test]
+fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tenant(dir.path());
+    let all = SharedChooser::Fixed(Mask::ALL);
+    let q = "Why did test_login fail with postgres?";
+    let across = ask_across(&t, &all, q, None, None, 5).expect("asked");
+    assert_eq!(across.searched, 3);
+    let first = &across.found[0];
+    assert_eq!(first.episode, "flaky");
+    assert!(
+        across.found.iter().skip(1).all(|f| f.matched < first.matched),
+        "{:?}",
+        across.found.iter().map(|f| (&f.episode, f.matched)).collect::<Vec<_>>()
+    );
+    // Its entry is the answer a question to that episode alone gets.
+    let alone = all
+        .ask(&t.memory("flaky").expect("memory"), q, None, false)
+        .expect("alone")
+        .0;
+    let items = |a: &mesa_query::Answer| {
+        a.composition
+            .items()
+            .map(|i| (i.structure, i.steps.clone(), i.text.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(items(&first.answer), items(&alone));
+
+    // Named episodes bound the search; the limit keeps the best.
+    let named = ["deploy".to_string(), "docs".to_string()];
+    let some = ask_across(&t, &all, q, None, Some(&named), 5).expect("asked");
+    assert_eq!(some.searched, 2);
+    assert!(some.found.iter().all(|f| f.episode != "flaky"));
+    let one = ask_across(&t, &all, q, None, None, 1).expect("asked");
+    assert_eq!(one.found.len(), 1);
+    assert_eq!(one.found[0].episode, "flaky");
+    let json = one.to_json(q, None, true);
+    assert_eq!(json["episodes"][0]["episode"], "flaky");
+    assert!(json["episodes"][0]["matched"].as_f64().unwrap_or(0.0) > 0.0);
+}
+
+#[test]
+fn a_forgotten_step_is_found_in_no_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tenant(dir.path());
+    let all = SharedChooser::Fixed(Mask::ALL);
+    let q = "artifacts uploaded";
+    let before = ask_across(&t, &all, q, None, None, 5).expect("asked");
+    assert_eq!(before.found[0].episode, "deploy");
+    t.forget("deploy", Forget::Step(0)).expect("forget");
+    let after = ask_across(&t, &all, q, None, None, 5).expect("asked");
+    assert!(
+        after
+            .found
+            .iter()
+            .flat_map(|f| f.answer.composition.items())
+            .all(|i| !i.text.contains("artifacts")),
+        "forgotten means gone"
+    );
+}
+
+#[test]
+fn bad_asks_are_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tenant(dir.path());
+    let all = SharedChooser::Fixed(Mask::ALL);
+    let named = ["nope".to_string()];
+    let err = ask_across(&t, &all, "postgres", None, Some(&named), 5).expect_err("unknown");
+    assert!(matches!(err, AcrossError::UnknownEpisode { ref id } if id == "nope"));
+    assert!(err.to_string().contains("GET /v1/episodes"), "{err}");
+    let err = ask_across(&t, &all, "  ", None, None, 5).expect_err("empty");
+    assert!(matches!(err, AcrossError::EmptyQuestion), "{err}");
+    // Only stopwords: nothing to match, nothing found.
+    let none = ask_across(&t, &all, "what was it", None, None, 5).expect("asked");
+    assert!(none.found.is_empty() && none.searched == 3);
+}
