@@ -28,7 +28,10 @@ fn episode(t: &Tenant, id: &str, created: &str, steps: &[(&str, &str)]) {
 }
 
 fn tenant(dir: &std::path::Path) -> Tenant {
-    let t = LiveMemory::open(dir).expect("memory").tenant("t").expect("tenant");
+    let t = LiveMemory::open(dir)
+        .expect("memory")
+        .tenant("t")
+        .expect("tenant");
     episode(
         &t,
         "deploy",
@@ -43,7 +46,10 @@ fn tenant(dir: &std::path::Path) -> Tenant {
         "flaky",
         "2026-03-02T10:00:00Z",
         &[
-            ("run the tests", "test_login failed: connection refused by postgres"),
+            (
+                "run the tests",
+                "test_login failed: connection refused by postgres",
+            ),
             ("restart postgres", "postgres is accepting connections"),
             ("run the tests", "all 212 tests passed"),
         ],
@@ -68,9 +74,17 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
     let first = &across.found[0];
     assert_eq!(first.episode, "flaky");
     assert!(
-        across.found.iter().skip(1).all(|f| f.matched < first.matched),
+        across
+            .found
+            .iter()
+            .skip(1)
+            .all(|f| f.matched < first.matched),
         "{:?}",
-        across.found.iter().map(|f| (&f.episode, f.matched)).collect::<Vec<_>>()
+        across
+            .found
+            .iter()
+            .map(|f| (&f.episode, f.matched))
+            .collect::<Vec<_>>()
     );
     // Its entry is the answer a question to that episode alone gets.
     let alone = all

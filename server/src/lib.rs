@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod ask;
 pub mod auth;
 mod canned;
 mod error;
@@ -204,7 +205,8 @@ pub fn router(state: Shared) -> Router {
             "/v1/episodes/{id}/questions",
             get(routes::list_questions).post(routes::add_questions),
         )
-        .route("/v1/episodes/{id}/query", post(routes::query))
+        .route("/v1/episodes/{id}/query", post(ask::query))
+        .route("/v1/query", post(ask::query_across))
         .route("/v1/compact", post(routes::compact))
         .route("/v1/export", get(transfer::export))
         .route("/v1/import", post(transfer::import))

@@ -12,9 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mesa_core::Mask;
 use mesa_memory::{EpisodeInfo, EpisodeUpdate, Forget, LiveError, NewEpisode, NewStep, Tenant};
-use mesa_query::{Question, SharedChooser};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -43,6 +41,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/episodes/{id}/questions"),
     ("POST", "/v1/episodes/{id}/questions"),
     ("POST", "/v1/episodes/{id}/query"),
+    ("POST", "/v1/query"),
     ("POST", "/v1/compact"),
     ("GET", "/v1/export"),
     ("POST", "/v1/import"),
@@ -93,7 +92,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 }
 
 /// A JSON body of type `T` (415 unless the content type says JSON).
-fn body<T: DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> Result<T, ApiError> {
+pub(crate) fn body<T: DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> Result<T, ApiError> {
     let ct = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -494,92 +493,6 @@ pub async fn forget_steps(
     forget(t, id, what, &headers).await
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct QueryBody {
-    question: String,
-    #[serde(default)]
-    policy: Option<String>,
-    #[serde(default)]
-    structures: Option<String>,
-    #[serde(default)]
-    qtype: Option<String>,
-    /// Add the policy's trace: every rule, what it tested, whether it fired.
-    #[serde(default)]
-    trace: bool,
-}
-
-/// `POST /v1/episodes/{id}/query`: the answer as `mesa query --format
-/// json` prints it, with the policy that chose.
-pub async fn query(
-    State(s): State<Shared>,
-    Authed(t): Authed,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    let q: QueryBody = body(&headers, &bytes)?;
-    s.limits.check_question(&q.question).map_err(|message| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "question-too-long",
-            message,
-        )
-    })?;
-    let (name, chooser) = chooser(&t, &q)?;
-    blocking(move || {
-        let memory = t.tenant.memory(&id)?;
-        let (answer, trace) = chooser
-            .ask(&memory, &q.question, q.qtype.as_deref(), q.trace)
-            .map_err(|e| asking_failed(&id, e))?;
-        let question = Question {
-            episode: &id,
-            text: &q.question,
-            qtype: q.qtype.as_deref(),
-        };
-        let mut v = answer.to_json(&question, true);
-        v["policy"] = json!(name);
-        if let Some(t) = trace {
-            v["trace"] = t;
-        }
-        Ok(Json(v))
-    })
-    .await
-}
-
-/// The fixed structures asked for, the policy named, or the active one.
-fn chooser(t: &TenantState, q: &QueryBody) -> Result<(Option<String>, SharedChooser), ApiError> {
-    if let Some(s) = &q.structures {
-        if q.policy.is_some() {
-            return Err(ApiError::bad_request(
-                "bad-chooser",
-                "give either `policy` or `structures`, not both",
-            ));
-        }
-        let mask = s
-            .parse::<Mask>()
-            .map_err(|e| ApiError::bad_request("bad-structures", format!("structures: {e}")))?;
-        return Ok((None, SharedChooser::Fixed(mask)));
-    }
-    let name = match &q.policy {
-        Some(n) => n.clone(),
-        None => t.active_name().ok_or_else(|| {
-                ApiError::bad_request(
-                    "no-policy",
-                    "give `structures` (\"S,T\") or `policy`, or make a policy active (PUT /v1/active-policy)",
-                )
-            })?,
-    };
-    let asker = t.policy(&name).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "unknown-policy",
-            format!("there is no policy `{name}` (GET /v1/policies lists them)"),
-        )
-    })?;
-    Ok((Some(name), SharedChooser::Policy(asker)))
-}
-
 /// `POST /v1/compact`.
 pub async fn compact(Authed(t): Authed) -> Result<Json<Value>, ApiError> {
     blocking(move || Ok(t.tenant.compact()?)).await?;
@@ -641,27 +554,6 @@ pub async fn put_policy(
         Ok(Json(json!({ "name": name, "diagnostics": warnings })))
     })
     .await
-}
-
-/// A query that failed: the request's fault when its texts do not fit the
-/// policy module's input (422, with what to do), else the server's.
-fn asking_failed(id: &str, e: mesa_query::QueryError) -> ApiError {
-    use mesa_runtime::SelectError;
-    match e {
-        mesa_query::QueryError::Select(SelectError::Input(e)) => ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "input-too-large",
-            format!(
-                "episode `{id}`: {e}: the question, its qtype and the episode's task and domain together are too long for a compiled policy; shorten them, or ask with `structures` instead of a policy"
-            ),
-        ),
-        e @ mesa_query::QueryError::EmptyQuestion => ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "empty-question",
-            format!("episode `{id}`: {e}"),
-        ),
-        e => ApiError::internal(format!("episode `{id}`: {e}")),
-    }
 }
 
 /// `POST /v1/policies/reload`: rereads the tenant's policy files.

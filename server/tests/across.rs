@@ -1,0 +1,114 @@
+//! `POST /v1/query`: one question over the token's tenant's episodes, the
+//! episode holding the answer first; another tenant's episodes are never
+//! searched; bad bodies get errors that say what to do.
+
+mod common;
+
+use common::{fill, fixture, POLICY};
+use serde_json::json;
+
+#[test]
+fn a_question_over_every_episode_finds_the_one_that_holds_it() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    f.ok(
+        "POST",
+        "/v1/episodes",
+        &f.alice,
+        Some(json!({"id": "run-2", "task": "water the plants"})),
+    );
+    let steps =
+        json!({"steps": [{"action": "fill the can", "observation": "the can holds 5 litres"}]});
+    f.ok("POST", "/v1/episodes/run-2/steps", &f.alice, Some(steps));
+
+    let q = json!({"question": "Which table was missing from sales.db?", "structures": "all"});
+    let v = f.ok("POST", "/v1/query", &f.alice, Some(q.clone()));
+    assert_eq!(v["searched"], 2, "{v}");
+    assert_eq!(v["episodes"][0]["episode"], "run-1", "{v}");
+    assert!(
+        v["episodes"][0]["matched"].as_f64().unwrap_or(0.0) > 0.0,
+        "{v}"
+    );
+    assert!(
+        v["episodes"][0]["evidence"]
+            .to_string()
+            .contains("no such table"),
+        "{v}"
+    );
+    // Its entry is the answer the episode alone gives.
+    let alone = f.ok(
+        "POST",
+        "/v1/episodes/run-1/query",
+        &f.alice,
+        Some(q.clone()),
+    );
+    assert_eq!(v["episodes"][0]["evidence"], alone["evidence"]);
+
+    // Bob's tenant has an episode of the same id and other steps: his
+    // question never reaches alice's.
+    f.ok(
+        "POST",
+        "/v1/episodes",
+        &f.bob,
+        Some(json!({"id": "run-1", "task": "bake bread"})),
+    );
+    let steps = json!({"steps": [{"action": "knead", "observation": "dough is smooth"}]});
+    f.ok("POST", "/v1/episodes/run-1/steps", &f.bob, Some(steps));
+    let v = f.ok("POST", "/v1/query", &f.bob, Some(q));
+    assert_eq!(v["searched"], 1, "{v}");
+    assert!(!v.to_string().contains("no such table"), "{v}");
+
+    // The active policy chooses when the body names no structures.
+    f.ok(
+        "PUT",
+        "/v1/policies/p",
+        &f.alice,
+        Some(json!({"source": POLICY})),
+    );
+    f.ok(
+        "PUT",
+        "/v1/active-policy",
+        &f.alice,
+        Some(json!({"name": "p"})),
+    );
+    let q = json!({"question": "Why did the query fail with an error?", "episodes": ["run-1"], "limit": 1});
+    let v = f.ok("POST", "/v1/query", &f.alice, Some(q));
+    assert_eq!(
+        (v["searched"].as_u64(), v["policy"].as_str()),
+        (Some(1), Some("p")),
+        "{v}"
+    );
+    assert_eq!(v["episodes"][0]["rule"], "errors", "{v}");
+}
+
+#[test]
+fn bad_questions_over_episodes_say_what_to_do() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    for (body, status, code) in [
+        (
+            json!({"question": "orders", "structures": "all", "limit": 0}),
+            400,
+            "bad-limit",
+        ),
+        (
+            json!({"question": "orders", "structures": "all", "episodes": ["nope"]}),
+            404,
+            "unknown-episode",
+        ),
+        (json!({"question": "orders"}), 400, "no-policy"),
+        (
+            json!({"question": "   ", "structures": "all"}),
+            422,
+            "empty-question",
+        ),
+        (
+            json!({"question": "orders", "structures": "all", "trace": true}),
+            400,
+            "bad-json",
+        ),
+    ] {
+        let (s, c) = f.err("POST", "/v1/query", &f.alice, Some(body.clone()));
+        assert_eq!((s, c.as_str()), (status, code), "{body}");
+    }
+}
