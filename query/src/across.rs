@@ -5,8 +5,8 @@
 //! question ─► for each episode (all, or those named) ─► SharedChooser::ask ─► Answer
 //!                                                                              │
 //!        ranked by the share of the question's content words its evidence shows
-//!        (ties: the newer episode first) ◄─────────────────────────────────────┘
-//!        ─► the first `limit` that show any ─► Across
+//!        (ties: the best item score, then the newer episode) ◄─────────────────┘
+//!        ─► the first `limit` ─► Across
 //! ```
 //!
 //! Each episode is asked exactly as a question to that episode alone is
@@ -15,13 +15,19 @@
 //! The rank is the one number that is comparable between episodes whatever
 //! structures each read: the share of the question's distinct content words
 //! (words less stopwords, as S scores) that occur in the episode's composed
-//! evidence. An episode whose evidence shows none of them is left out. The
+//! evidence, words compared by their English stems (Snowball, so `fail`
+//! matches `failed`); equal shares go to the higher best item score (each
+//! structure's scores are in `[0, 1]`), then to the newer episode. Words
+//! alone miss a question that shares none with its answer ("why did the
+//! query fail?" of an episode that says "Error: no such table"), so no
+//! episode is left out for matching nothing: it ranks after those that do. The
 //! cost is one question per episode searched (and an episode's first build,
 //! if it was never asked); name the episodes to bound it.
 
 use crate::{Answer, QueryError, Question, SharedChooser};
-use mesa_memory::text::term_hashes;
+use mesa_memory::text::{is_stopword, words};
 use mesa_memory::{LiveError, Tenant};
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// Why a question over many episodes could not be answered.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +68,7 @@ pub struct Found {
     /// The episode.
     pub episode: String,
     /// The share of the question's content words its evidence shows, in
-    /// `(0, 1]`.
+    /// `[0, 1]`.
     pub matched: f64,
     /// Its answer, as a question to it alone gets.
     pub answer: Answer,
@@ -73,14 +79,13 @@ pub struct Found {
 pub struct Across {
     /// Episodes asked.
     pub searched: usize,
-    /// The episodes whose evidence shows any of the question's content
-    /// words, best first, at most the limit asked.
+    /// The episodes, best first, at most the limit asked.
     pub found: Vec<Found>,
 }
 
 /// Asks `text` of the tenant's episodes (`episodes`, or all of them when
 /// `None`) and keeps the `limit` whose evidence shows the largest share of
-/// the question's content words (see the module docs).
+/// the question's content words (see the module docs for the ties).
 pub fn ask_across(
     tenant: &Tenant,
     chooser: &SharedChooser,
@@ -112,17 +117,12 @@ pub fn ask_across(
                 .collect()
         }
     };
-    if mesa_memory::text::words(text).next().is_none() {
+    if words(text).next().is_none() {
         return Err(AcrossError::EmptyQuestion);
     }
-    let asked = term_hashes(text);
-    if asked.is_empty() {
-        // Only stopwords: nothing to rank by, so every episode shows none.
-        return Ok(Across {
-            searched: chosen.len(),
-            found: Vec::new(),
-        });
-    }
+    let stemmer = Stemmer::create(Algorithm::English);
+    // Only stopwords: every share is 0, and the ties decide.
+    let asked = stems(&stemmer, text);
     let mut found = Vec::new();
     for id in &chosen {
         let memory = match tenant.memory(id) {
@@ -140,31 +140,52 @@ pub fn ask_across(
                     episode: id.to_string(),
                     source,
                 })?;
-        let matched = matched(&asked, &answer);
-        if matched > 0.0 {
-            found.push(Found {
+        let best = answer
+            .composition
+            .items()
+            .map(|i| i.score)
+            .fold(0.0, f64::max);
+        found.push((
+            best,
+            Found {
                 episode: id.to_string(),
-                matched,
+                matched: matched(&stemmer, &asked, &answer),
                 answer,
-            });
-        }
+            },
+        ));
     }
-    // Stable: equal shares keep the newest-first order.
-    found.sort_by(|a, b| b.matched.total_cmp(&a.matched));
-    found.truncate(limit);
+    // Stable: equal keys keep the newest-first order.
+    found.sort_by(|(a_best, a), (b_best, b)| {
+        b.matched
+            .total_cmp(&a.matched)
+            .then_with(|| b_best.total_cmp(a_best))
+    });
+    let found: Vec<Found> = found.into_iter().take(limit).map(|(_, f)| f).collect();
     Ok(Across {
         searched: chosen.len(),
         found,
     })
 }
 
-/// The share of `asked` (sorted distinct content-word hashes) that the
-/// answer's evidence shows.
-fn matched(asked: &[u64], answer: &Answer) -> f64 {
+/// The distinct stems of `text`'s content words, sorted.
+fn stems(stemmer: &Stemmer, text: &str) -> Vec<String> {
+    let mut out: Vec<String> = words(text)
+        .filter(|w| !is_stopword(w))
+        .map(|w| stemmer.stem(&w).into_owned())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The share of `asked` (sorted distinct stems) that the answer's
+/// evidence shows.
+fn matched(stemmer: &Stemmer, asked: &[String], answer: &Answer) -> f64 {
     let mut seen = vec![false; asked.len()];
     for item in answer.composition.items() {
-        for term in term_hashes(&item.text) {
-            if let Ok(k) = asked.binary_search(&term) {
+        for word in words(&item.text).filter(|w| !is_stopword(w)) {
+            let stem = stemmer.stem(&word);
+            if let Ok(k) = asked.binary_search_by(|a| a.as_str().cmp(&stem)) {
                 seen[k] = true;
             }
         }

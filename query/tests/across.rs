@@ -1,5 +1,5 @@
 //! One question over many episodes (`ask_across`): the episodes whose
-//! evidence shows the question's words come first, each with the answer a
+//! evidence shows the question's words (by their stems) come first, each with the answer a
 //! question to it alone gets; a forgotten step is found in none; named
 //! episodes bound the search.
 
@@ -68,7 +68,7 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
     let dir = tempfile::tempdir().unwrap();
     let t = tenant(dir.path());
     let all = SharedChooser::Fixed(Mask::ALL);
-    let q = "Why did test_login fail with postgres?";
+    let q = "Why did test_login fail with postgres?"; // `fail` finds `failed`
     let across = ask_across(&t, &all, q, None, None, 5).expect("asked");
     assert_eq!(across.searched, 3);
     let first = &across.found[0];
@@ -143,7 +143,8 @@ fn bad_asks_are_refused_with_what_to_do() {
     assert!(err.to_string().contains("GET /v1/episodes"), "{err}");
     let err = ask_across(&t, &all, "  ", None, None, 5).expect_err("empty");
     assert!(matches!(err, AcrossError::EmptyQuestion), "{err}");
-    // Only stopwords: nothing to match, nothing found.
+    // Only stopwords: nothing to match, and every episode still ranked.
     let none = ask_across(&t, &all, "what was it", None, None, 5).expect("asked");
-    assert!(none.found.is_empty() && none.searched == 3);
+    assert_eq!((none.searched, none.found.len()), (3, 3));
+    assert!(none.found.iter().all(|f| f.matched == 0.0));
 }

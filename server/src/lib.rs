@@ -25,7 +25,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod ask;
+pub(crate) mod ask;
 pub mod auth;
 mod canned;
 mod error;

@@ -98,8 +98,13 @@ pub struct AddMemory {
 /// `search_memory`'s and `explain_selection`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchMemory {
-    /// The episode to search.
-    pub episode: String,
+    /// The episode to search; without one, every episode is searched and
+    /// those whose evidence shows the question's words best come first.
+    #[serde(default)]
+    pub episode: Option<String>,
+    /// Without an episode: how many episodes to return at most (default 5).
+    #[serde(default)]
+    pub limit: Option<usize>,
     /// The question.
     pub question: String,
     /// Read these structures instead of asking the policy, e.g. "S,T" or "all".
@@ -297,7 +302,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Search an episode's memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text."
+        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it every episode is searched and those whose evidence shows the question's words best come first (at most `limit`, default 5), each with its evidence and its `matched` share."
     )]
     async fn search_memory(
         &self,
@@ -552,13 +557,16 @@ impl MemoryTools {
             None => self.default_chooser(ctx)?,
         };
         blocking(move || {
-            let memory = t.memory(&s.episode).map_err(live)?;
+            let Some(episode) = &s.episode else {
+                return across(&t, &chooser, &s, with_text);
+            };
+            let memory = t.memory(episode).map_err(live)?;
             // explain_selection adds every rule's test and result.
             let (answer, trace) = chooser
                 .ask(&memory, &s.question, None, !with_text)
-                .map_err(|e| format!("episode `{}`: {e}", s.episode))?;
+                .map_err(|e| format!("episode `{episode}`: {e}"))?;
             let q = Question {
-                episode: &s.episode,
+                episode,
                 text: &s.question,
                 qtype: None,
             };
@@ -570,6 +578,23 @@ impl MemoryTools {
         })
         .await
     }
+}
+
+/// A search that names no episode: every episode asked, the best first
+/// ([`mesa_query::ask_across`]).
+fn across(
+    t: &Tenant,
+    chooser: &SharedChooser,
+    s: &SearchMemory,
+    with_text: bool,
+) -> Result<String, String> {
+    let limit = s.limit.unwrap_or(crate::ask::ACROSS_LIMIT);
+    if limit == 0 {
+        return Err("limit is how many episodes to return: 1 or more (bad-limit)".into());
+    }
+    let found = mesa_query::ask_across(t, chooser, &s.question, None, None, limit)
+        .map_err(|e| e.to_string())?;
+    Ok(found.to_json(&s.question, None, with_text).to_string())
 }
 
 fn no_tenant() -> String {

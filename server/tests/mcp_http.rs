@@ -295,3 +295,30 @@ fn mcp_moves_a_memory_by_export_and_import() {
         "{text}"
     );
 }
+
+/// `search_memory` without an episode searches every episode of the
+/// token's tenant, the one holding the answer first.
+#[test]
+fn mcp_search_without_an_episode_searches_them_all() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    let add =
+        json!({"episode": "garden", "action": "water the roses", "observation": "the soil is wet"});
+    let (text, err) = call(&f, &f.alice, "add_memory", add);
+    assert!(!err, "{text}");
+    let q = json!({"question": "Which table was missing?", "structures": "all"});
+    let (text, err) = call(&f, &f.alice, "search_memory", q);
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(v["searched"], 2, "{v}");
+    assert_eq!(v["episodes"][0]["episode"], "run-1", "{v}");
+    assert!(
+        v["episodes"][0]["evidence"]
+            .to_string()
+            .contains("no such table"),
+        "{v}"
+    );
+    let q = json!({"question": "Which table was missing?", "structures": "all", "limit": 0});
+    let (text, err) = call(&f, &f.alice, "search_memory", q);
+    assert!(err && text.contains("bad-limit"), "{text}");
+}

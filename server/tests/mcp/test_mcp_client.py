@@ -64,6 +64,13 @@ async def checks(session):
     assert any("no such table" in e["text"] for e in answer["evidence"])
     assert all(e["timestamps"] for e in answer["evidence"])
 
+    # Without an episode, every episode is searched; run-1 holds the answer.
+    r = await session.call_tool("search_memory", {"question": "Why did the query fail?"})
+    assert not r.isError, text(r)
+    found = json.loads(text(r))
+    assert found["episodes"] and found["episodes"][0]["episode"] == "run-1", found
+    assert any("no such table" in e["text"] for e in found["episodes"][0]["evidence"]), found
+
     r = await session.call_tool("explain_selection", {"episode": "run-1", "question": "Why did the query fail?"})
     why = json.loads(text(r))
     assert why["mask"] == answer["mask"] and all("text" not in e for e in why["evidence"])
