@@ -171,6 +171,27 @@ class AsyncMemory:
             qtype=qtype,
         )
 
+    async def search(
+        self,
+        question: str,
+        *,
+        policy: Optional[Policy] = None,
+        structures: Union[str, Sequence[str], None] = None,
+        qtype: Optional[str] = None,
+        episodes: Optional[Sequence[str]] = None,
+        limit: int = 5,
+    ) -> List[Answer]:
+        """See :meth:`Memory.search`."""
+        return await _run(
+            self._memory.search,
+            question,
+            policy=policy,
+            structures=list(structures) if isinstance(structures, (list, tuple)) else structures,
+            qtype=qtype,
+            episodes=list(episodes) if episodes is not None else None,
+            limit=limit,
+        )
+
     async def forget(
         self,
         episode: str,

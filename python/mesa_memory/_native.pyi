@@ -102,6 +102,8 @@ class Answer:
     """Microseconds per stage: prepare, previews, select, retrieve, compose, total."""
     stale: Dict[str, int]
     """Steps a structure's evidence lacks, by letter (a summary rewritten over whole episodes lags appends); empty when current."""
+    matched: Optional[float]
+    """From ``Memory.search``: the share of the question's content words this episode's evidence shows (None from ``Memory.query``)."""
     def to_json(self) -> str:
         """The answer exactly as ``mesa query --format json`` prints it."""
     def text(self) -> str:
@@ -282,6 +284,17 @@ class Memory:
         qtype: Optional[str] = None,
     ) -> Answer:
         """Answers a question as ``mesa query`` does, with a policy or fixed structures."""
+    def search(
+        self,
+        question: str,
+        *,
+        policy: Optional[Policy] = None,
+        structures: Union[str, Sequence[str], None] = None,
+        qtype: Optional[str] = None,
+        episodes: Optional[Sequence[str]] = None,
+        limit: int = 5,
+    ) -> List[Answer]:
+        """Asks a question of many episodes (all, or ``episodes``); the answers best first by ``matched``, at most ``limit``."""
     def forget(
         self,
         episode: str,

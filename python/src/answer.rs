@@ -72,6 +72,10 @@ pub struct Answer {
     /// are current.
     #[pyo3(get)]
     pub stale: BTreeMap<String, usize>,
+    /// From `Memory.search`: the share of the question's content words
+    /// this episode's evidence shows (None from `Memory.query`).
+    #[pyo3(get)]
+    pub matched: Option<f64>,
     /// The library's answer: its evidence for `items` and `text`, and
     /// `to_json`.
     answer: RsAnswer,
@@ -121,8 +125,22 @@ impl Answer {
             items: OnceLock::new(),
             micros,
             stale: a.stale(),
+            matched: None,
             answer: a,
             qtype: q.qtype.map(str::to_string),
+        }
+    }
+
+    /// One episode's entry of a search over many.
+    pub fn found(text: &str, qtype: Option<&str>, f: mesa_query::Found) -> Answer {
+        let q = Question {
+            episode: &f.episode,
+            text,
+            qtype,
+        };
+        Answer {
+            matched: Some(f.matched),
+            ..Answer::of(&q, f.answer)
         }
     }
 }
@@ -136,7 +154,11 @@ impl Answer {
             text: &self.question,
             qtype: self.qtype.as_deref(),
         };
-        self.answer.to_json(&q, true).to_string()
+        let mut v = self.answer.to_json(&q, true);
+        if let Some(m) = self.matched {
+            v["matched"] = serde_json::json!(m);
+        }
+        v.to_string()
     }
 
     /// The evidence text, structure by structure, as a prompt would hold it.

@@ -11,7 +11,7 @@ use mesa_memory::{
     Embedders, Extractors, Forget, LiveMemory, NamedBuilders, NewEpisode, NewStep, PluginOptions,
     Summarizers, Tenant,
 };
-use mesa_query::{QueryError, Question, SharedChooser};
+use mesa_query::{AcrossError, QueryError, Question, SharedChooser};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -348,22 +348,7 @@ impl Memory {
         structures: Option<Bound<'_, PyAny>>,
         qtype: Option<String>,
     ) -> PyResult<Answer> {
-        let chooser = match (policy, structures) {
-            (Some(_), Some(_)) => {
-                return Err(invalid(
-                    "bad-chooser",
-                    "give either policy= or structures=, not both".into(),
-                ))
-            }
-            (None, None) => {
-                return Err(invalid(
-                    "bad-chooser",
-                    "give policy=Policy.load(...) or structures=\"S,T\"".into(),
-                ))
-            }
-            (None, Some(s)) => SharedChooser::Fixed(mask_of(&s)?),
-            (Some(p), None) => p.chooser(),
-        };
+        let chooser = chooser_of(policy, structures)?;
         let tenant = self.open()?;
         let q = Question {
             episode: &episode,
@@ -388,6 +373,55 @@ impl Memory {
                         ),
                     })?;
             Ok(Answer::of(&q, answer))
+        })
+    }
+
+    /// Asks one question of many episodes (all, or those in `episodes`):
+    /// each is asked as `query` asks it, and the answers come back best
+    /// first, at most `limit`, ranked by `matched` (the share of the
+    /// question's content words, compared by stem, that the episode's
+    /// evidence shows; ties: the best item score, then the newer episode).
+    #[pyo3(signature = (question, *, policy = None, structures = None, qtype = None, episodes = None, limit = 5))]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        question: String,
+        policy: Option<PyRef<'_, Policy>>,
+        structures: Option<Bound<'_, PyAny>>,
+        qtype: Option<String>,
+        episodes: Option<Vec<String>>,
+        limit: usize,
+    ) -> PyResult<Vec<Answer>> {
+        if limit == 0 {
+            return Err(invalid(
+                "bad-limit",
+                "limit is how many episodes to return: 1 or more".into(),
+            ));
+        }
+        let chooser = chooser_of(policy, structures)?;
+        let tenant = self.open()?;
+        py.detach(|| {
+            let q = qtype.as_deref();
+            let found =
+                mesa_query::ask_across(&tenant, &chooser, &question, q, episodes.as_deref(), limit)
+                    .map_err(|e| match e {
+                        AcrossError::UnknownEpisode { .. } => {
+                            raise::<errors::NotFoundError>("unknown-episode", e.to_string(), None)
+                        }
+                        AcrossError::EmptyQuestion => raise::<errors::InvalidInputError>(
+                            "empty-question",
+                            e.to_string(),
+                            None,
+                        ),
+                        AcrossError::Episode { source, .. } => errors::live(source),
+                        e => raise::<errors::PolicyError>("query", e.to_string(), None),
+                    })?;
+            Ok(found
+                .found
+                .into_iter()
+                .map(|f| Answer::found(&question, q, f))
+                .collect())
         })
     }
 
@@ -660,4 +694,23 @@ fn made<T>(
 ) -> PyResult<Option<T>> {
     name.map(|n| make(&n).map_err(|e| errors::builder(kind, &n, e)))
         .transpose()
+}
+
+/// The chooser a query names: a `Policy`, or fixed structures (not both).
+fn chooser_of(
+    policy: Option<PyRef<'_, Policy>>,
+    structures: Option<Bound<'_, PyAny>>,
+) -> PyResult<SharedChooser> {
+    match (policy, structures) {
+        (Some(_), Some(_)) => Err(invalid(
+            "bad-chooser",
+            "give either policy= or structures=, not both".into(),
+        )),
+        (None, None) => Err(invalid(
+            "bad-chooser",
+            "give policy=Policy.load(...) or structures=\"S,T\"".into(),
+        )),
+        (None, Some(s)) => Ok(SharedChooser::Fixed(mask_of(&s)?)),
+        (Some(p), None) => Ok(p.chooser()),
+    }
 }

@@ -71,6 +71,8 @@ def test_async_twin(root):
             )
             a = await m.query("e", "which click came first?", policy=policy)
             assert a.rule == "clicks" and a.structures == ["T"]
+            found = await m.search("which click came first?", policy=policy, episodes=("e",))
+            assert [f.episode for f in found] == ["e"] and found[0].rule == "clicks"
         assert m.closed
 
     asyncio.run(main())

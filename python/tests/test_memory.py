@@ -300,3 +300,26 @@ def test_an_episode_records_how_it_ended(root):
         assert m.episode("run-1").outcome is None
         s = m.query("run-1", "How did it end?", structures="S")
         assert "Outcome:" not in json.dumps(json.loads(s.to_json())["evidence"])
+
+
+def test_search_over_every_episode(root):
+    with mesa.Memory(root, "alice") as m:
+        fill(m)
+        fill(m, "garden", [("water the roses", "the soil is wet"), ("cut the hedge", "the hedge is short")])
+        found = m.search("Which table was missing from sales.db?", structures="all")
+        assert [a.episode for a in found][0] == "run-1"
+        assert len(found) == 2 and found[0].matched > found[1].matched
+        assert "no such table" in found[0].text()
+        alone = m.query("run-1", "Which table was missing from sales.db?", structures="all")
+        assert alone.matched is None and found[0].text() == alone.text()
+        assert json.loads(found[0].to_json())["matched"] == found[0].matched
+        some = m.search("roses", structures="all", episodes=["garden"], limit=1)
+        assert [a.episode for a in some] == ["garden"]
+        with pytest.raises(mesa.NotFoundError):
+            m.search("roses", structures="all", episodes=["nope"])
+        with pytest.raises(mesa.InvalidInputError):
+            m.search("roses", structures="all", limit=0)
+        with pytest.raises(mesa.InvalidInputError):
+            m.search("roses")
+    with mesa.Memory(root, "bob") as m:
+        assert m.search("Which table was missing?", structures="all") == [], "tenants are partitions"
