@@ -76,6 +76,9 @@ pub enum CliError {
     /// A question could not be answered.
     #[error(transparent)]
     Query(#[from] QueryError),
+    /// A question over many episodes could not be answered.
+    #[error(transparent)]
+    Across(#[from] mesa_query::AcrossError),
     /// The LLM client could not be configured.
     #[error("LLM endpoint: {0}")]
     Llm(#[from] mesa_llm::Error),

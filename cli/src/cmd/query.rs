@@ -7,7 +7,7 @@ use crate::source::read;
 use mesa_core::Mask;
 use mesa_memory::dataset::Question as StoredQuestion;
 use mesa_memory::{Episode, PluginOptions, Store};
-use mesa_query::{Answer, Asker, Chooser, QueryEngine, Question, Timings};
+use mesa_query::{Answer, Asker, Chooser, QueryEngine, Question, SharedChooser, Timings};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,11 +19,16 @@ use super::Format;
 pub struct Args {
     /// The store (from `mesa build`).
     store: PathBuf,
-    /// The question (with --episode).
+    /// The question (with --episode; with --tenant alone, asked of every
+    /// episode).
     question: Option<String>,
     /// The episode the question is about.
     #[arg(long, short)]
     episode: Option<String>,
+    /// With --tenant and no --episode: how many episodes to show, best
+    /// first (by the share of the question's words their evidence shows).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: u64,
     /// The policy: a `.mesa`, `.wasm` or `.cwasm`.
     #[arg(long, short, conflicts_with = "structures")]
     policy: Option<String>,
@@ -119,6 +124,11 @@ fn run_live(args: &Args) -> Result<ExitCode, CliError> {
         ));
     }
     let tenant = target.open_reader()?;
+    if let (None, Some(question), false, None) =
+        (&args.episode, &args.question, args.all, &args.questions)
+    {
+        return run_across(args, &tenant, question);
+    }
     let many = args.questions.is_some() || args.all;
     let mut asker = Asker::new(chooser(args, many)?);
     if many {
@@ -152,6 +162,39 @@ fn run_live(args: &Args) -> Result<ExitCode, CliError> {
     let memory = tenant.memory(episode)?;
     let answer = asker.ask(&memory, question, q.qtype)?;
     print(args, Some(&memory.episode), &q, &answer);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mesa query ROOT --tenant T "question"`: every episode asked, the best
+/// `--limit` printed first ([`mesa_query::ask_across`]).
+fn run_across(
+    args: &Args,
+    tenant: &mesa_memory::Tenant,
+    question: &str,
+) -> Result<ExitCode, CliError> {
+    let chooser = SharedChooser::policy(Asker::new(chooser(args, true)?));
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let qtype = args.qtype.as_deref();
+    let across = mesa_query::ask_across(tenant, &chooser, question, qtype, None, limit)?;
+    if let Format::Json = args.format {
+        outln!("{}", across.to_json(question, qtype, true));
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "{} episode(s) asked; the best {} by the share of the question's words their evidence shows",
+        across.searched,
+        across.found.len()
+    );
+    for f in &across.found {
+        outln!();
+        outln!("episode {}: matched {:.2}", f.episode, f.matched);
+        let q = Question {
+            episode: &f.episode,
+            text: question,
+            qtype,
+        };
+        print_human(None, &q, &f.answer);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
