@@ -43,7 +43,7 @@ fn a_question_without_an_episode_asks_them_all() {
     let (ok, out, err) = run(&[&ask[..], &["--limit", "1", "Which table was missing?"]].concat());
     assert!(ok, "{err}");
     assert!(
-        out.contains("episode sql: matched") && !out.contains("episode garden"),
+        out.contains("episode sql: relevance") && !out.contains("episode garden"),
         "{out}"
     );
     let (ok, _, err) = run(&[&ask[..], &["--limit", "0", "q"]].concat());

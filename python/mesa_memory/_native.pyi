@@ -102,8 +102,8 @@ class Answer:
     """Microseconds per stage: prepare, previews, select, retrieve, compose, total."""
     stale: Dict[str, int]
     """Steps a structure's evidence lacks, by letter (a summary rewritten over whole episodes lags appends); empty when current."""
-    matched: Optional[float]
-    """From ``Memory.search``: the share of the question's content words this episode's evidence shows (None from ``Memory.query``)."""
+    relevance: Optional[float]
+    """From ``Memory.search``: BM25 of the question over this episode's evidence, which ranks the episodes (None from ``Memory.query``)."""
     def to_json(self) -> str:
         """The answer exactly as ``mesa query --format json`` prints it."""
     def text(self) -> str:
@@ -294,7 +294,7 @@ class Memory:
         episodes: Optional[Sequence[str]] = None,
         limit: int = 5,
     ) -> List[Answer]:
-        """Asks a question of many episodes (all, or ``episodes``); the answers best first by ``matched``, at most ``limit``."""
+        """Asks a question of many episodes (all, or ``episodes``); the answers best first by ``relevance``, at most ``limit``."""
     def forget(
         self,
         episode: str,

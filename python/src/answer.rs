@@ -72,10 +72,10 @@ pub struct Answer {
     /// are current.
     #[pyo3(get)]
     pub stale: BTreeMap<String, usize>,
-    /// From `Memory.search`: the share of the question's content words
-    /// this episode's evidence shows (None from `Memory.query`).
+    /// From `Memory.search`: BM25 of the question over this episode's
+    /// evidence, which ranks the episodes (None from `Memory.query`).
     #[pyo3(get)]
-    pub matched: Option<f64>,
+    pub relevance: Option<f64>,
     /// The library's answer: its evidence for `items` and `text`, and
     /// `to_json`.
     answer: RsAnswer,
@@ -125,7 +125,7 @@ impl Answer {
             items: OnceLock::new(),
             micros,
             stale: a.stale(),
-            matched: None,
+            relevance: None,
             answer: a,
             qtype: q.qtype.map(str::to_string),
         }
@@ -139,7 +139,7 @@ impl Answer {
             qtype,
         };
         Answer {
-            matched: Some(f.matched),
+            relevance: Some(f.relevance),
             ..Answer::of(&q, f.answer)
         }
     }
@@ -155,8 +155,8 @@ impl Answer {
             qtype: self.qtype.as_deref(),
         };
         let mut v = self.answer.to_json(&q, true);
-        if let Some(m) = self.matched {
-            v["matched"] = serde_json::json!(m);
+        if let Some(r) = self.relevance {
+            v["relevance"] = serde_json::json!(r);
         }
         v.to_string()
     }

@@ -378,9 +378,9 @@ impl Memory {
 
     /// Asks one question of many episodes (all, or those in `episodes`):
     /// each is asked as `query` asks it, and the answers come back best
-    /// first, at most `limit`, ranked by `matched` (the share of the
-    /// question's content words, compared by stem, that the episode's
-    /// evidence shows; ties: the best item score, then the newer episode).
+    /// first, at most `limit`, ranked by `relevance` (Okapi BM25 of the
+    /// question's content words, by stem, over each episode's evidence;
+    /// ties: the best item score, then the newer episode).
     #[pyo3(signature = (question, *, policy = None, structures = None, qtype = None, episodes = None, limit = 5))]
     #[allow(clippy::too_many_arguments)]
     fn search(

@@ -308,11 +308,11 @@ def test_search_over_every_episode(root):
         fill(m, "garden", [("water the roses", "the soil is wet"), ("cut the hedge", "the hedge is short")])
         found = m.search("Which table was missing from sales.db?", structures="all")
         assert [a.episode for a in found][0] == "run-1"
-        assert len(found) == 2 and found[0].matched > found[1].matched
+        assert len(found) == 2 and found[0].relevance > found[1].relevance
         assert "no such table" in found[0].text()
         alone = m.query("run-1", "Which table was missing from sales.db?", structures="all")
-        assert alone.matched is None and found[0].text() == alone.text()
-        assert json.loads(found[0].to_json())["matched"] == found[0].matched
+        assert alone.relevance is None and found[0].text() == alone.text()
+        assert json.loads(found[0].to_json())["relevance"] == found[0].relevance
         some = m.search("roses", structures="all", episodes=["garden"], limit=1)
         assert [a.episode for a in some] == ["garden"]
         with pytest.raises(mesa.NotFoundError):

@@ -4,7 +4,7 @@
 //! ```text
 //! question ─► for each episode (all, or those named) ─► SharedChooser::ask ─► Answer
 //!                                                                              │
-//!        ranked by the share of the question's content words its evidence shows
+//!        ranked by BM25 of the question over each episode's evidence
 //!        (ties: the best item score, then the newer episode) ◄─────────────────┘
 //!        ─► the first `limit` ─► Across
 //! ```
@@ -13,16 +13,19 @@
 //! (the policy chooses per episode, from that episode's previews), so an
 //! episode's entry is the answer `POST /v1/episodes/{id}/query` would give.
 //! The rank is the one number that is comparable between episodes whatever
-//! structures each read: the share of the question's distinct content words
-//! (words less stopwords, as S scores) that occur in the episode's composed
-//! evidence, words compared by their English stems (Snowball, so `fail`
-//! matches `failed`); equal shares go to the higher best item score (each
-//! structure's scores are in `[0, 1]`), then to the newer episode. Words
-//! alone miss a question that shares none with its answer ("why did the
-//! query fail?" of an episode that says "Error: no such table"), so no
-//! episode is left out for matching nothing: it ranks after those that do. The
-//! cost is one question per episode searched (and an episode's first build,
-//! if it was never asked); name the episodes to bound it.
+//! structures each read: Okapi BM25 (`k1` 1.2, `b` 0.75, the usual values)
+//! of the question's content words (words less stopwords, compared by their
+//! English stems, Snowball: `fail` matches `failed`) over each episode's
+//! composed evidence as one document, the episodes searched being the
+//! corpus. So a word every episode's evidence shows weighs little, and a
+//! long evidence does not win by its length alone. Equal relevance
+//! goes to the higher best item score (each structure's scores are in
+//! `[0, 1]`), then to the newer episode. Words alone miss a question that
+//! shares none with its answer ("why did the query fail?" of an episode that
+//! says "Error: no such table"), so no episode is left out for matching
+//! nothing: it ranks after those that do. The cost is one question per
+//! episode searched (and an episode's first build, if it was never asked);
+//! name the episodes to bound it.
 
 use crate::{Answer, QueryError, Question, SharedChooser};
 use mesa_memory::text::{is_stopword, words};
@@ -67,9 +70,9 @@ pub enum AcrossError {
 pub struct Found {
     /// The episode.
     pub episode: String,
-    /// The share of the question's content words its evidence shows, in
-    /// `[0, 1]`.
-    pub matched: f64,
+    /// Okapi BM25 of the question over its evidence (0 when the evidence
+    /// holds none of the question's words).
+    pub relevance: f64,
     /// Its answer, as a question to it alone gets.
     pub answer: Answer,
 }
@@ -84,8 +87,8 @@ pub struct Across {
 }
 
 /// Asks `text` of the tenant's episodes (`episodes`, or all of them when
-/// `None`) and keeps the `limit` whose evidence shows the largest share of
-/// the question's content words (see the module docs for the ties).
+/// `None`) and keeps the `limit` whose evidence the question fits best
+/// (see the module docs).
 pub fn ask_across(
     tenant: &Tenant,
     chooser: &SharedChooser,
@@ -121,7 +124,7 @@ pub fn ask_across(
         return Err(AcrossError::EmptyQuestion);
     }
     let stemmer = Stemmer::create(Algorithm::English);
-    // Only stopwords: every share is 0, and the ties decide.
+    // Only stopwords: every relevance is 0, and the ties decide.
     let asked = stems(&stemmer, text);
     let mut found = Vec::new();
     for id in &chosen {
@@ -145,22 +148,29 @@ pub fn ask_across(
             .items()
             .map(|i| i.score)
             .fold(0.0, f64::max);
+        let counts = counts(&stemmer, &asked, &answer);
         found.push((
             best,
+            counts,
             Found {
                 episode: id.to_string(),
-                matched: matched(&stemmer, &asked, &answer),
+                relevance: 0.0,
                 answer,
             },
         ));
     }
+    let counts: Vec<&Counts> = found.iter().map(|(_, c, _)| c).collect();
+    let scores = bm25(&counts, asked.len());
+    for ((_, _, f), score) in found.iter_mut().zip(scores) {
+        f.relevance = score;
+    }
     // Stable: equal keys keep the newest-first order.
-    found.sort_by(|(a_best, a), (b_best, b)| {
-        b.matched
-            .total_cmp(&a.matched)
+    found.sort_by(|(a_best, _, a), (b_best, _, b)| {
+        b.relevance
+            .total_cmp(&a.relevance)
             .then_with(|| b_best.total_cmp(a_best))
     });
-    let found: Vec<Found> = found.into_iter().take(limit).map(|(_, f)| f).collect();
+    let found: Vec<Found> = found.into_iter().take(limit).map(|(_, _, f)| f).collect();
     Ok(Across {
         searched: chosen.len(),
         found,
@@ -178,25 +188,60 @@ fn stems(stemmer: &Stemmer, text: &str) -> Vec<String> {
     out
 }
 
-/// The share of `asked` (sorted distinct stems) that the answer's
-/// evidence shows.
-fn matched(stemmer: &Stemmer, asked: &[String], answer: &Answer) -> f64 {
-    let mut seen = vec![false; asked.len()];
+/// How often each of the question's stems occurs in one episode's
+/// evidence, and how many content words the evidence has.
+struct Counts {
+    tf: Vec<f64>,
+    len: f64,
+}
+
+/// The counts of `asked` (sorted distinct stems) in the answer's evidence.
+fn counts(stemmer: &Stemmer, asked: &[String], answer: &Answer) -> Counts {
+    let mut c = Counts {
+        tf: vec![0.0; asked.len()],
+        len: 0.0,
+    };
     for item in answer.composition.items() {
         for word in words(&item.text).filter(|w| !is_stopword(w)) {
+            c.len += 1.0;
             let stem = stemmer.stem(&word);
             if let Ok(k) = asked.binary_search_by(|a| a.as_str().cmp(&stem)) {
-                seen[k] = true;
+                c.tf[k] += 1.0;
             }
         }
     }
-    let n = seen.iter().filter(|s| **s).count();
-    n as f64 / asked.len().max(1) as f64
+    c
+}
+
+/// BM25's `k1` and `b`, at their usual values (not tuned here).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// Okapi BM25 of the question (its `terms` stems) over each episode's
+/// evidence as one document, with the episodes searched as the corpus.
+fn bm25(docs: &[&Counts], terms: usize) -> Vec<f64> {
+    let n = docs.len() as f64;
+    let avg = docs.iter().map(|d| d.len).sum::<f64>() / n.max(1.0);
+    let idf: Vec<f64> = (0..terms)
+        .map(|k| {
+            let df = docs.iter().filter(|d| d.tf[k] > 0.0).count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    docs.iter()
+        .map(|d| {
+            let norm = K1 * (1.0 - B + B * d.len / avg.max(1.0));
+            idf.iter()
+                .zip(&d.tf)
+                .map(|(w, tf)| w * tf * (K1 + 1.0) / (tf + norm))
+                .sum()
+        })
+        .collect()
 }
 
 impl Across {
     /// As JSON: `{"searched", "episodes": [...]}`, each episode's entry its
-    /// answer's JSON ([`Answer::to_json`]) with its `matched` share.
+    /// answer's JSON ([`Answer::to_json`]) with its `relevance`.
     pub fn to_json(&self, text: &str, qtype: Option<&str>, with_text: bool) -> serde_json::Value {
         let episodes: Vec<serde_json::Value> = self
             .found
@@ -208,7 +253,7 @@ impl Across {
                     qtype,
                 };
                 let mut v = f.answer.to_json(&q, with_text);
-                v["matched"] = serde_json::json!(f.matched);
+                v["relevance"] = serde_json::json!(f.relevance);
                 v
             })
             .collect();

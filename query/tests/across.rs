@@ -78,12 +78,12 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
             .found
             .iter()
             .skip(1)
-            .all(|f| f.matched < first.matched),
+            .all(|f| f.relevance < first.relevance),
         "{:?}",
         across
             .found
             .iter()
-            .map(|f| (&f.episode, f.matched))
+            .map(|f| (&f.episode, f.relevance))
             .collect::<Vec<_>>()
     );
     // Its entry is the answer a question to that episode alone gets.
@@ -109,7 +109,7 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
     assert_eq!(one.found[0].episode, "flaky");
     let json = one.to_json(q, None, true);
     assert_eq!(json["episodes"][0]["episode"], "flaky");
-    assert!(json["episodes"][0]["matched"].as_f64().unwrap_or(0.0) > 0.0);
+    assert!(json["episodes"][0]["relevance"].as_f64().unwrap_or(0.0) > 0.0);
 }
 
 #[test]
@@ -146,5 +146,5 @@ fn bad_asks_are_refused_with_what_to_do() {
     // Only stopwords: nothing to match, and every episode still ranked.
     let none = ask_across(&t, &all, "what was it", None, None, 5).expect("asked");
     assert_eq!((none.searched, none.found.len()), (3, 3));
-    assert!(none.found.iter().all(|f| f.matched == 0.0));
+    assert!(none.found.iter().all(|f| f.relevance == 0.0));
 }

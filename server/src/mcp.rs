@@ -302,7 +302,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it every episode is searched and those whose evidence shows the question's words best come first (at most `limit`, default 5), each with its evidence and its `matched` share."
+        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it every episode is searched and those whose evidence fits the question best come first (at most `limit`, default 5), each with its evidence and its `relevance` (BM25 of the question over that evidence)."
     )]
     async fn search_memory(
         &self,

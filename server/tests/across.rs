@@ -26,7 +26,7 @@ fn a_question_over_every_episode_finds_the_one_that_holds_it() {
     assert_eq!(v["searched"], 2, "{v}");
     assert_eq!(v["episodes"][0]["episode"], "run-1", "{v}");
     assert!(
-        v["episodes"][0]["matched"].as_f64().unwrap_or(0.0) > 0.0,
+        v["episodes"][0]["relevance"].as_f64().unwrap_or(0.0) > 0.0,
         "{v}"
     );
     assert!(

@@ -187,7 +187,7 @@ fn run_across(
     );
     for f in &across.found {
         outln!();
-        outln!("episode {}: matched {:.2}", f.episode, f.matched);
+        outln!("episode {}: relevance {:.2}", f.episode, f.relevance);
         let q = Question {
             episode: &f.episode,
             text: question,

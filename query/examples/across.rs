@@ -1,0 +1,93 @@
+//! A question over many episodes (`ask_across`) on AMA-Bench: every
+//! episode imported into one tenant, then a seeded sample of the questions
+//! asked of all of them at once (all five structures). Each AMA-Bench
+//! question belongs to one episode, so that episode's rank among the
+//! answers measures how well the search finds the right one; the time per
+//! question measures its cost once every episode was built (the first
+//! search, which builds them, is timed apart). docs/BENCHMARKS.md, "A
+//! question over many episodes".
+//!
+//! ```text
+//! cargo run --release -p mesa-query --example across -- ../shared/data/ama-bench/open_end_qa_set.jsonl [N] [SEED]
+//! ```
+
+use mesa_core::Mask;
+use mesa_memory::dataset::LoadOptions;
+use mesa_memory::LiveMemory;
+use mesa_query::{ask_across, SharedChooser};
+use std::time::Instant;
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((q * v.len() as f64) as usize).min(v.len() - 1)]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let path = args
+        .next()
+        .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
+    let n: usize = args.next().map_or(Ok(200), |a| a.parse())?;
+    let seed: u64 = args.next().map_or(Ok(0), |a| a.parse())?;
+    let options = LoadOptions {
+        into_tenant: true,
+        max_text_bytes: mesa_memory::live::MAX_TEXT_BYTES,
+        ..LoadOptions::default()
+    };
+    let loaded = mesa_memory::load(std::path::Path::new(&path), &options)?;
+    let dir = tempfile::tempdir()?;
+    let t = LiveMemory::open(&dir.path().join("m"))?.tenant("ama")?;
+    let start = Instant::now();
+    let done = t.import(&loaded.episodes, |_| {})?;
+    let import_s = start.elapsed().as_secs_f64();
+    // A seeded order of the questions: by a hash of (seed, episode, id).
+    let mut asked: Vec<(u64, String, String)> = loaded
+        .episodes
+        .iter()
+        .flat_map(|e| {
+            e.questions.iter().map(move |q| {
+                let key = mesa_memory::text::hash(format!("{seed}/{}/{}", e.id, q.id).as_bytes());
+                (key, e.id.clone(), q.question.clone())
+            })
+        })
+        .collect();
+    asked.sort();
+    asked.truncate(n);
+    let all = SharedChooser::Fixed(Mask::ALL);
+    let start = Instant::now();
+    ask_across(&t, &all, &asked[0].2, None, None, 5)?;
+    let first_s = start.elapsed().as_secs_f64();
+    let (mut ranks, mut times) = (Vec::new(), Vec::new());
+    for (_, episode, question) in &asked {
+        let start = Instant::now();
+        let found = ask_across(&t, &all, question, None, None, 5)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        ranks.push(found.found.iter().position(|f| &f.episode == episode));
+    }
+    let k = ranks.len() as f64;
+    let share =
+        |f: &dyn Fn(&Option<usize>) -> bool| ranks.iter().filter(|r| f(r)).count() as f64 / k;
+    let mrr = ranks
+        .iter()
+        .flatten()
+        .map(|r| 1.0 / (r + 1) as f64)
+        .sum::<f64>()
+        / k;
+    println!(
+        "{}",
+        serde_json::json!({
+            "episodes": done.episodes,
+            "steps": done.steps,
+            "questions": ranks.len(),
+            "seed": seed,
+            "import_s": (import_s * 10.0).round() / 10.0,
+            "first_search_s": (first_s * 100.0).round() / 100.0,
+            "top1": share(&|r| *r == Some(0)),
+            "top5": share(&|r| r.is_some()),
+            "mrr5": (mrr * 1000.0).round() / 1000.0,
+            "p50_ms": quantile(&mut times, 0.5),
+            "p95_ms": quantile(&mut times, 0.95),
+        })
+    );
+    Ok(())
+}
