@@ -294,7 +294,7 @@ class Memory:
         episodes: Optional[Sequence[str]] = None,
         limit: int = 5,
     ) -> List[Answer]:
-        """Asks a question of many episodes (all, or ``episodes``); the answers best first by ``relevance``, at most ``limit``."""
+        """Asks a question of many episodes (all, or ``episodes``); the answers best first by ``relevance``, at most ``limit`` (1 to 100). An episode whose question fails is left out with a RuntimeWarning."""
     def forget(
         self,
         episode: str,

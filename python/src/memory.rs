@@ -378,10 +378,12 @@ impl Memory {
 
     /// Asks one question of many episodes (all, or those in `episodes`):
     /// each is asked as `query` asks it, and the answers come back best
-    /// first, at most `limit`, ranked by `relevance` (Okapi BM25 of the
-    /// question's content words, by stem, over each episode's evidence;
-    /// ties: the best item score, then the newer episode).
-    #[pyo3(signature = (question, *, policy = None, structures = None, qtype = None, episodes = None, limit = 5))]
+    /// first, at most `limit` (1 to 100), ranked by `relevance` (Okapi BM25
+    /// of the question's content words, by stem, over each episode's
+    /// evidence; ties: the best item score, then the newer episode). An
+    /// episode whose question fails is left out with a RuntimeWarning that
+    /// names it and says why.
+    #[pyo3(signature = (question, *, policy = None, structures = None, qtype = None, episodes = None, limit = mesa_query::DEFAULT_LIMIT as i64))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -391,38 +393,43 @@ impl Memory {
         structures: Option<Bound<'_, PyAny>>,
         qtype: Option<String>,
         episodes: Option<Vec<String>>,
-        limit: usize,
+        limit: i64,
     ) -> PyResult<Vec<Answer>> {
-        if limit == 0 {
-            return Err(invalid(
-                "bad-limit",
-                "limit is how many episodes to return: 1 or more".into(),
-            ));
-        }
+        let limit = usize::try_from(limit).map_err(|_| {
+            let max = mesa_query::MAX_LIMIT;
+            let message =
+                format!("the limit is how many episodes to return: 1 to {max}, not {limit}");
+            raise::<errors::InvalidInputError>("bad-limit", message, None)
+        })?;
         let chooser = chooser_of(policy, structures)?;
         let tenant = self.open()?;
-        py.detach(|| {
-            let q = qtype.as_deref();
-            let found =
+        let q = qtype.as_deref();
+        let across = py
+            .detach(|| {
                 mesa_query::ask_across(&tenant, &chooser, &question, q, episodes.as_deref(), limit)
-                    .map_err(|e| match e {
-                        AcrossError::UnknownEpisode { .. } => {
-                            raise::<errors::NotFoundError>("unknown-episode", e.to_string(), None)
-                        }
-                        AcrossError::EmptyQuestion => raise::<errors::InvalidInputError>(
-                            "empty-question",
-                            e.to_string(),
-                            None,
-                        ),
-                        AcrossError::Episode { source, .. } => errors::live(source),
-                        e => raise::<errors::PolicyError>("query", e.to_string(), None),
-                    })?;
-            Ok(found
-                .found
-                .into_iter()
-                .map(|f| Answer::found(&question, q, f))
-                .collect())
-        })
+            })
+            .map_err(|e| match e {
+                AcrossError::List(e) => errors::live(e),
+                AcrossError::UnknownEpisode { .. } => {
+                    raise::<errors::NotFoundError>(e.code(), e.to_string(), None)
+                }
+                e => raise::<errors::InvalidInputError>(e.code(), e.to_string(), None),
+            })?;
+        for (episode, why) in &across.skipped {
+            let message = std::ffi::CString::new(format!("episode `{episode}` left out: {why}"))
+                .unwrap_or_default();
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+                &message,
+                1,
+            )?;
+        }
+        Ok(across
+            .found
+            .into_iter()
+            .map(|f| Answer::found(&question, q, f))
+            .collect())
     }
 
     /// Forgets one step (`step`), the steps `step..=last` that exist, or

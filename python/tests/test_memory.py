@@ -317,9 +317,19 @@ def test_search_over_every_episode(root):
         assert [a.episode for a in some] == ["garden"]
         with pytest.raises(mesa.NotFoundError):
             m.search("roses", structures="all", episodes=["nope"])
-        with pytest.raises(mesa.InvalidInputError):
-            m.search("roses", structures="all", limit=0)
+        for bad in (0, -1, 101):
+            with pytest.raises(mesa.InvalidInputError) as e:
+                m.search("roses", structures="all", limit=bad)
+            assert e.value.code == "bad-limit" and str(bad) in str(e.value), e.value
         with pytest.raises(mesa.InvalidInputError):
             m.search("roses")
+        # An episode whose question fails (its task overflows a compiled
+        # policy's input) is left out with a warning; the others answer.
+        m.create_episode("long", task="fix the bug " * 20_000)
+        m.append("long", "run the tests")
+        policy = mesa.Policy.from_source('policy "p"\nrule r when query has words ["table"] -> select {T, R}\ndefault {S}\n')
+        with pytest.warns(RuntimeWarning, match="episode `long` left out"):
+            found = m.search("Which table was missing?", policy=policy)
+        assert "long" not in [a.episode for a in found] and found[0].episode == "run-1"
     with mesa.Memory(root, "bob") as m:
         assert m.search("Which table was missing?", structures="all") == [], "tenants are partitions"

@@ -53,6 +53,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     asked.sort();
     asked.truncate(n);
+    if asked.is_empty() {
+        return Err(
+            "no questions to ask: give N of 1 or more, and a dataset with questions".into(),
+        );
+    }
     let all = SharedChooser::Fixed(Mask::ALL);
     let start = Instant::now();
     ask_across(&t, &all, &asked[0].2, None, None, 5)?;

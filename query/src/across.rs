@@ -23,28 +23,31 @@
 //! `[0, 1]`), then to the newer episode. Words alone miss a question that
 //! shares none with its answer ("why did the query fail?" of an episode that
 //! says "Error: no such table"), so no episode is left out for matching
-//! nothing: it ranks after those that do. The cost is one question per
-//! episode searched (and an episode's first build, if it was never asked);
-//! name the episodes to bound it.
+//! nothing: it ranks after those that do. An episode whose question fails
+//! (a policy whose input that episode's task overflows, a builder that
+//! fails on it) is skipped and named in [`Across::skipped`], so one such
+//! episode does not fail every search. The cost is one question per
+//! episode searched (and an episode's first build, if it was never asked,
+//! whose snapshot the tenant then keeps); name the episodes to bound it.
 
 use crate::{Answer, QueryError, Question, SharedChooser};
 use mesa_memory::text::{is_stopword, words};
-use mesa_memory::{LiveError, Tenant};
+use mesa_memory::{EpisodeInfo, LiveError, Tenant};
 use rust_stemmers::{Algorithm, Stemmer};
+use std::collections::HashSet;
+
+/// How many episodes a search returns unless asked otherwise.
+pub const DEFAULT_LIMIT: usize = 5;
+/// The most episodes one search returns (each with all its evidence).
+pub const MAX_LIMIT: usize = 100;
 
 /// Why a question over many episodes could not be answered.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AcrossError {
-    /// The tenant's episodes could not be listed, or one opened.
-    #[error("episode `{episode}`: {source}")]
-    Episode {
-        /// The episode (empty while listing them).
-        episode: String,
-        /// What the memory said.
-        #[source]
-        source: LiveError,
-    },
+    /// The tenant's episodes could not be listed.
+    #[error("listing the tenant's episodes: {0}")]
+    List(#[source] LiveError),
     /// An episode named is not in the tenant.
     #[error("the tenant has no episode `{id}` (list them with GET /v1/episodes, `mesa episodes`)")]
     UnknownEpisode {
@@ -54,15 +57,36 @@ pub enum AcrossError {
     /// The question has no words.
     #[error("the question is empty (or only spaces); ask with words")]
     EmptyQuestion,
-    /// One episode's question failed.
-    #[error("episode `{episode}`: {source}")]
-    Query {
-        /// The episode.
-        episode: String,
-        /// Why.
-        #[source]
-        source: QueryError,
+    /// The limit is 0 or over [`MAX_LIMIT`].
+    #[error("the limit is how many episodes to return: 1 to {MAX_LIMIT}, not {limit}")]
+    BadLimit {
+        /// The limit asked.
+        limit: usize,
     },
+}
+
+impl AcrossError {
+    /// A stable code, as the front ends report it.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AcrossError::List(e) => e.code(),
+            AcrossError::UnknownEpisode { .. } => "unknown-episode",
+            AcrossError::EmptyQuestion => "empty-question",
+            AcrossError::BadLimit { .. } => "bad-limit",
+        }
+    }
+}
+
+/// Why one episode was left out of a search.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Skip {
+    /// Its memory could not be opened or built.
+    #[error(transparent)]
+    Memory(#[from] LiveError),
+    /// Its question failed.
+    #[error(transparent)]
+    Query(#[from] QueryError),
 }
 
 /// One episode's entry in [`Across`].
@@ -77,18 +101,34 @@ pub struct Found {
     pub answer: Answer,
 }
 
+impl Found {
+    /// As JSON: the answer's ([`Answer::to_json`]) with its `relevance`.
+    pub fn to_json(&self, text: &str, qtype: Option<&str>, with_text: bool) -> serde_json::Value {
+        let q = Question {
+            episode: &self.episode,
+            text,
+            qtype,
+        };
+        let mut v = self.answer.to_json(&q, with_text);
+        v["relevance"] = serde_json::json!(self.relevance);
+        v
+    }
+}
+
 /// What one question over many episodes found.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Across {
-    /// Episodes asked.
+    /// Episodes asked (those forgotten meanwhile are not counted).
     pub searched: usize,
     /// The episodes, best first, at most the limit asked.
     pub found: Vec<Found>,
+    /// The episodes left out, and why.
+    pub skipped: Vec<(String, Skip)>,
 }
 
 /// Asks `text` of the tenant's episodes (`episodes`, or all of them when
-/// `None`) and keeps the `limit` whose evidence the question fits best
-/// (see the module docs).
+/// `None`) and keeps the `limit` (1 to [`MAX_LIMIT`]) whose evidence the
+/// question fits best (see the module docs).
 pub fn ask_across(
     tenant: &Tenant,
     chooser: &SharedChooser,
@@ -97,84 +137,91 @@ pub fn ask_across(
     episodes: Option<&[String]>,
     limit: usize,
 ) -> Result<Across, AcrossError> {
-    let listed = tenant.episodes().map_err(|source| AcrossError::Episode {
-        episode: String::new(),
-        source,
-    })?;
-    // Newest first, so that equal shares keep the newer episode.
-    let mut order: Vec<(&str, &str)> = listed
-        .iter()
-        .map(|e| (e.id.as_str(), e.created.as_str()))
-        .collect();
-    order.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-    let chosen: Vec<&str> = match episodes {
-        None => order.iter().map(|(id, _)| *id).collect(),
-        Some(named) => {
-            if let Some(id) = named.iter().find(|n| !listed.iter().any(|e| &e.id == *n)) {
-                return Err(AcrossError::UnknownEpisode { id: id.clone() });
-            }
-            order
-                .iter()
-                .map(|(id, _)| *id)
-                .filter(|id| named.iter().any(|n| n == id))
-                .collect()
-        }
-    };
-    if words(text).next().is_none() {
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(AcrossError::BadLimit { limit });
+    }
+    if text.trim().is_empty() {
         return Err(AcrossError::EmptyQuestion);
     }
+    let chosen = chosen(tenant, episodes)?;
     let stemmer = Stemmer::create(Algorithm::English);
     // Only stopwords: every relevance is 0, and the ties decide.
     let asked = stems(&stemmer, text);
-    let mut found = Vec::new();
-    for id in &chosen {
-        let memory = match tenant.memory(id) {
+    let mut across = Across {
+        searched: 0,
+        found: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let mut ranked = Vec::new();
+    for id in chosen {
+        let asked_one = tenant
+            .memory(&id)
+            .map_err(Skip::from)
+            .and_then(|memory| Ok(chooser.ask(&memory, text, qtype, false)?.0));
+        let answer = match asked_one {
+            Ok(answer) => answer,
             // Forgotten since it was listed.
-            Err(LiveError::UnknownEpisode { .. }) => continue,
-            other => other.map_err(|source| AcrossError::Episode {
-                episode: id.to_string(),
-                source,
-            })?,
+            Err(Skip::Memory(LiveError::UnknownEpisode { .. })) => continue,
+            Err(e) => {
+                across.searched += 1;
+                across.skipped.push((id, e));
+                continue;
+            }
         };
-        let (answer, _) =
-            chooser
-                .ask(&memory, text, qtype, false)
-                .map_err(|source| AcrossError::Query {
-                    episode: id.to_string(),
-                    source,
-                })?;
+        across.searched += 1;
         let best = answer
             .composition
             .items()
             .map(|i| i.score)
             .fold(0.0, f64::max);
         let counts = counts(&stemmer, &asked, &answer);
-        found.push((
-            best,
-            counts,
-            Found {
-                episode: id.to_string(),
-                relevance: 0.0,
-                answer,
-            },
-        ));
+        let found = Found {
+            episode: id,
+            relevance: 0.0,
+            answer,
+        };
+        ranked.push((best, counts, found));
     }
-    let counts: Vec<&Counts> = found.iter().map(|(_, c, _)| c).collect();
+    let counts: Vec<&Counts> = ranked.iter().map(|(_, c, _)| c).collect();
     let scores = bm25(&counts, asked.len());
-    for ((_, _, f), score) in found.iter_mut().zip(scores) {
+    for ((_, _, f), score) in ranked.iter_mut().zip(scores) {
         f.relevance = score;
     }
     // Stable: equal keys keep the newest-first order.
-    found.sort_by(|(a_best, _, a), (b_best, _, b)| {
+    ranked.sort_by(|(a_best, _, a), (b_best, _, b)| {
         b.relevance
             .total_cmp(&a.relevance)
             .then_with(|| b_best.total_cmp(a_best))
     });
-    let found: Vec<Found> = found.into_iter().take(limit).map(|(_, _, f)| f).collect();
-    Ok(Across {
-        searched: chosen.len(),
-        found,
-    })
+    across.found = ranked.into_iter().take(limit).map(|(_, _, f)| f).collect();
+    Ok(across)
+}
+
+/// The episodes to ask, newest first (so that equal relevance keeps the
+/// newer episode): all, or those named (each once).
+fn chosen(tenant: &Tenant, episodes: Option<&[String]>) -> Result<Vec<String>, AcrossError> {
+    let mut listed = tenant.episodes().map_err(AcrossError::List)?;
+    // By the time they name, parsed (offsets and fractions compare as
+    // instants); one that does not parse sorts by its text, after.
+    let when = |e: &EpisodeInfo| e.created.parse::<jiff::Timestamp>().ok();
+    listed.sort_by(|a, b| {
+        (when(b), &b.created)
+            .cmp(&(when(a), &a.created))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let Some(named) = episodes else {
+        return Ok(listed.into_iter().map(|e| e.id).collect());
+    };
+    let named: HashSet<&str> = named.iter().map(String::as_str).collect();
+    let known: HashSet<&str> = listed.iter().map(|e| e.id.as_str()).collect();
+    if let Some(id) = named.iter().find(|n| !known.contains(*n)) {
+        return Err(AcrossError::UnknownEpisode { id: id.to_string() });
+    }
+    Ok(listed
+        .into_iter()
+        .filter(|e| named.contains(e.id.as_str()))
+        .map(|e| e.id)
+        .collect())
 }
 
 /// The distinct stems of `text`'s content words, sorted.
@@ -222,6 +269,8 @@ const B: f64 = 0.75;
 fn bm25(docs: &[&Counts], terms: usize) -> Vec<f64> {
     let n = docs.len() as f64;
     let avg = docs.iter().map(|d| d.len).sum::<f64>() / n.max(1.0);
+    // An evidence of no words has no length to normalize by.
+    let relative = |len: f64| if avg > 0.0 { len / avg } else { 1.0 };
     let idf: Vec<f64> = (0..terms)
         .map(|k| {
             let df = docs.iter().filter(|d| d.tf[k] > 0.0).count() as f64;
@@ -230,7 +279,7 @@ fn bm25(docs: &[&Counts], terms: usize) -> Vec<f64> {
         .collect();
     docs.iter()
         .map(|d| {
-            let norm = K1 * (1.0 - B + B * d.len / avg.max(1.0));
+            let norm = K1 * (1.0 - B + B * relative(d.len));
             idf.iter()
                 .zip(&d.tf)
                 .map(|(w, tf)| w * tf * (K1 + 1.0) / (tf + norm))
@@ -240,27 +289,31 @@ fn bm25(docs: &[&Counts], terms: usize) -> Vec<f64> {
 }
 
 impl Across {
-    /// As JSON: `{"searched", "episodes": [...]}`, each episode's entry its
-    /// answer's JSON ([`Answer::to_json`]) with its `relevance`.
+    /// As JSON: `{"question", "searched", "episodes": [...], "skipped":
+    /// [...]}`, each episode's entry [`Found::to_json`], each skipped one
+    /// `{"episode", "code", "error"}`.
     pub fn to_json(&self, text: &str, qtype: Option<&str>, with_text: bool) -> serde_json::Value {
         let episodes: Vec<serde_json::Value> = self
             .found
             .iter()
-            .map(|f| {
-                let q = Question {
-                    episode: &f.episode,
-                    text,
-                    qtype,
+            .map(|f| f.to_json(text, qtype, with_text))
+            .collect();
+        let skipped: Vec<serde_json::Value> = self
+            .skipped
+            .iter()
+            .map(|(episode, e)| {
+                let code = match e {
+                    Skip::Memory(e) => e.code(),
+                    Skip::Query(_) => "query",
                 };
-                let mut v = f.answer.to_json(&q, with_text);
-                v["relevance"] = serde_json::json!(f.relevance);
-                v
+                serde_json::json!({"episode": episode, "code": code, "error": e.to_string()})
             })
             .collect();
         serde_json::json!({
             "question": text,
             "searched": self.searched,
             "episodes": episodes,
+            "skipped": skipped,
         })
     }
 }

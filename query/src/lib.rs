@@ -22,7 +22,7 @@
 mod across;
 mod answer;
 
-pub use across::{ask_across, Across, AcrossError, Found};
+pub use across::{ask_across, Across, AcrossError, Found, Skip, DEFAULT_LIMIT, MAX_LIMIT};
 
 pub use answer::{
     Answer, Asker, Chooser, QueryEngine, QueryError, Question, SharedChooser, Timings,

@@ -68,7 +68,7 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
     let dir = tempfile::tempdir().unwrap();
     let t = tenant(dir.path());
     let all = SharedChooser::Fixed(Mask::ALL);
-    let q = "Why did test_login fail with postgres?"; // `fail` finds `failed`
+    let q = "Why did test_login fail with postgres?";
     let across = ask_across(&t, &all, q, None, None, 5).expect("asked");
     assert_eq!(across.searched, 3);
     let first = &across.found[0];
@@ -143,8 +143,49 @@ fn bad_asks_are_refused_with_what_to_do() {
     assert!(err.to_string().contains("GET /v1/episodes"), "{err}");
     let err = ask_across(&t, &all, "  ", None, None, 5).expect_err("empty");
     assert!(matches!(err, AcrossError::EmptyQuestion), "{err}");
-    // Only stopwords: nothing to match, and every episode still ranked.
-    let none = ask_across(&t, &all, "what was it", None, None, 5).expect("asked");
-    assert_eq!((none.searched, none.found.len()), (3, 3));
-    assert!(none.found.iter().all(|f| f.relevance == 0.0));
+    // Only stopwords or punctuation: nothing to match, and every episode
+    // still ranked.
+    for q in ["what was it", "?!"] {
+        let none = ask_across(&t, &all, q, None, None, 5).expect("asked");
+        assert_eq!((none.searched, none.found.len()), (3, 3), "{q}");
+        assert!(none.found.iter().all(|f| f.relevance == 0.0), "{q}");
+    }
+    for limit in [0, mesa_query::MAX_LIMIT + 1] {
+        let err = ask_across(&t, &all, "postgres", None, None, limit).expect_err("bad limit");
+        assert_eq!(err.code(), "bad-limit", "{err}");
+    }
+}
+
+/// A word the question shares with its answer only by its stem still
+/// ranks that episode first.
+#[test]
+fn words_are_compared_by_their_stems() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tenant(dir.path());
+    let all = SharedChooser::Fixed(Mask::ALL);
+    // "restarting" is in no step; "restart" is, in "flaky" only.
+    let across = ask_across(&t, &all, "restarting", None, None, 5).expect("asked");
+    assert_eq!(across.found[0].episode, "flaky");
+    assert!(across.found[0].relevance > 0.0);
+    assert!(across.found[1..].iter().all(|f| f.relevance == 0.0));
+}
+
+/// An empty tenant has nothing to search; an episode named twice is asked
+/// once.
+#[test]
+fn empty_tenants_and_repeated_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = SharedChooser::Fixed(Mask::ALL);
+    let empty = LiveMemory::open(dir.path())
+        .expect("memory")
+        .tenant("e")
+        .expect("tenant");
+    let none = ask_across(&empty, &all, "postgres", None, None, 5).expect("asked");
+    assert_eq!((none.searched, none.found.len()), (0, 0));
+    let t = tenant(&dir.path().join("t"));
+    let twice = ["flaky".to_string(), "flaky".to_string()];
+    let one = ask_across(&t, &all, "postgres", None, Some(&twice), 5).expect("asked");
+    assert_eq!(one.searched, 1);
+    assert_eq!(one.found.len(), 1);
+    assert!(one.skipped.is_empty());
 }

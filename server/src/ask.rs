@@ -139,14 +139,10 @@ struct AcrossBody {
     /// The episodes to ask (all when absent).
     #[serde(default)]
     episodes: Option<Vec<String>>,
-    /// How many episodes to return at most (default 5).
+    /// How many episodes to return at most.
     #[serde(default)]
     limit: Option<usize>,
 }
-
-/// The most episodes `POST /v1/query` returns when the body gives no
-/// `limit`.
-pub const ACROSS_LIMIT: usize = 5;
 
 /// `POST /v1/query`: one question over the tenant's episodes (or those
 /// named), the episodes whose evidence shows the question's words best
@@ -159,13 +155,7 @@ pub async fn query_across(
 ) -> Result<Json<Value>, ApiError> {
     let q: AcrossBody = body(&headers, &bytes)?;
     check_question(&s, &q.question)?;
-    let limit = q.limit.unwrap_or(ACROSS_LIMIT);
-    if limit == 0 {
-        return Err(ApiError::bad_request(
-            "bad-limit",
-            "`limit` is how many episodes to return: 1 or more",
-        ));
-    }
+    let limit = q.limit.unwrap_or(mesa_query::DEFAULT_LIMIT);
     let (name, chooser) = chooser(&t, q.policy.as_deref(), q.structures.as_deref())?;
     blocking(move || {
         let across = mesa_query::ask_across(
@@ -195,20 +185,15 @@ fn check_question(s: &Shared, question: &str) -> Result<(), ApiError> {
     })
 }
 
-/// A question over many episodes that failed, as one episode's would.
+/// A question over many episodes that failed.
 fn across_failed(e: mesa_query::AcrossError) -> ApiError {
     use mesa_query::AcrossError;
-    match e {
-        AcrossError::UnknownEpisode { .. } => {
-            ApiError::new(StatusCode::NOT_FOUND, "unknown-episode", e.to_string())
-        }
-        AcrossError::EmptyQuestion => ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "empty-question",
-            e.to_string(),
-        ),
-        AcrossError::Episode { source, .. } => source.into(),
-        AcrossError::Query { episode, source } => asking_failed(&episode, source),
-        _ => ApiError::internal(e.to_string()),
-    }
+    let status = match e {
+        AcrossError::List(source) => return source.into(),
+        AcrossError::UnknownEpisode { .. } => StatusCode::NOT_FOUND,
+        AcrossError::EmptyQuestion => StatusCode::UNPROCESSABLE_ENTITY,
+        AcrossError::BadLimit { .. } => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, e.code(), e.to_string())
 }

@@ -8,7 +8,7 @@ use mesa_memory::{LiveError, LiveErrorKind};
 use serde_json::json;
 
 /// An error response.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,

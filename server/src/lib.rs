@@ -117,7 +117,10 @@ pub struct Config {
     pub minilm_dir: Option<PathBuf>,
     /// How long the request that first opens a tenant waits for the
     /// tenant's other writer (a `mesa append`, an import) to close. Default
-    /// zero: it is refused at once, 409 `locked`.
+    /// zero: it is refused at once, 409 `locked`. At most the request
+    /// timeout (a longer wait is cut to it): requests that arrive while
+    /// one waits wait for that one and share its outcome, and every
+    /// waiting request counts toward `limits.concurrency`.
     pub writer_wait: std::time::Duration,
 }
 
@@ -251,7 +254,8 @@ pub struct Server {
 impl Server {
     /// Opens the memory, reads the tokens and binds the address.
     pub fn bind(config: &Config) -> Result<Server, ServeError> {
-        let memory = LiveMemory::open(&config.root)?.waiting_for_writer(config.writer_wait);
+        let wait = config.writer_wait.min(config.limits.timeout);
+        let memory = LiveMemory::open(&config.root)?.waiting_for_writer(wait);
         let tokens = auth::TokenFile::open(&config.tokens_path())?;
         let options = mesa_memory::PluginOptions::with_minilm_dir(config.minilm_dir.clone());
         let builders = new_tenants(config.builders, &options)?;

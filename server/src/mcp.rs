@@ -95,16 +95,29 @@ pub struct AddMemory {
     pub request_id: Option<String>,
 }
 
-/// `search_memory`'s and `explain_selection`'s arguments.
+/// `search_memory`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchMemory {
     /// The episode to search; without one, every episode is searched and
-    /// those whose evidence shows the question's words best come first.
+    /// those whose evidence fits the question best come first.
     #[serde(default)]
     pub episode: Option<String>,
-    /// Without an episode: how many episodes to return at most (default 5).
+    /// Without an episode: how many episodes to return, 1 to 100 (default
+    /// 5); not read with one.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// The question.
+    pub question: String,
+    /// Read these structures instead of asking the policy, e.g. "S,T" or "all".
+    #[serde(default)]
+    pub structures: Option<String>,
+}
+
+/// `explain_selection`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExplainSelection {
+    /// The episode.
+    pub episode: String,
     /// The question.
     pub question: String,
     /// Read these structures instead of asking the policy, e.g. "S,T" or "all".
@@ -143,7 +156,7 @@ pub struct ForgetBefore {
 /// `export_memory`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExportMemory {
-    /// The most bytes the dataset may take (default 4 MiB, `EXPORT_BYTES`);
+    /// The most bytes the dataset may take (default 4 MiB, at most 32 MiB);
     /// a larger memory is refused whole (move it with `mesa export` or
     /// `GET /v1/export`).
     #[serde(default)]
@@ -152,6 +165,9 @@ pub struct ExportMemory {
 
 /// `export_memory`'s cap when the call gives none.
 pub const EXPORT_BYTES: usize = 4 << 20;
+/// The largest cap `export_memory` takes: the reply is held whole, and a
+/// larger one would not come back through `import_memory` in one message.
+pub const EXPORT_MAX_BYTES: usize = 32 << 20;
 
 /// `import_memory`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -317,9 +333,15 @@ impl MemoryTools {
     )]
     async fn explain_selection(
         &self,
-        Parameters(s): Parameters<SearchMemory>,
+        Parameters(e): Parameters<ExplainSelection>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<String, String> {
+        let s = SearchMemory {
+            episode: Some(e.episode),
+            limit: None,
+            question: e.question,
+            structures: e.structures,
+        };
         self.answer(s, false, &ctx).await
     }
 
@@ -481,6 +503,11 @@ impl MemoryTools {
     ) -> Result<String, String> {
         let t = self.tenant(&ctx)?;
         let max = a.max_bytes.unwrap_or(EXPORT_BYTES);
+        if max > EXPORT_MAX_BYTES {
+            return Err(format!(
+                "max_bytes is at most {EXPORT_MAX_BYTES} (bad-max-bytes); move a larger memory with `mesa export` or GET /v1/export"
+            ));
+        }
         blocking(move || match crate::transfer::export_capped(&t, max).map_err(live)? {
             None => Err(format!(
                 "the memory's dataset is over max_bytes ({max} bytes) (export-too-large); give a larger max_bytes, or move it with `mesa export` or GET /v1/export"
@@ -588,12 +615,9 @@ fn across(
     s: &SearchMemory,
     with_text: bool,
 ) -> Result<String, String> {
-    let limit = s.limit.unwrap_or(crate::ask::ACROSS_LIMIT);
-    if limit == 0 {
-        return Err("limit is how many episodes to return: 1 or more (bad-limit)".into());
-    }
+    let limit = s.limit.unwrap_or(mesa_query::DEFAULT_LIMIT);
     let found = mesa_query::ask_across(t, chooser, &s.question, None, None, limit)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("{e} ({})", e.code()))?;
     Ok(found.to_json(&s.question, None, with_text).to_string())
 }
 

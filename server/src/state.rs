@@ -43,11 +43,13 @@ pub struct AppState {
 }
 
 /// Where one tenant's state goes once it is open: `opening` lets one
-/// request at a time open it (the others wait for that one), `open` is read
-/// without a lock.
+/// request at a time open it (the others wait for that one) and keeps the
+/// last attempt's failure, `attempts` counts the attempts that ended, and
+/// `open` is read without a lock.
 #[derive(Default)]
 struct Slot {
-    opening: Mutex<()>,
+    opening: Mutex<Option<ApiError>>,
+    attempts: std::sync::atomic::AtomicU64,
     open: std::sync::OnceLock<Arc<TenantState>>,
 }
 
@@ -154,14 +156,40 @@ impl AppState {
     /// requests go on, and this tenant's next requests wait for this
     /// opening rather than start their own.
     pub fn tenant(&self, name: &str) -> Result<Arc<TenantState>, ApiError> {
+        use std::sync::atomic::Ordering;
         let slot = {
             let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
             map.entry(name.to_string()).or_default().clone()
         };
-        let _opening = slot.opening.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = slot.attempts.load(Ordering::Acquire);
+        let mut failed = slot.opening.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(t) = slot.open.get() {
             return Ok(t.clone());
         }
+        // An attempt ended while this request queued behind it: share its
+        // failure rather than wait the whole wait again.
+        if slot.attempts.load(Ordering::Acquire) != seen {
+            if let Some(e) = failed.as_ref() {
+                return Err(e.clone());
+            }
+        }
+        let opened = self.open_tenant(name);
+        slot.attempts.fetch_add(1, Ordering::AcqRel);
+        match opened {
+            Ok(state) => {
+                *failed = None;
+                Ok(slot.open.get_or_init(|| state).clone())
+            }
+            Err(e) => {
+                *failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens tenant `name` (waiting for its other writer as the memory
+    /// says) and loads its policy files.
+    fn open_tenant(&self, name: &str) -> Result<Arc<TenantState>, ApiError> {
         let new = self.new_tenants.clone();
         let tenant = self.memory.tenant_builders(name, new, &self.options)?;
         let state = Arc::new(TenantState {
@@ -170,7 +198,7 @@ impl AppState {
             active: RwLock::new(None),
         });
         self.reload(&state)?;
-        Ok(slot.open.get_or_init(|| state).clone())
+        Ok(state)
     }
 
     /// Checks and loads a policy source into an asker; also its warnings.

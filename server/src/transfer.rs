@@ -143,10 +143,11 @@ pub(crate) fn export_capped(
         Err(_) if out.over => Ok(None),
         Err(e) => Err(e),
         // The export writes JSON, which serde_json makes UTF-8.
-        Ok(done) => Ok(Some((
-            String::from_utf8_lossy(&out.bytes).into_owned(),
-            done,
-        ))),
+        Ok(done) => {
+            let text = String::from_utf8(out.bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            Ok(Some((text, done)))
+        }
     }
 }
 

@@ -112,3 +112,33 @@ fn bad_questions_over_episodes_say_what_to_do() {
         assert_eq!((s, c.as_str()), (status, code), "{body}");
     }
 }
+
+/// An episode whose question fails (its task overflows a compiled policy's
+/// input) is skipped and named, and the others are still answered.
+#[test]
+fn an_episode_whose_question_fails_is_skipped_and_named() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    let task = "fix the bug ".repeat(20_000);
+    f.ok(
+        "POST",
+        "/v1/episodes",
+        &f.alice,
+        Some(json!({"id": "long", "task": task})),
+    );
+    let step = json!({"action": "run the tests"});
+    f.ok("POST", "/v1/episodes/long/steps", &f.alice, Some(step));
+    f.ok(
+        "PUT",
+        "/v1/policies/p",
+        &f.alice,
+        Some(json!({"source": POLICY})),
+    );
+    let q = json!({"question": "Why did the SELECT fail?", "policy": "p"});
+    let v = f.ok("POST", "/v1/query", &f.alice, Some(q));
+    assert_eq!(v["searched"], 2, "{v}");
+    assert_eq!(v["episodes"][0]["episode"], "run-1", "{v}");
+    assert_eq!(v["episodes"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["skipped"][0]["episode"], "long", "{v}");
+    assert_eq!(v["skipped"][0]["code"], "query", "{v}");
+}

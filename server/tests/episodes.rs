@@ -179,3 +179,29 @@ fn a_writer_wait_that_runs_out_is_409() {
         (409, "locked".to_string())
     );
 }
+
+/// Requests that queue behind a waiting opening share its outcome: when
+/// the wait runs out, the one queued behind it gets the same 409 at once
+/// instead of starting a wait of its own (which, the holder being gone by
+/// then, would have opened the tenant); the next request opens it.
+#[test]
+fn requests_queued_behind_a_waiting_opening_share_its_outcome() {
+    let f = fixture_config(|c| c.writer_wait = Duration::from_secs(5));
+    let other = mesa_memory::LiveMemory::open(&f.root)
+        .expect("memory")
+        .tenant("alice")
+        .expect("the other writer");
+    let (first, queued) = std::thread::scope(|s| {
+        let first = s.spawn(|| f.err("GET", "/v1/episodes", &f.alice, None));
+        std::thread::sleep(Duration::from_millis(300));
+        let queued = s.spawn(|| f.err("GET", "/v1/episodes", &f.alice, None));
+        let first = first.join().expect("the first request");
+        // The holder goes as soon as the first wait has run out.
+        drop(other);
+        (first, queued.join().expect("the queued request"))
+    });
+    assert_eq!(first, (409, "locked".to_string()));
+    assert_eq!(queued, (409, "locked".to_string()));
+    let listed = f.ok("GET", "/v1/episodes", &f.alice, None);
+    assert_eq!(listed["episodes"], json!([]));
+}

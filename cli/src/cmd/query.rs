@@ -25,9 +25,9 @@ pub struct Args {
     /// The episode the question is about.
     #[arg(long, short)]
     episode: Option<String>,
-    /// With --tenant and no --episode: how many episodes to show, best
-    /// first (by the share of the question's words their evidence shows).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    /// With --tenant and no --episode: how many episodes to show (1 to
+    /// 100), best first (by BM25 of the question over their evidence).
+    #[arg(long, default_value_t = mesa_query::DEFAULT_LIMIT as u64, value_parser = clap::value_parser!(u64).range(1..=mesa_query::MAX_LIMIT as u64))]
     limit: u64,
     /// The policy: a `.mesa`, `.wasm` or `.cwasm`.
     #[arg(long, short, conflicts_with = "structures")]
@@ -181,10 +181,13 @@ fn run_across(
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{} episode(s) asked; the best {} by the share of the question's words their evidence shows",
+        "{} episode(s) asked; the best {} by BM25 of the question over their evidence",
         across.searched,
         across.found.len()
     );
+    for (episode, why) in &across.skipped {
+        eprintln!("warning: episode `{episode}` left out: {why}");
+    }
     for f in &across.found {
         outln!();
         outln!("episode {}: relevance {:.2}", f.episode, f.relevance);

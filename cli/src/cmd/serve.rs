@@ -40,8 +40,10 @@ pub struct ServeArgs {
     header_timeout: u64,
     /// The request that first opens a tenant waits this many seconds at
     /// most for the tenant's other writer (a `mesa append`, an import) to
-    /// close; 0 refuses it at once (409 locked). The wait counts toward
-    /// the request's --timeout; other tenants' requests do not wait.
+    /// close; 0 refuses it at once (409 locked). At most --timeout; that
+    /// tenant's requests arriving meanwhile share its outcome, other
+    /// tenants' are not queued behind it, and waiting requests count
+    /// toward --concurrency.
     #[arg(long, value_name = "SECONDS", value_parser = super::live::seconds, default_value = "0")]
     wait: Duration,
     #[command(flatten)]
