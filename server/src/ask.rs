@@ -19,7 +19,8 @@ use mesa_query::{Question, SharedChooser};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-/// `POST /v1/episodes/{id}/query`'s body.
+/// The body of both question routes; each refuses the fields that are
+/// the other's.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct QueryFields {
@@ -30,9 +31,24 @@ struct QueryFields {
     structures: Option<String>,
     #[serde(default)]
     qtype: Option<String>,
-    /// Add the policy's trace: every rule, what it tested, whether it fired.
+    /// One episode: add the policy's trace (every rule, what it tested,
+    /// whether it fired).
     #[serde(default)]
     trace: bool,
+    /// Many episodes: those to ask (all when absent).
+    #[serde(default)]
+    episodes: Option<Vec<String>>,
+    /// Many episodes: how many to return at most.
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// 400 for a field the route does not take.
+fn not_here(field: &str, route: &str) -> ApiError {
+    ApiError::bad_request(
+        "bad-json",
+        format!("`{field}` is a field of {route}, not of this route"),
+    )
 }
 
 /// `POST /v1/episodes/{id}/query`: the answer as `mesa query --format
@@ -45,6 +61,14 @@ pub async fn query(
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let q: QueryFields = body(&headers, &bytes)?;
+    if q.episodes.is_some() || q.limit.is_some() {
+        let field = if q.episodes.is_some() {
+            "episodes"
+        } else {
+            "limit"
+        };
+        return Err(not_here(field, "POST /v1/query"));
+    }
     check_question(&s, &q.question)?;
     let (name, chooser) = chooser(&t, q.policy.as_deref(), q.structures.as_deref())?;
     blocking(move || {
@@ -125,25 +149,6 @@ fn asking_failed(id: &str, e: mesa_query::QueryError) -> ApiError {
     }
 }
 
-/// `POST /v1/query`'s body: a question's fields, and which episodes.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AcrossBody {
-    question: String,
-    #[serde(default)]
-    policy: Option<String>,
-    #[serde(default)]
-    structures: Option<String>,
-    #[serde(default)]
-    qtype: Option<String>,
-    /// The episodes to ask (all when absent).
-    #[serde(default)]
-    episodes: Option<Vec<String>>,
-    /// How many episodes to return at most.
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
 /// `POST /v1/query`: one question over the tenant's episodes (or those
 /// named), the episodes whose evidence shows the question's words best
 /// first, each with its answer as `POST /v1/episodes/{id}/query` gives it.
@@ -153,7 +158,10 @@ pub async fn query_across(
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let q: AcrossBody = body(&headers, &bytes)?;
+    let q: QueryFields = body(&headers, &bytes)?;
+    if q.trace {
+        return Err(not_here("trace", "POST /v1/episodes/{id}/query"));
+    }
     check_question(&s, &q.question)?;
     let limit = q.limit.unwrap_or(mesa_query::DEFAULT_LIMIT);
     let (name, chooser) = chooser(&t, q.policy.as_deref(), q.structures.as_deref())?;

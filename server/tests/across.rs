@@ -59,18 +59,7 @@ fn a_question_over_every_episode_finds_the_one_that_holds_it() {
     assert!(!v.to_string().contains("no such table"), "{v}");
 
     // The active policy chooses when the body names no structures.
-    f.ok(
-        "PUT",
-        "/v1/policies/p",
-        &f.alice,
-        Some(json!({"source": POLICY})),
-    );
-    f.ok(
-        "PUT",
-        "/v1/active-policy",
-        &f.alice,
-        Some(json!({"name": "p"})),
-    );
+    common::activate(&f, &f.alice);
     let q = json!({"question": "Why did the query fail with an error?", "episodes": ["run-1"], "limit": 1});
     let v = f.ok("POST", "/v1/query", &f.alice, Some(q));
     assert_eq!(
@@ -111,6 +100,18 @@ fn bad_questions_over_episodes_say_what_to_do() {
         let (s, c) = f.err("POST", "/v1/query", &f.alice, Some(body.clone()));
         assert_eq!((s, c.as_str()), (status, code), "{body}");
     }
+    // One episode's route takes neither `episodes` nor `limit`.
+    let body = json!({"question": "orders", "structures": "all", "limit": 2});
+    let r = f.send("POST", "/v1/episodes/run-1/query", &f.alice, Some(body));
+    assert_eq!(r.status().as_u16(), 400);
+    let v: serde_json::Value = r.json().expect("JSON");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("POST /v1/query"),
+        "{v}"
+    );
 }
 
 /// An episode whose question fails (its task overflows a compiled policy's

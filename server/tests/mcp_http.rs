@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fill, fixture, POLICY};
+use common::{fill, fixture};
 use serde_json::{json, Value};
 
 /// One JSON-RPC request to `/mcp` with `token`; the status and the body.
@@ -81,18 +81,7 @@ fn mcp_over_http_serves_the_tokens_tenant() {
     assert_eq!(answer["mask"], json!(["S", "T", "G", "V", "R"]), "{answer}");
 
     // With an active policy, a search without structures uses it.
-    f.ok(
-        "PUT",
-        "/v1/policies/p",
-        &f.alice,
-        Some(json!({"source": POLICY})),
-    );
-    f.ok(
-        "PUT",
-        "/v1/active-policy",
-        &f.alice,
-        Some(json!({"name": "p"})),
-    );
+    common::activate(&f, &f.alice);
     let (text, _) = call(
         &f,
         &f.alice,

@@ -125,3 +125,19 @@ pub fn fill(f: &Fixture, token: &str, id: &str) {
 }
 
 pub const POLICY: &str = "policy \"p\"\nrule errors when query has words [\"error\", \"fail\", \"failed\"] -> select {T, R}\ndefault {S, V}\n";
+
+/// Uploads [`POLICY`] as `p` for `token`'s tenant and makes it active.
+pub fn activate(f: &Fixture, token: &str) {
+    f.ok(
+        "PUT",
+        "/v1/policies/p",
+        token,
+        Some(json!({"source": POLICY})),
+    );
+    f.ok(
+        "PUT",
+        "/v1/active-policy",
+        token,
+        Some(json!({"name": "p"})),
+    );
+}
