@@ -11,7 +11,7 @@ use mesa_memory::{
     Embedders, Extractors, Forget, LiveMemory, NamedBuilders, NewEpisode, NewStep, PluginOptions,
     Summarizers, Tenant,
 };
-use mesa_query::{AcrossError, QueryError, Question, SharedChooser};
+use mesa_query::{AcrossError, AcrossOptions, QueryError, Question, SharedChooser};
 use pyo3::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -406,7 +406,9 @@ impl Memory {
         let q = qtype.as_deref();
         let across = py
             .detach(|| {
-                mesa_query::ask_across(&tenant, &chooser, &question, q, episodes.as_deref(), limit)
+                let mut options = AcrossOptions::default().limit(limit).qtype(q);
+                options.episodes = episodes.as_deref();
+                mesa_query::ask_across(&tenant, &chooser, &question, &options)
             })
             .map_err(|e| match e {
                 AcrossError::List(e) => errors::live(e),

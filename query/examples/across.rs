@@ -14,7 +14,7 @@
 use mesa_core::Mask;
 use mesa_memory::dataset::LoadOptions;
 use mesa_memory::LiveMemory;
-use mesa_query::{ask_across, SharedChooser};
+use mesa_query::{ask_across, AcrossOptions, SharedChooser};
 use std::time::Instant;
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {
@@ -60,12 +60,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let all = SharedChooser::Fixed(Mask::ALL);
     let start = Instant::now();
-    ask_across(&t, &all, &asked[0].2, None, None, 5)?;
+    ask_across(&t, &all, &asked[0].2, &AcrossOptions::default())?;
     let first_s = start.elapsed().as_secs_f64();
     let (mut ranks, mut times) = (Vec::new(), Vec::new());
     for (_, episode, question) in &asked {
         let start = Instant::now();
-        let found = ask_across(&t, &all, question, None, None, 5)?;
+        let found = ask_across(&t, &all, question, &AcrossOptions::default())?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         ranks.push(found.found.iter().position(|f| &f.episode == episode));
     }

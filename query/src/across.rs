@@ -57,6 +57,12 @@ pub enum AcrossError {
     /// The question has no words.
     #[error("the question is empty (or only spaces); ask with words")]
     EmptyQuestion,
+    /// The deadline passed before every episode was asked.
+    #[error("the search ran out of time after {searched} episode(s); name fewer episodes")]
+    OutOfTime {
+        /// Episodes asked by then.
+        searched: usize,
+    },
     /// The limit is 0 or over [`MAX_LIMIT`].
     #[error("the limit is how many episodes to return: 1 to {MAX_LIMIT}, not {limit}")]
     BadLimit {
@@ -73,6 +79,7 @@ impl AcrossError {
             AcrossError::UnknownEpisode { .. } => "unknown-episode",
             AcrossError::EmptyQuestion => "empty-question",
             AcrossError::BadLimit { .. } => "bad-limit",
+            AcrossError::OutOfTime { .. } => "timeout",
         }
     }
 }
@@ -126,17 +133,77 @@ pub struct Across {
     pub skipped: Vec<(String, Skip)>,
 }
 
-/// Asks `text` of the tenant's episodes (`episodes`, or all of them when
-/// `None`) and keeps the `limit` (1 to [`MAX_LIMIT`]) whose evidence the
-/// question fits best (see the module docs).
+/// How [`ask_across`] searches; `AcrossOptions::default()` asks every
+/// episode, without a question type or a deadline, for
+/// [`DEFAULT_LIMIT`] episodes.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct AcrossOptions<'a> {
+    /// The question type, if the policy may see it. Default none.
+    pub qtype: Option<&'a str>,
+    /// The episodes to ask (each once); default all of the tenant's.
+    pub episodes: Option<&'a [String]>,
+    /// How many episodes to return, 1 to [`MAX_LIMIT`]. Default
+    /// [`DEFAULT_LIMIT`].
+    pub limit: usize,
+    /// When to stop asking: checked before each episode, and past it the
+    /// search ends with [`AcrossError::OutOfTime`] (a server passes its
+    /// request timeout, so that a search it gave up on stops). Default
+    /// none.
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl Default for AcrossOptions<'_> {
+    fn default() -> Self {
+        AcrossOptions {
+            qtype: None,
+            episodes: None,
+            limit: DEFAULT_LIMIT,
+            deadline: None,
+        }
+    }
+}
+
+impl<'a> AcrossOptions<'a> {
+    /// These options with `limit`.
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// These options asking only `episodes`.
+    pub fn episodes(mut self, episodes: &'a [String]) -> Self {
+        self.episodes = Some(episodes);
+        self
+    }
+
+    /// These options with the question type `qtype`.
+    pub fn qtype(mut self, qtype: Option<&'a str>) -> Self {
+        self.qtype = qtype;
+        self
+    }
+
+    /// These options stopping at `deadline`.
+    pub fn deadline(mut self, deadline: std::time::Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+}
+
+/// Asks `text` of the tenant's episodes and keeps those whose evidence the
+/// question fits best (see the module docs and [`AcrossOptions`]).
 pub fn ask_across(
     tenant: &Tenant,
     chooser: &SharedChooser,
     text: &str,
-    qtype: Option<&str>,
-    episodes: Option<&[String]>,
-    limit: usize,
+    options: &AcrossOptions<'_>,
 ) -> Result<Across, AcrossError> {
+    let AcrossOptions {
+        qtype,
+        episodes,
+        limit,
+        deadline,
+    } = *options;
     if limit == 0 || limit > MAX_LIMIT {
         return Err(AcrossError::BadLimit { limit });
     }
@@ -154,6 +221,11 @@ pub fn ask_across(
     };
     let mut ranked = Vec::new();
     for id in chosen {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Err(AcrossError::OutOfTime {
+                searched: across.searched,
+            });
+        }
         let asked_one = tenant
             .memory(&id)
             .map_err(Skip::from)

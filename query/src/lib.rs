@@ -22,7 +22,9 @@
 mod across;
 mod answer;
 
-pub use across::{ask_across, Across, AcrossError, Found, Skip, DEFAULT_LIMIT, MAX_LIMIT};
+pub use across::{
+    ask_across, Across, AcrossError, AcrossOptions, Found, Skip, DEFAULT_LIMIT, MAX_LIMIT,
+};
 
 pub use answer::{
     Answer, Asker, Chooser, QueryEngine, QueryError, Question, SharedChooser, Timings,

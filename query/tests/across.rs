@@ -5,7 +5,7 @@
 
 use mesa_core::Mask;
 use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
-use mesa_query::{ask_across, AcrossError, SharedChooser};
+use mesa_query::{ask_across, AcrossError, AcrossOptions, SharedChooser};
 
 fn episode(t: &Tenant, id: &str, created: &str, steps: &[(&str, &str)]) {
     t.create_episode(&NewEpisode {
@@ -69,7 +69,7 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
     let t = tenant(dir.path());
     let all = SharedChooser::Fixed(Mask::ALL);
     let q = "Why did test_login fail with postgres?";
-    let across = ask_across(&t, &all, q, None, None, 5).expect("asked");
+    let across = ask_across(&t, &all, q, &AcrossOptions::default().limit(5)).expect("asked");
     assert_eq!(across.searched, 3);
     let first = &across.found[0];
     assert_eq!(first.episode, "flaky");
@@ -101,10 +101,16 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
 
     // Named episodes bound the search; the limit keeps the best.
     let named = ["deploy".to_string(), "docs".to_string()];
-    let some = ask_across(&t, &all, q, None, Some(&named), 5).expect("asked");
+    let some = ask_across(
+        &t,
+        &all,
+        q,
+        &AcrossOptions::default().episodes(&named).limit(5),
+    )
+    .expect("asked");
     assert_eq!(some.searched, 2);
     assert!(some.found.iter().all(|f| f.episode != "flaky"));
-    let one = ask_across(&t, &all, q, None, None, 1).expect("asked");
+    let one = ask_across(&t, &all, q, &AcrossOptions::default().limit(1)).expect("asked");
     assert_eq!(one.found.len(), 1);
     assert_eq!(one.found[0].episode, "flaky");
     let json = one.to_json(q, None, true);
@@ -118,10 +124,10 @@ fn a_forgotten_step_is_found_in_no_episode() {
     let t = tenant(dir.path());
     let all = SharedChooser::Fixed(Mask::ALL);
     let q = "artifacts uploaded";
-    let before = ask_across(&t, &all, q, None, None, 5).expect("asked");
+    let before = ask_across(&t, &all, q, &AcrossOptions::default().limit(5)).expect("asked");
     assert_eq!(before.found[0].episode, "deploy");
     t.forget("deploy", Forget::Step(0)).expect("forget");
-    let after = ask_across(&t, &all, q, None, None, 5).expect("asked");
+    let after = ask_across(&t, &all, q, &AcrossOptions::default().limit(5)).expect("asked");
     assert!(
         after
             .found
@@ -138,20 +144,35 @@ fn bad_asks_are_refused_with_what_to_do() {
     let t = tenant(dir.path());
     let all = SharedChooser::Fixed(Mask::ALL);
     let named = ["nope".to_string()];
-    let err = ask_across(&t, &all, "postgres", None, Some(&named), 5).expect_err("unknown");
+    let err = ask_across(
+        &t,
+        &all,
+        "postgres",
+        &AcrossOptions::default().episodes(&named).limit(5),
+    )
+    .expect_err("unknown");
     assert!(matches!(err, AcrossError::UnknownEpisode { ref id } if id == "nope"));
     assert!(err.to_string().contains("GET /v1/episodes"), "{err}");
-    let err = ask_across(&t, &all, "  ", None, None, 5).expect_err("empty");
+    let err = ask_across(&t, &all, "  ", &AcrossOptions::default().limit(5)).expect_err("empty");
     assert!(matches!(err, AcrossError::EmptyQuestion), "{err}");
     // Only stopwords or punctuation: nothing to match, and every episode
     // still ranked.
     for q in ["what was it", "?!"] {
-        let none = ask_across(&t, &all, q, None, None, 5).expect("asked");
+        let none = ask_across(&t, &all, q, &AcrossOptions::default().limit(5)).expect("asked");
         assert_eq!((none.searched, none.found.len()), (3, 3), "{q}");
         assert!(none.found.iter().all(|f| f.relevance == 0.0), "{q}");
     }
+    // A deadline already past: nothing is asked.
+    let past = AcrossOptions::default().deadline(std::time::Instant::now());
+    let err = ask_across(&t, &all, "postgres", &past).expect_err("out of time");
+    assert!(
+        matches!(err, AcrossError::OutOfTime { searched: 0 }),
+        "{err}"
+    );
+    assert_eq!(err.code(), "timeout");
     for limit in [0, mesa_query::MAX_LIMIT + 1] {
-        let err = ask_across(&t, &all, "postgres", None, None, limit).expect_err("bad limit");
+        let err = ask_across(&t, &all, "postgres", &AcrossOptions::default().limit(limit))
+            .expect_err("bad limit");
         assert_eq!(err.code(), "bad-limit", "{err}");
     }
 }
@@ -164,7 +185,8 @@ fn words_are_compared_by_their_stems() {
     let t = tenant(dir.path());
     let all = SharedChooser::Fixed(Mask::ALL);
     // "restarting" is in no step; "restart" is, in "flaky" only.
-    let across = ask_across(&t, &all, "restarting", None, None, 5).expect("asked");
+    let across =
+        ask_across(&t, &all, "restarting", &AcrossOptions::default().limit(5)).expect("asked");
     assert_eq!(across.found[0].episode, "flaky");
     assert!(across.found[0].relevance > 0.0);
     assert!(across.found[1..].iter().all(|f| f.relevance == 0.0));
@@ -180,11 +202,18 @@ fn empty_tenants_and_repeated_names() {
         .expect("memory")
         .tenant("e")
         .expect("tenant");
-    let none = ask_across(&empty, &all, "postgres", None, None, 5).expect("asked");
+    let none =
+        ask_across(&empty, &all, "postgres", &AcrossOptions::default().limit(5)).expect("asked");
     assert_eq!((none.searched, none.found.len()), (0, 0));
     let t = tenant(&dir.path().join("t"));
     let twice = ["flaky".to_string(), "flaky".to_string()];
-    let one = ask_across(&t, &all, "postgres", None, Some(&twice), 5).expect("asked");
+    let one = ask_across(
+        &t,
+        &all,
+        "postgres",
+        &AcrossOptions::default().episodes(&twice).limit(5),
+    )
+    .expect("asked");
     assert_eq!(one.searched, 1);
     assert_eq!(one.found.len(), 1);
     assert!(one.skipped.is_empty());

@@ -165,16 +165,17 @@ pub async fn query_across(
     check_question(&s, &q.question)?;
     let limit = q.limit.unwrap_or(mesa_query::DEFAULT_LIMIT);
     let (name, chooser) = chooser(&t, q.policy.as_deref(), q.structures.as_deref())?;
+    // The search stops when the request would time out (408): a search
+    // the client no longer waits for does not go on asking.
+    let deadline = std::time::Instant::now().checked_add(s.limits.timeout);
     blocking(move || {
-        let across = mesa_query::ask_across(
-            &t.tenant,
-            &chooser,
-            &q.question,
-            q.qtype.as_deref(),
-            q.episodes.as_deref(),
-            limit,
-        )
-        .map_err(across_failed)?;
+        let mut options = mesa_query::AcrossOptions::default()
+            .limit(limit)
+            .qtype(q.qtype.as_deref());
+        options.episodes = q.episodes.as_deref();
+        options.deadline = deadline;
+        let across = mesa_query::ask_across(&t.tenant, &chooser, &q.question, &options)
+            .map_err(across_failed)?;
         let mut v = across.to_json(&q.question, q.qtype.as_deref(), true);
         v["policy"] = json!(name);
         Ok(Json(v))
@@ -201,6 +202,7 @@ fn across_failed(e: mesa_query::AcrossError) -> ApiError {
         AcrossError::UnknownEpisode { .. } => StatusCode::NOT_FOUND,
         AcrossError::EmptyQuestion => StatusCode::UNPROCESSABLE_ENTITY,
         AcrossError::BadLimit { .. } => StatusCode::BAD_REQUEST,
+        AcrossError::OutOfTime { .. } => StatusCode::REQUEST_TIMEOUT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     ApiError::new(status, e.code(), e.to_string())

@@ -616,7 +616,8 @@ fn across(
     with_text: bool,
 ) -> Result<String, String> {
     let limit = s.limit.unwrap_or(mesa_query::DEFAULT_LIMIT);
-    let found = mesa_query::ask_across(t, chooser, &s.question, None, None, limit)
+    let options = mesa_query::AcrossOptions::default().limit(limit);
+    let found = mesa_query::ask_across(t, chooser, &s.question, &options)
         .map_err(|e| format!("{e} ({})", e.code()))?;
     Ok(found.to_json(&s.question, None, with_text).to_string())
 }

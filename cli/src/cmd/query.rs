@@ -175,7 +175,10 @@ fn run_across(
     let chooser = SharedChooser::policy(Asker::new(chooser(args, true)?));
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
     let qtype = args.qtype.as_deref();
-    let across = mesa_query::ask_across(tenant, &chooser, question, qtype, None, limit)?;
+    let options = mesa_query::AcrossOptions::default()
+        .limit(limit)
+        .qtype(qtype);
+    let across = mesa_query::ask_across(tenant, &chooser, question, &options)?;
     if let Format::Json = args.format {
         outln!("{}", across.to_json(question, qtype, true));
         return Ok(ExitCode::SUCCESS);
