@@ -152,7 +152,7 @@ impl Idf {
 }
 
 /// BM25's idf of a term in `df` of `docs` documents (`df` > 0).
-pub(crate) fn idf_of(docs: usize, df: u32) -> f64 {
+pub fn idf_of(docs: usize, df: u32) -> f64 {
     let (n, df) = (docs as f64, f64::from(df));
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }

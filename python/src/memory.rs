@@ -406,8 +406,10 @@ impl Memory {
         let q = qtype.as_deref();
         let across = py
             .detach(|| {
-                let mut options = AcrossOptions::default().limit(limit).qtype(q);
-                options.episodes = episodes.as_deref();
+                let options = AcrossOptions::default()
+                    .limit(limit)
+                    .qtype(q)
+                    .episodes(episodes.as_deref());
                 mesa_query::ask_across(&tenant, &chooser, &question, &options)
             })
             .map_err(|e| match e {

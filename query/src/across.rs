@@ -31,9 +31,10 @@
 //! whose snapshot the tenant then keeps); name the episodes to bound it.
 
 use crate::{Answer, QueryError, Question, SharedChooser};
-use mesa_memory::text::{is_stopword, words};
+use mesa_memory::text::{idf_of, is_stopword, words};
 use mesa_memory::{EpisodeInfo, LiveError, Tenant};
 use rust_stemmers::{Algorithm, Stemmer};
+use std::cmp::Reverse;
 use std::collections::HashSet;
 
 /// How many episodes a search returns unless asked otherwise.
@@ -171,9 +172,9 @@ impl<'a> AcrossOptions<'a> {
         self
     }
 
-    /// These options asking only `episodes`.
-    pub fn episodes(mut self, episodes: &'a [String]) -> Self {
-        self.episodes = Some(episodes);
+    /// These options asking only `episodes` (all with `None`).
+    pub fn episodes(mut self, episodes: Option<&'a [String]>) -> Self {
+        self.episodes = episodes;
         self
     }
 
@@ -183,9 +184,9 @@ impl<'a> AcrossOptions<'a> {
         self
     }
 
-    /// These options stopping at `deadline`.
-    pub fn deadline(mut self, deadline: std::time::Instant) -> Self {
-        self.deadline = Some(deadline);
+    /// These options stopping at `deadline` (never with `None`).
+    pub fn deadline(mut self, deadline: Option<std::time::Instant>) -> Self {
+        self.deadline = deadline;
         self
     }
 }
@@ -273,13 +274,12 @@ pub fn ask_across(
 /// newer episode): all, or those named (each once).
 fn chosen(tenant: &Tenant, episodes: Option<&[String]>) -> Result<Vec<String>, AcrossError> {
     let mut listed = tenant.episodes().map_err(AcrossError::List)?;
-    // By the time they name, parsed (offsets and fractions compare as
-    // instants); one that does not parse sorts by its text, after.
-    let when = |e: &EpisodeInfo| e.created.parse::<jiff::Timestamp>().ok();
-    listed.sort_by(|a, b| {
-        (when(b), &b.created)
-            .cmp(&(when(a), &a.created))
-            .then_with(|| a.id.cmp(&b.id))
+    // By the time they name, parsed once each (offsets and fractions
+    // compare as instants); one that does not parse sorts by its text,
+    // after.
+    listed.sort_by_cached_key(|e: &EpisodeInfo| {
+        let when = e.created.parse::<jiff::Timestamp>().ok();
+        (Reverse(when), Reverse(e.created.clone()), e.id.clone())
     });
     let Some(named) = episodes else {
         return Ok(listed.into_iter().map(|e| e.id).collect());
@@ -343,10 +343,11 @@ fn bm25(docs: &[&Counts], terms: usize) -> Vec<f64> {
     let avg = docs.iter().map(|d| d.len).sum::<f64>() / n.max(1.0);
     // An evidence of no words has no length to normalize by.
     let relative = |len: f64| if avg > 0.0 { len / avg } else { 1.0 };
+    // A stem no episode shows weighs nothing: its counts are all 0.
     let idf: Vec<f64> = (0..terms)
-        .map(|k| {
-            let df = docs.iter().filter(|d| d.tf[k] > 0.0).count() as f64;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        .map(|k| match docs.iter().filter(|d| d.tf[k] > 0.0).count() {
+            0 => 0.0,
+            df => idf_of(docs.len(), u32::try_from(df).unwrap_or(u32::MAX)),
         })
         .collect();
     docs.iter()

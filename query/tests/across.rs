@@ -105,7 +105,7 @@ fn the_episode_that_holds_the_answer_comes_first_with_its_own_answer() {
         &t,
         &all,
         q,
-        &AcrossOptions::default().episodes(&named).limit(5),
+        &AcrossOptions::default().episodes(Some(&named)).limit(5),
     )
     .expect("asked");
     assert_eq!(some.searched, 2);
@@ -148,7 +148,7 @@ fn bad_asks_are_refused_with_what_to_do() {
         &t,
         &all,
         "postgres",
-        &AcrossOptions::default().episodes(&named).limit(5),
+        &AcrossOptions::default().episodes(Some(&named)).limit(5),
     )
     .expect_err("unknown");
     assert!(matches!(err, AcrossError::UnknownEpisode { ref id } if id == "nope"));
@@ -163,7 +163,7 @@ fn bad_asks_are_refused_with_what_to_do() {
         assert!(none.found.iter().all(|f| f.relevance == 0.0), "{q}");
     }
     // A deadline already past: nothing is asked.
-    let past = AcrossOptions::default().deadline(std::time::Instant::now());
+    let past = AcrossOptions::default().deadline(Some(std::time::Instant::now()));
     let err = ask_across(&t, &all, "postgres", &past).expect_err("out of time");
     assert!(
         matches!(err, AcrossError::OutOfTime { searched: 0 }),
@@ -211,7 +211,7 @@ fn empty_tenants_and_repeated_names() {
         &t,
         &all,
         "postgres",
-        &AcrossOptions::default().episodes(&twice).limit(5),
+        &AcrossOptions::default().episodes(Some(&twice)).limit(5),
     )
     .expect("asked");
     assert_eq!(one.searched, 1);

@@ -169,11 +169,11 @@ pub async fn query_across(
     // the client no longer waits for does not go on asking.
     let deadline = std::time::Instant::now().checked_add(s.limits.timeout);
     blocking(move || {
-        let mut options = mesa_query::AcrossOptions::default()
+        let options = mesa_query::AcrossOptions::default()
             .limit(limit)
-            .qtype(q.qtype.as_deref());
-        options.episodes = q.episodes.as_deref();
-        options.deadline = deadline;
+            .qtype(q.qtype.as_deref())
+            .episodes(q.episodes.as_deref())
+            .deadline(deadline);
         let across = mesa_query::ask_across(&t.tenant, &chooser, &q.question, &options)
             .map_err(across_failed)?;
         let mut v = across.to_json(&q.question, q.qtype.as_deref(), true);

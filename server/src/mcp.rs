@@ -35,6 +35,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The tools' names, in the order the module doc gives them.
 pub const TOOLS: [&str; 12] = [
@@ -583,9 +584,13 @@ impl MemoryTools {
             ),
             None => self.default_chooser(ctx)?,
         };
+        // Over HTTP, a search over many episodes stops at the request
+        // timeout, as `POST /v1/query` does.
+        let deadline =
+            caller(ctx).and_then(|c| Instant::now().checked_add(c.server.limits.timeout));
         blocking(move || {
             let Some(episode) = &s.episode else {
-                return across(&t, &chooser, &s, with_text);
+                return across(&t, &chooser, &s, deadline);
             };
             let memory = t.memory(episode).map_err(live)?;
             // explain_selection adds every rule's test and result.
@@ -607,19 +612,22 @@ impl MemoryTools {
     }
 }
 
-/// A search that names no episode: every episode asked, the best first
-/// ([`mesa_query::ask_across`]).
+/// A search that names no episode (only `search_memory` makes one, with
+/// the texts): every episode asked, the best first
+/// ([`mesa_query::ask_across`]), until `deadline`.
 fn across(
     t: &Tenant,
     chooser: &SharedChooser,
     s: &SearchMemory,
-    with_text: bool,
+    deadline: Option<Instant>,
 ) -> Result<String, String> {
     let limit = s.limit.unwrap_or(mesa_query::DEFAULT_LIMIT);
-    let options = mesa_query::AcrossOptions::default().limit(limit);
+    let options = mesa_query::AcrossOptions::default()
+        .limit(limit)
+        .deadline(deadline);
     let found = mesa_query::ask_across(t, chooser, &s.question, &options)
         .map_err(|e| format!("{e} ({})", e.code()))?;
-    Ok(found.to_json(&s.question, None, with_text).to_string())
+    Ok(found.to_json(&s.question, None, true).to_string())
 }
 
 fn no_tenant() -> String {
