@@ -38,7 +38,7 @@ pub use dataset::{
 };
 pub use live::{
     Appended, EpisodeInfo, EpisodeUpdate, Exported, Forget, ForgottenBefore, LiveError,
-    LiveErrorKind, LiveMemory, NamedBuilders, NewEpisode, NewStep, Tenant,
+    LiveErrorKind, LiveMemory, NamedBuilders, NewEpisode, NewStep, Resident, Tenant,
 };
 pub use plugins::{
     BuilderKind, BuilderKinds, EmbedderKind, Embedders, Extractors, PluginOptions, SetupError,

@@ -42,6 +42,7 @@ mod export;
 mod open;
 mod questions;
 mod requests;
+mod resident;
 mod retention;
 mod state;
 mod types;
@@ -52,6 +53,7 @@ pub use builders::NamedBuilders;
 pub use error::{LiveError, LiveErrorKind};
 pub use export::{Exported, Imported, ImportedEpisode, IMPORT_CREATE, IMPORT_STEPS};
 pub use requests::MAX_REQUEST_ID_BYTES;
+pub use resident::{Resident, DEFAULT_RESIDENT_STEPS};
 pub use retention::ForgottenBefore;
 pub use types::{EpisodeInfo, EpisodeUpdate, Forget, NewEpisode, NewStep};
 pub use writes::{Appended, Forgotten};
@@ -61,6 +63,7 @@ use crate::dataset::{Episode, Step};
 use crate::structures::{state_fingerprint, EpisodeMemory, Plugins, StepParts};
 use builders::Choice;
 use db::EpisodeRow;
+use resident::Snapshots;
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::fs::File;
@@ -84,6 +87,9 @@ pub struct LiveMemory {
     /// How long an opening for writing waits for the tenant's writer to
     /// close ([`LiveMemory::waiting_for_writer`]).
     writer_wait: std::time::Duration,
+    /// Steps of built episodes each tenant keeps in memory
+    /// ([`LiveMemory::keeping_steps`]).
+    resident_steps: usize,
 }
 
 impl LiveMemory {
@@ -155,6 +161,7 @@ impl LiveMemory {
         Ok(LiveMemory {
             root: root.to_path_buf(),
             writer_wait: std::time::Duration::ZERO,
+            resident_steps: DEFAULT_RESIDENT_STEPS,
         })
     }
 
@@ -164,6 +171,17 @@ impl LiveMemory {
     /// writers, one `mesa append` per agent step, then take turns.
     pub fn waiting_for_writer(mut self, wait: std::time::Duration) -> LiveMemory {
         self.writer_wait = wait;
+        self
+    }
+
+    /// Makes each tenant opened from here keep the built episodes of at
+    /// most `steps` steps in memory (default [`DEFAULT_RESIDENT_STEPS`]);
+    /// past it, the episodes asked about least recently are dropped, and
+    /// built again when asked about (module `resident`). The episode just
+    /// asked about is kept however long it is. A budget of 0 keeps only
+    /// that one; `usize::MAX` keeps every episode built.
+    pub fn keeping_steps(mut self, steps: usize) -> LiveMemory {
+        self.resident_steps = steps;
         self
     }
 
@@ -258,30 +276,6 @@ pub struct Tenant {
     listing: bool,
 }
 
-/// The built episodes, and a count of each episode's changes: a snapshot
-/// is kept only if no change began while it was being built, so a build
-/// that raced a write never hides that write from later questions.
-#[derive(Default)]
-struct Snapshots {
-    built: HashMap<String, Arc<EpisodeMemory>>,
-    /// Steps this handle appended to a built episode since it was built:
-    /// the next question extends that snapshot instead of rebuilding.
-    appended: HashMap<String, Vec<(Step, StepParts)>>,
-    changes: HashMap<String, u64>,
-    /// Steps covered by the episode's persisted state, as this writer
-    /// knows it (see [`state`]).
-    persisted: HashMap<String, usize>,
-    /// Episodes whose built snapshot a correction, a forget or an update
-    /// dropped:
-    /// [`Tenant::catch_up`] builds them again.
-    dropped: std::collections::HashSet<String>,
-    /// A reader's view of the database (`PRAGMA data_version`): when
-    /// another connection commits, every snapshot is dropped.
-    data_version: Option<i64>,
-    /// Counts those drops, for the race check.
-    epoch: u64,
-}
-
 impl std::fmt::Debug for Tenant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tenant")
@@ -303,6 +297,7 @@ impl Tenant {
         plugins: Plugins,
         choice: Choice<'_>,
         lock: Option<File>,
+        resident_steps: usize,
     ) -> Result<Tenant, LiveError> {
         let path = dir.join(DATABASE);
         let conn = db::open(&path)?;
@@ -318,7 +313,7 @@ impl Tenant {
             fingerprint: state_fingerprint(&config, &plugins),
             config,
             plugins,
-            snapshots: RwLock::new(Snapshots::default()),
+            snapshots: RwLock::new(Snapshots::with_budget(resident_steps)),
             gates: Mutex::new(HashMap::new()),
             lock,
             listing,
@@ -607,9 +602,7 @@ impl Tenant {
             let mut s = self.snapshots.write().unwrap_or_else(|p| p.into_inner());
             let kept = (s.changes.get(episode).copied(), s.epoch) == changes;
             if kept {
-                s.built.insert(episode.to_string(), built.clone());
-                s.appended.remove(episode);
-                s.dropped.remove(episode);
+                s.keep(episode, built.clone());
             }
             kept
         };
@@ -732,6 +725,8 @@ mod kill_tests;
 mod open_tests;
 #[cfg(test)]
 mod request_tests;
+#[cfg(test)]
+mod resident_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

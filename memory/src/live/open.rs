@@ -129,7 +129,15 @@ impl LiveMemory {
                 source,
             })?;
         match self.lock_within(&lock) {
-            Ok(true) => Tenant::open(name, dir, config, plugins, choice, Some(lock)),
+            Ok(true) => Tenant::open(
+                name,
+                dir,
+                config,
+                plugins,
+                choice,
+                Some(lock),
+                self.resident_steps,
+            ),
             Ok(false) => Err(LiveError::Locked {
                 tenant: name.into(),
                 path: lock_path.display().to_string(),
@@ -210,6 +218,7 @@ impl LiveMemory {
             Plugins::default(),
             choice,
             None,
+            self.resident_steps,
         )
     }
 
@@ -221,7 +230,7 @@ impl LiveMemory {
     pub fn lister(&self, name: &str) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
         let (config, plugins) = (Config::default(), Plugins::default());
-        Tenant::open(name, dir, config, plugins, Choice::listing(), None)
+        Tenant::open(name, dir, config, plugins, Choice::listing(), None, 0)
     }
 
     /// [`LiveMemory::reader`], except that each builder `named` names must
@@ -234,7 +243,16 @@ impl LiveMemory {
     ) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
         let choice = Choice::named(named, options);
-        Tenant::open(name, dir, Config::default(), named.plugins(), choice, None)
+        let (config, plugins) = (Config::default(), named.plugins());
+        Tenant::open(
+            name,
+            dir,
+            config,
+            plugins,
+            choice,
+            None,
+            self.resident_steps,
+        )
     }
 
     /// [`LiveMemory::reader`] with these parameters and builders, which
@@ -246,6 +264,14 @@ impl LiveMemory {
         plugins: Plugins,
     ) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
-        Tenant::open(name, dir, config, plugins, Choice::given(), None)
+        Tenant::open(
+            name,
+            dir,
+            config,
+            plugins,
+            Choice::given(),
+            None,
+            self.resident_steps,
+        )
     }
 }
