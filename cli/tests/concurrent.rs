@@ -185,6 +185,7 @@ fn a_server_with_wait_answers_once_the_tenant_is_free() {
     assert!(ok, "{err}");
     let mut server = common::command()
         .args(["serve", root, "--addr", "127.0.0.1:0", "--wait", "300"])
+        .args(["--resident-steps", "7"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -198,17 +199,19 @@ fn a_server_with_wait_answers_once_the_tenant_is_free() {
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no address in {banner}"))
         .to_string();
-    let request = std::thread::spawn(move || {
+    let get = move |path: &str| {
         let mut socket = std::net::TcpStream::connect(&addr).expect("connects");
         let head = format!(
-            "GET /v1/episodes HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
             token.trim()
         );
         socket.write_all(head.as_bytes()).expect("sends");
         let mut reply = String::new();
         socket.read_to_string(&mut reply).expect("a reply");
         reply
-    });
+    };
+    let episodes = get.clone();
+    let request = std::thread::spawn(move || episodes("/v1/episodes"));
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(!request.is_finished(), "the request waits for the append");
     drop(input);
@@ -217,6 +220,12 @@ fn a_server_with_wait_answers_once_the_tenant_is_free() {
     assert!(
         reply.starts_with("HTTP/1.1 200") && reply.contains("\"id\":\"e\""),
         "{reply}"
+    );
+    // The open tenant's budget of built steps is --resident-steps.
+    let metrics = get("/metrics");
+    assert!(
+        metrics.contains("mesa_resident_budget_steps{tenant=\"t\"} 7"),
+        "{metrics}"
     );
     let _ = server.kill();
     let _ = server.wait();

@@ -42,9 +42,11 @@ class AsyncMemory:
         summarizer: Optional[str] = None,
         extractor: Optional[str] = None,
         wait: float = 0.0,
+        resident_steps: int = 100_000,
     ) -> "AsyncMemory":
         """Opens (creating if new) tenant ``tenant`` of the memory at ``root``
-        (``embedder``, ``summarizer``, ``extractor`` and ``wait`` as for :class:`Memory`)."""
+        (``embedder``, ``summarizer``, ``extractor``, ``wait`` and ``resident_steps`` as for
+        :class:`Memory`)."""
         memory = await _run(
             Memory,
             root,
@@ -54,6 +56,7 @@ class AsyncMemory:
             summarizer=summarizer,
             extractor=extractor,
             wait=wait,
+            resident_steps=resident_steps,
         )
         return cls(memory)
 
@@ -234,6 +237,10 @@ class AsyncMemory:
     async def compact(self) -> None:
         """See :meth:`Memory.compact`."""
         await _run(self._memory.compact)
+
+    def resident(self) -> Dict[str, int]:
+        """See :meth:`Memory.resident` (no I/O: not awaited)."""
+        return self._memory.resident()
 
     async def episodes(self) -> List[EpisodeInfo]:
         """See :meth:`Memory.episodes`."""

@@ -205,12 +205,18 @@ class Memory:
         summarizer: Optional[Literal["builtin", "llm"]] = None,
         extractor: Optional[Literal["builtin", "llm"]] = None,
         wait: float = 0.0,
+        resident_steps: int = 100_000,
     ) -> None:
         """Opens tenant ``tenant`` at ``root`` (both created if new; with read_only, it must exist).
 
         A writer waits up to ``wait`` seconds for the tenant's other writer (another process) to
         close; past it, or at once with 0, it raises ConflictError (``locked``); a negative or
         non-finite ``wait`` raises InvalidInputError (``bad-wait``).
+
+        Built episodes of at most ``resident_steps`` steps stay in memory (about 19 KB a step
+        with the built-in embedder); past it, the ones asked about least recently are dropped
+        and built again when asked, to the same answers. A negative one raises
+        InvalidInputError (``bad-resident-steps``).
 
         The tenant's structures are made by the builders it recorded; a new tenant's by those
         named here, the built-in ones otherwise: ``embedder`` is ``"builtin"``, ``"minilm"``
@@ -322,6 +328,8 @@ class Memory:
     def compact(self) -> None:
         """Rewrites the database so that no file holds a byte of anything forgotten."""
     def episodes(self) -> List[EpisodeInfo]: ...
+    def resident(self) -> Dict[str, int]:
+        """What this handle keeps built in memory: ``{"episodes": N, "steps": N, "budget": N}``."""
     def steps(self, episode: str) -> List[Step]: ...
     def add_questions(self, episode: str, questions: Sequence[Mapping[str, Any]]) -> int:
         """Keeps questions (dicts: ``id``, ``question``, optional ``answer``, ``qtype``, ``evidence``) with the episode; returns how many."""

@@ -112,8 +112,11 @@ impl Memory {
     /// refused (`embedder-mismatch`, `builder-mismatch`). A writer waits up
     /// to `wait` seconds for the tenant's other writer (another process)
     /// to close; past it, or at once with 0, it is refused (`locked`).
+    /// Built episodes of at most `resident_steps` steps stay in memory;
+    /// past it, those asked about least recently are dropped and built
+    /// again when asked (`resident()` reports them).
     #[new]
-    #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None, summarizer = None, extractor = None, wait = 0.0))]
+    #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None, summarizer = None, extractor = None, wait = 0.0, resident_steps = mesa_memory::live::DEFAULT_RESIDENT_STEPS as i64))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -124,7 +127,14 @@ impl Memory {
         summarizer: Option<String>,
         extractor: Option<String>,
         wait: f64,
+        resident_steps: i64,
     ) -> PyResult<Memory> {
+        let resident_steps = usize::try_from(resident_steps).map_err(|_| {
+            invalid(
+                "bad-resident-steps",
+                format!("resident_steps={resident_steps}: give a number of steps from 0 up"),
+            )
+        })?;
         let wait = std::time::Duration::try_from_secs_f64(wait).map_err(|_| {
             invalid(
                 "bad-wait",
@@ -135,7 +145,8 @@ impl Memory {
         let named = py.detach(|| named_builders(&options, embedder, summarizer, extractor))?;
         let memory = py
             .detach(|| LiveMemory::open(&root))
-            .map_err(errors::live)?;
+            .map_err(errors::live)?
+            .keeping_steps(resident_steps);
         let open = |wait| {
             let memory = memory.clone().waiting_for_writer(wait);
             if read_only {
@@ -508,6 +519,21 @@ impl Memory {
     /// log: after it, no file holds a byte of anything forgotten.
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
         self.with(py, |t| t.compact())
+    }
+
+    /// What this handle keeps built in memory: `{"episodes": N, "steps":
+    /// N, "budget": N}` (the budget is `resident_steps`).
+    fn resident(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<std::collections::BTreeMap<&'static str, usize>> {
+        let r = self.with(py, |t| Ok(t.resident()))?;
+        Ok([
+            ("episodes", r.episodes),
+            ("steps", r.steps),
+            ("budget", r.budget),
+        ]
+        .into())
     }
 
     /// The episodes, by id.

@@ -333,3 +333,22 @@ def test_search_over_every_episode(root):
         assert "long" not in [a.episode for a in found] and found[0].episode == "run-1"
     with mesa.Memory(root, "bob") as m:
         assert m.search("Which table was missing?", structures="all") == [], "tenants are partitions"
+
+
+def test_a_budget_of_built_steps_drops_the_oldest_and_answers_the_same(root):
+    q = "Which table was missing from sales.db?"
+    with mesa.Memory(root, "roomy") as m:
+        fill(m)
+        want = m.query("run-1", q, structures="all").text()
+        assert m.resident() == {"episodes": 1, "steps": len(STEPS), "budget": 100_000}
+    with mesa.Memory(root, "tight", resident_steps=len(STEPS)) as m:
+        fill(m)
+        fill(m, "run-2")
+        assert m.query("run-1", q, structures="all").text() == want
+        m.query("run-2", q, structures="all")
+        assert m.resident() == {"episodes": 1, "steps": len(STEPS), "budget": len(STEPS)}
+        # run-1 was dropped: it is built again, to the same answer.
+        assert m.query("run-1", q, structures="all").text() == want
+    with pytest.raises(mesa.InvalidInputError) as e:
+        mesa.Memory(root, "t", resident_steps=-1)
+    assert e.value.code == "bad-resident-steps" and "-1" in str(e.value)

@@ -5,10 +5,15 @@
 //! answers measures how well the search finds the right one; the time per
 //! question measures its cost once every episode was built (the first
 //! search, which builds them, is timed apart). docs/BENCHMARKS.md, "A
-//! question over many episodes".
+//! question over many episodes". RESIDENT is the tenant's budget of built
+//! steps (`LiveMemory::keeping_steps`; the library's default if left out):
+//! below the dataset's steps, each search builds again the episodes the
+//! budget dropped. The process's resident memory (Linux's VmRSS) is read
+//! before and after the first search, for the memory the built episodes
+//! take ("Memory kept by built episodes").
 //!
 //! ```text
-//! cargo run --release -p mesa-query --example across -- ../shared/data/ama-bench/open_end_qa_set.jsonl [N] [SEED]
+//! cargo run --release -p mesa-query --example across -- ../shared/data/ama-bench/open_end_qa_set.jsonl [N] [SEED] [RESIDENT]
 //! ```
 
 use mesa_core::Mask;
@@ -22,6 +27,14 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
     v[((q * v.len() as f64) as usize).min(v.len() - 1)]
 }
 
+/// The process's resident memory, in bytes (Linux only).
+fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args
@@ -29,6 +42,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "../shared/data/ama-bench/open_end_qa_set.jsonl".into());
     let n: usize = args.next().map_or(Ok(200), |a| a.parse())?;
     let seed: u64 = args.next().map_or(Ok(0), |a| a.parse())?;
+    let budget: usize = args
+        .next()
+        .map_or(Ok(mesa_memory::live::DEFAULT_RESIDENT_STEPS), |a| a.parse())?;
     let options = LoadOptions {
         into_tenant: true,
         max_text_bytes: mesa_memory::live::MAX_TEXT_BYTES,
@@ -36,7 +52,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let loaded = mesa_memory::load(std::path::Path::new(&path), &options)?;
     let dir = tempfile::tempdir()?;
-    let t = LiveMemory::open(&dir.path().join("m"))?.tenant("ama")?;
+    let t = LiveMemory::open(&dir.path().join("m"))?
+        .keeping_steps(budget)
+        .tenant("ama")?;
     let start = Instant::now();
     let done = t.import(&loaded.episodes, |_| {})?;
     let import_s = start.elapsed().as_secs_f64();
@@ -59,9 +77,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let all = SharedChooser::Fixed(Mask::ALL);
+    let before = rss_bytes();
     let start = Instant::now();
     ask_across(&t, &all, &asked[0].2, &AcrossOptions::default())?;
     let first_s = start.elapsed().as_secs_f64();
+    let built = t.resident();
+    let grew = rss_bytes().zip(before).map(|(a, b)| a.saturating_sub(b));
     let (mut ranks, mut times) = (Vec::new(), Vec::new());
     for (_, episode, question) in &asked {
         let start = Instant::now();
@@ -92,6 +113,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "mrr5": (mrr * 1000.0).round() / 1000.0,
             "p50_ms": quantile(&mut times, 0.5),
             "p95_ms": quantile(&mut times, 0.95),
+            "budget_steps": budget,
+            "kept_episodes": built.episodes,
+            "kept_steps": built.steps,
+            "rss_grew_mib": grew.map(|g| (g as f64 / (1 << 20) as f64).round()),
+            "rss_grew_bytes_per_kept_step": grew.map(|g| g / built.steps.max(1) as u64),
         })
     );
     Ok(())

@@ -2,7 +2,7 @@
 //! hold what the question asks about, with each one's answer.
 //!
 //! ```text
-//! question ─► for each episode (all, or those named) ─► SharedChooser::ask ─► Answer
+//! question ─► for each episode (all, or those named; the ones built first) ─► SharedChooser::ask ─► Answer
 //!                                                                              │
 //!        ranked by BM25 of the question over each episode's evidence
 //!        (ties: the best item score, then the newer episode) ◄─────────────────┘
@@ -27,8 +27,11 @@
 //! (a policy whose input that episode's task overflows, a builder that
 //! fails on it) is skipped and named in [`Across::skipped`], so one such
 //! episode does not fail every search. The cost is one question per
-//! episode searched (and an episode's first build, if it was never asked,
-//! whose snapshot the tenant then keeps); name the episodes to bound it.
+//! episode searched (and an episode's build, if it was never asked or the
+//! tenant's budget of built steps dropped it: `LiveMemory::keeping_steps`);
+//! name the episodes to bound it. The episodes built already are asked
+//! first, so that a search over more steps than the budget holds does not
+//! drop them before it reaches them.
 
 use crate::{Answer, QueryError, Question, SharedChooser};
 use mesa_memory::text::{idf_of, is_stopword, words};
@@ -221,7 +224,14 @@ pub fn ask_across(
         skipped: Vec::new(),
     };
     let mut ranked = Vec::new();
-    for id in chosen {
+    let mut skipped = Vec::new();
+    // The episodes built already are asked first, before the others'
+    // builds can drop them from the tenant's budget of built steps (a
+    // search over more steps than it holds then builds again only what
+    // it must); `pos` keeps the order the ties fall back to.
+    let mut order: Vec<(usize, String)> = chosen.into_iter().enumerate().collect();
+    order.sort_by_key(|(_, id)| !tenant.is_resident(id));
+    for (pos, id) in order {
         if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             return Err(AcrossError::OutOfTime {
                 searched: across.searched,
@@ -237,7 +247,7 @@ pub fn ask_across(
             Err(Skip::Memory(LiveError::UnknownEpisode { .. })) => continue,
             Err(e) => {
                 across.searched += 1;
-                across.skipped.push((id, e));
+                skipped.push((pos, id, e));
                 continue;
             }
         };
@@ -253,20 +263,27 @@ pub fn ask_across(
             relevance: 0.0,
             answer,
         };
-        ranked.push((best, counts, found));
+        ranked.push((pos, best, counts, found));
     }
-    let counts: Vec<&Counts> = ranked.iter().map(|(_, c, _)| c).collect();
+    let counts: Vec<&Counts> = ranked.iter().map(|(_, _, c, _)| c).collect();
     let scores = bm25(&counts, asked.len());
-    for ((_, _, f), score) in ranked.iter_mut().zip(scores) {
+    for ((_, _, _, f), score) in ranked.iter_mut().zip(scores) {
         f.relevance = score;
     }
-    // Stable: equal keys keep the newest-first order.
-    ranked.sort_by(|(a_best, _, a), (b_best, _, b)| {
+    // Equal keys keep the newest-first order.
+    ranked.sort_by(|(a_pos, a_best, _, a), (b_pos, b_best, _, b)| {
         b.relevance
             .total_cmp(&a.relevance)
             .then_with(|| b_best.total_cmp(a_best))
+            .then_with(|| a_pos.cmp(b_pos))
     });
-    across.found = ranked.into_iter().take(limit).map(|(_, _, f)| f).collect();
+    across.found = ranked
+        .into_iter()
+        .take(limit)
+        .map(|(_, _, _, f)| f)
+        .collect();
+    skipped.sort_by_key(|(pos, _, _)| *pos);
+    across.skipped = skipped.into_iter().map(|(_, id, e)| (id, e)).collect();
     Ok(across)
 }
 

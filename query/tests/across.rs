@@ -218,3 +218,64 @@ fn empty_tenants_and_repeated_names() {
     assert_eq!(one.found.len(), 1);
     assert!(one.skipped.is_empty());
 }
+
+/// Episodes already built are asked first (so that a search over more
+/// steps than the tenant keeps built builds again only what it must), yet
+/// ties still fall back to the newest episode, and the answers are those of
+/// a tenant that keeps everything.
+#[test]
+fn ties_keep_the_newest_first_whichever_episode_was_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = LiveMemory::open(dir.path()).expect("memory");
+    let (some, all) = (memory.clone().keeping_steps(2), memory);
+    let t = some.tenant("t").expect("tenant");
+    for (id, created) in [
+        ("old", "2026-03-01T10:00:00Z"),
+        ("mid", "2026-03-02T10:00:00Z"),
+        ("new", "2026-03-03T10:00:00Z"),
+    ] {
+        t.create_episode(&NewEpisode {
+            id: id.into(),
+            task: "keep the build green".into(),
+            created: Some(created.into()),
+            ..NewEpisode::default()
+        })
+        .expect("episode");
+        let step = |a: &str, o: &str| NewStep {
+            index: None,
+            action: a.into(),
+            observation: o.into(),
+            timestamp: Some("2026-03-01T10:00:00Z".into()),
+        };
+        let steps = vec![step("run the tests", "212 passed"), step("push", "ok")];
+        t.append_batch(id, steps).expect("steps");
+    }
+    let all_five = SharedChooser::Fixed(Mask::ALL);
+    let ask = |t: &Tenant| {
+        let found = ask_across(
+            t,
+            &all_five,
+            "did the tests pass?",
+            &AcrossOptions::default(),
+        )
+        .expect("asks");
+        let ids: Vec<String> = found.found.iter().map(|f| f.episode.clone()).collect();
+        let texts: Vec<String> = found
+            .found
+            .iter()
+            .map(|f| format!("{:?}", f.answer.composition))
+            .collect();
+        (ids, texts)
+    };
+    // Only `old` is built: it is asked first.
+    t.memory("old").expect("builds");
+    assert!(t.is_resident("old") && !t.is_resident("new"));
+    let (ids, texts) = ask(&t);
+    assert_eq!(ids, ["new", "mid", "old"]);
+    // The budget kept the last one built, and nothing else.
+    assert_eq!(t.resident().episodes, 1);
+    drop(t);
+    let t = all.tenant("t").expect("tenant");
+    assert_eq!(ask(&t), (ids, texts));
+    assert_eq!(t.resident().episodes, 3);
+}

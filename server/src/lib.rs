@@ -122,6 +122,11 @@ pub struct Config {
     /// one waits wait for that one and share its outcome, and every
     /// waiting request counts toward `limits.concurrency`.
     pub writer_wait: std::time::Duration,
+    /// Steps of built episodes each tenant keeps in memory; past it, the
+    /// episodes asked about least recently are dropped and built again
+    /// when asked (`LiveMemory::keeping_steps`). Default
+    /// [`mesa_memory::live::DEFAULT_RESIDENT_STEPS`].
+    pub resident_steps: usize,
 }
 
 impl Config {
@@ -135,6 +140,7 @@ impl Config {
             builders: BuilderKinds::default(),
             minilm_dir: None,
             writer_wait: std::time::Duration::ZERO,
+            resident_steps: mesa_memory::live::DEFAULT_RESIDENT_STEPS,
         }
     }
 
@@ -255,7 +261,9 @@ impl Server {
     /// Opens the memory, reads the tokens and binds the address.
     pub fn bind(config: &Config) -> Result<Server, ServeError> {
         let wait = config.writer_wait.min(config.limits.timeout);
-        let memory = LiveMemory::open(&config.root)?.waiting_for_writer(wait);
+        let memory = LiveMemory::open(&config.root)?
+            .waiting_for_writer(wait)
+            .keeping_steps(config.resident_steps);
         let tokens = auth::TokenFile::open(&config.tokens_path())?;
         let options = mesa_memory::PluginOptions::with_minilm_dir(config.minilm_dir.clone());
         let builders = new_tenants(config.builders, &options)?;

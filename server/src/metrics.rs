@@ -101,3 +101,37 @@ impl Metrics {
         out
     }
 }
+
+/// One number of what a tenant keeps built.
+type Field = fn(&mesa_memory::Resident) -> usize;
+
+/// Gauges of what each open tenant keeps built in memory, in the
+/// Prometheus text format.
+pub fn render_resident(resident: &[(String, mesa_memory::Resident)]) -> String {
+    let mut out = String::new();
+    let gauges = [
+        (
+            "mesa_resident_episodes",
+            "Built episodes a tenant keeps in memory.",
+            (|r| r.episodes) as Field,
+        ),
+        (
+            "mesa_resident_steps",
+            "Steps of the built episodes a tenant keeps in memory.",
+            |r| r.steps,
+        ),
+        (
+            "mesa_resident_budget_steps",
+            "The steps a tenant keeps built at most (--resident-steps).",
+            |r| r.budget,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for (tenant, r) in resident {
+            let _ = writeln!(out, "{name}{{tenant=\"{tenant}\"}} {}", value(r));
+        }
+    }
+    out
+}

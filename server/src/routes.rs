@@ -123,7 +123,7 @@ pub async fn health() -> Json<Value> {
 pub async fn metrics(State(s): State<Shared>) -> impl IntoResponse {
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        s.metrics.render(),
+        s.metrics.render() + &crate::metrics::render_resident(&s.resident()),
     )
 }
 

@@ -150,6 +150,17 @@ impl AppState {
         map.get(name).and_then(|slot| slot.open.get().cloned())
     }
 
+    /// What each open tenant keeps built in memory, by tenant name.
+    pub fn resident(&self) -> Vec<(String, mesa_memory::Resident)> {
+        let map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+        let mut all: Vec<(String, mesa_memory::Resident)> = map
+            .iter()
+            .filter_map(|(name, slot)| Some((name.clone(), slot.open.get()?.tenant.resident())))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
     /// Tenant `name`, opened (and its policy files loaded) on first use.
     /// A tenant another writer holds is waited for as the memory says
     /// ([`LiveMemory::waiting_for_writer`]); meanwhile the other tenants'

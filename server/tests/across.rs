@@ -143,3 +143,51 @@ fn an_episode_whose_question_fails_is_skipped_and_named() {
     assert_eq!(v["skipped"][0]["episode"], "long", "{v}");
     assert_eq!(v["skipped"][0]["code"], "query", "{v}");
 }
+
+/// With `--resident-steps` below the tenant's steps, a search builds the
+/// episodes the budget dropped again, and answers as before; `/metrics`
+/// shows what each tenant keeps.
+#[test]
+fn a_small_budget_of_built_steps_changes_no_answer() {
+    let f = common::fixture_config(|c| c.resident_steps = 3);
+    for id in ["run-1", "run-2", "run-3"] {
+        fill(&f, &f.alice, id);
+    }
+    let q = json!({"question": "Which table was missing from sales.db?", "structures": "all"});
+    let first = f.ok("POST", "/v1/query", &f.alice, Some(q.clone()));
+    assert_eq!(first["searched"], 3, "{first}");
+    let again = f.ok("POST", "/v1/query", &f.alice, Some(q.clone()));
+    // Everything but the timings.
+    let plain = |v: &serde_json::Value| {
+        let mut v = v["episodes"].clone();
+        for e in v.as_array_mut().unwrap() {
+            e.as_object_mut().unwrap().remove("micros");
+        }
+        v
+    };
+    assert!(plain(&first) == plain(&again), "{first}\n{again}");
+    for entry in first["episodes"].as_array().unwrap() {
+        let id = entry["episode"].as_str().unwrap();
+        let alone = f.ok(
+            "POST",
+            &format!("/v1/episodes/{id}/query"),
+            &f.alice,
+            Some(q.clone()),
+        );
+        assert_eq!(entry["evidence"], alone["evidence"], "{id}");
+    }
+    let metrics = f
+        .http
+        .get(f.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    for line in [
+        "mesa_resident_episodes{tenant=\"alice\"} 1",
+        "mesa_resident_steps{tenant=\"alice\"} 3",
+        "mesa_resident_budget_steps{tenant=\"alice\"} 3",
+    ] {
+        assert!(metrics.contains(line), "{line} in\n{metrics}");
+    }
+}

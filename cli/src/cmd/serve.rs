@@ -47,7 +47,19 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", value_parser = super::live::seconds, default_value = "0")]
     wait: Duration,
     #[command(flatten)]
+    resident: ResidentArg,
+    #[command(flatten)]
     builders: super::builders::BuilderArgs,
+}
+
+/// `--resident-steps`, for the commands that keep a tenant open.
+#[derive(clap::Args)]
+struct ResidentArg {
+    /// Steps of built episodes each tenant keeps in memory (about 19 KB a
+    /// step with the built-in embedder); past it, the episodes asked about
+    /// least recently are dropped, and built again when asked.
+    #[arg(long, value_name = "STEPS", default_value_t = mesa_memory::live::DEFAULT_RESIDENT_STEPS)]
+    resident_steps: usize,
 }
 
 /// Serves until Ctrl-C (or SIGTERM), then finishes the requests in flight.
@@ -67,6 +79,7 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode, CliError> {
         builders: args.builders.kinds(),
         minilm_dir: args.builders.minilm_dir.clone(),
         writer_wait: args.wait,
+        resident_steps: args.resident.resident_steps,
     };
     let server = Server::bind(&config)?;
     eprintln!(
@@ -153,6 +166,8 @@ pub struct McpArgs {
     #[arg(long, short)]
     policy: Option<String>,
     #[command(flatten)]
+    resident: ResidentArg,
+    #[command(flatten)]
     builders: super::builders::BuilderArgs,
 }
 
@@ -178,7 +193,9 @@ pub fn mcp(args: McpArgs) -> Result<ExitCode, CliError> {
         args.root.display()
     );
     let (kinds, options) = (args.builders.kinds(), args.builders.options());
-    let memory = mesa_memory::LiveMemory::open(&args.root)?.waiting_for_writer(args.wait);
+    let memory = mesa_memory::LiveMemory::open(&args.root)?
+        .waiting_for_writer(args.wait)
+        .keeping_steps(args.resident.resident_steps);
     mesa_server::mcp::serve_stdio(&memory, &args.tenant, policy, kinds, &options)?;
     Ok(ExitCode::SUCCESS)
 }

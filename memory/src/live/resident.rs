@@ -25,12 +25,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The default budget of [`LiveMemory::keeping_steps`]: steps of built
-/// episodes a tenant keeps in memory. 200,000 steps take about 2.5 GiB with
-/// the built-in embedder (docs/BENCHMARKS.md, "Memory kept by built
-/// episodes"), and hold AMA-Bench's 15,244 steps thirteen times over.
+/// episodes a tenant keeps in memory. Built with the built-in embedder,
+/// AMA-Bench's episodes take about 19 KB per step (docs/BENCHMARKS.md,
+/// "Memory kept by built episodes"), so the default is about 1.8 GiB per
+/// tenant; it holds AMA-Bench's 15,244 steps six times over.
 ///
 /// [`LiveMemory::keeping_steps`]: super::LiveMemory::keeping_steps
-pub const DEFAULT_RESIDENT_STEPS: usize = 200_000;
+pub const DEFAULT_RESIDENT_STEPS: usize = 100_000;
 
 /// What a tenant keeps built in memory ([`super::Tenant::resident`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +48,13 @@ pub struct Resident {
 }
 
 impl super::Tenant {
+    /// Whether the episode is built and kept (its next question may still
+    /// extend it by appends made since).
+    pub fn is_resident(&self, episode: &str) -> bool {
+        let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
+        s.built.contains_key(episode)
+    }
+
     /// The episodes this handle keeps built, and their steps.
     pub fn resident(&self) -> Resident {
         let s = self.snapshots.read().unwrap_or_else(|p| p.into_inner());
