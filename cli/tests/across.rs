@@ -46,6 +46,17 @@ fn a_question_without_an_episode_asks_them_all() {
         out.contains("episode sql: relevance") && !out.contains("episode garden"),
         "{out}"
     );
+    // One candidate: only the episode sharing the question's words is asked.
+    let one = ["--limit", "1", "--candidates", "1", "--format", "json"];
+    let (ok, out, err) = run(&[&ask[..], &one, &["Which table was missing?"]].concat());
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(
+        (v["considered"].as_u64(), v["searched"].as_u64()),
+        (Some(2), Some(1)),
+        "{v}"
+    );
+    assert_eq!(v["episodes"][0]["episode"], "sql", "{v}");
     let (ok, _, err) = run(&[&ask[..], &["--limit", "0", "q"]].concat());
     assert!(!ok && err.contains("--limit"), "{err}");
 }

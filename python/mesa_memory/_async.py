@@ -183,6 +183,7 @@ class AsyncMemory:
         qtype: Optional[str] = None,
         episodes: Optional[Sequence[str]] = None,
         limit: int = 5,
+        candidates: Optional[int] = 50,
     ) -> List[Answer]:
         """See :meth:`Memory.search`."""
         return await _run(
@@ -193,6 +194,7 @@ class AsyncMemory:
             qtype=qtype,
             episodes=list(episodes) if episodes is not None else None,
             limit=limit,
+            candidates=candidates,
         )
 
     async def forget(

@@ -299,8 +299,9 @@ class Memory:
         qtype: Optional[str] = None,
         episodes: Optional[Sequence[str]] = None,
         limit: int = 5,
+        candidates: Optional[int] = 50,
     ) -> List[Answer]:
-        """Asks a question of many episodes (all, or ``episodes``); the answers best first by ``relevance``, at most ``limit`` (1 to 100). An episode whose question fails is left out with a RuntimeWarning."""
+        """Asks a question of many episodes (all, or ``episodes``); the answers best first by ``relevance``, at most ``limit`` (1 to 100). At most ``candidates`` episodes are asked, those whose steps share the most words with the question (None or 0: every one; a negative one raises InvalidInputError, ``bad-candidates``). An episode whose question fails is left out with a RuntimeWarning."""
     def forget(
         self,
         episode: str,

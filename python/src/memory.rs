@@ -393,8 +393,10 @@ impl Memory {
     /// of the question's content words, by stem, over each episode's
     /// evidence; ties: the best item score, then the newer episode). An
     /// episode whose question fails is left out with a RuntimeWarning that
-    /// names it and says why.
-    #[pyo3(signature = (question, *, policy = None, structures = None, qtype = None, episodes = None, limit = mesa_query::DEFAULT_LIMIT as i64))]
+    /// names it and says why. At most `candidates` episodes are asked,
+    /// those whose steps share the most words with the question (None or 0:
+    /// every one).
+    #[pyo3(signature = (question, *, policy = None, structures = None, qtype = None, episodes = None, limit = mesa_query::DEFAULT_LIMIT as i64, candidates = Some(mesa_query::DEFAULT_CANDIDATES as i64)))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -405,7 +407,15 @@ impl Memory {
         qtype: Option<String>,
         episodes: Option<Vec<String>>,
         limit: i64,
+        candidates: Option<i64>,
     ) -> PyResult<Vec<Answer>> {
+        let candidates = usize::try_from(candidates.unwrap_or(0)).map_err(|_| {
+            let message = format!(
+                "candidates is how many episodes to ask at most (0 or None: every one), not {}",
+                candidates.unwrap_or(0)
+            );
+            raise::<errors::InvalidInputError>("bad-candidates", message, None)
+        })?;
         let limit = usize::try_from(limit).map_err(|_| {
             let max = mesa_query::MAX_LIMIT;
             let message =
@@ -420,11 +430,12 @@ impl Memory {
                 let options = AcrossOptions::default()
                     .limit(limit)
                     .qtype(q)
+                    .asking_at_most(candidates)
                     .episodes(episodes.as_deref());
                 mesa_query::ask_across(&tenant, &chooser, &question, &options)
             })
             .map_err(|e| match e {
-                AcrossError::List(e) => errors::live(e),
+                AcrossError::List(e) | AcrossError::Words(e) => errors::live(e),
                 AcrossError::UnknownEpisode { .. } => {
                     raise::<errors::NotFoundError>(e.code(), e.to_string(), None)
                 }

@@ -352,3 +352,20 @@ def test_a_budget_of_built_steps_drops_the_oldest_and_answers_the_same(root):
     with pytest.raises(mesa.InvalidInputError) as e:
         mesa.Memory(root, "t", resident_steps=-1)
     assert e.value.code == "bad-resident-steps" and "-1" in str(e.value)
+
+
+def test_search_asks_at_most_the_candidates(root):
+    with mesa.Memory(root, "alice") as m:
+        fill(m)
+        fill(m, "garden", [("water the roses", "the soil is wet"), ("cut the hedge", "the hedge is short")])
+        q = "Which table was missing from sales.db?"
+        one = m.search(q, structures="all", limit=1, candidates=1)
+        # Only run-1 was asked, so only it was built.
+        assert m.resident()["episodes"] == 1
+        every = m.search(q, structures="all", limit=1, candidates=None)
+        assert m.resident()["episodes"] == 2
+        assert [a.episode for a in one] == [a.episode for a in every] == ["run-1"]
+        assert one[0].text() == every[0].text()
+        with pytest.raises(mesa.InvalidInputError) as e:
+            m.search(q, structures="all", candidates=-1)
+        assert e.value.code == "bad-candidates"

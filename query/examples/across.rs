@@ -10,10 +10,12 @@
 //! below the dataset's steps, each search builds again the episodes the
 //! budget dropped. The process's resident memory (Linux's VmRSS) is read
 //! before and after the first search, for the memory the built episodes
-//! take ("Memory kept by built episodes").
+//! take ("Memory kept by built episodes"). CANDIDATES is how many episodes
+//! each search asks at most (`AcrossOptions::candidates`; `all` asks every
+//! one; the library's default if left out).
 //!
 //! ```text
-//! cargo run --release -p mesa-query --example across -- ../shared/data/ama-bench/open_end_qa_set.jsonl [N] [SEED] [RESIDENT]
+//! cargo run --release -p mesa-query --example across -- ../shared/data/ama-bench/open_end_qa_set.jsonl [N] [SEED] [RESIDENT] [CANDIDATES]
 //! ```
 
 use mesa_core::Mask;
@@ -45,6 +47,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let budget: usize = args
         .next()
         .map_or(Ok(mesa_memory::live::DEFAULT_RESIDENT_STEPS), |a| a.parse())?;
+    let candidates: Option<usize> = match args.next().as_deref() {
+        None => Some(mesa_query::DEFAULT_CANDIDATES),
+        Some("all") => None,
+        Some(n) => Some(n.parse()?),
+    };
+    let search = AcrossOptions::default().candidates(candidates);
     let options = LoadOptions {
         into_tenant: true,
         max_text_bytes: mesa_memory::live::MAX_TEXT_BYTES,
@@ -79,14 +87,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let all = SharedChooser::Fixed(Mask::ALL);
     let before = rss_bytes();
     let start = Instant::now();
-    ask_across(&t, &all, &asked[0].2, &AcrossOptions::default())?;
+    ask_across(&t, &all, &asked[0].2, &search)?;
     let first_s = start.elapsed().as_secs_f64();
     let built = t.resident();
     let grew = rss_bytes().zip(before).map(|(a, b)| a.saturating_sub(b));
     let (mut ranks, mut times) = (Vec::new(), Vec::new());
+    let mut words = Vec::new();
     for (_, episode, question) in &asked {
+        // The word index's part of a search (`ask_across` asks it again).
         let start = Instant::now();
-        let found = ask_across(&t, &all, question, &AcrossOptions::default())?;
+        t.word_matches(question)?;
+        words.push(start.elapsed().as_secs_f64() * 1e3);
+        let start = Instant::now();
+        let found = ask_across(&t, &all, question, &search)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         ranks.push(found.found.iter().position(|f| &f.episode == episode));
     }
@@ -113,7 +126,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "mrr5": (mrr * 1000.0).round() / 1000.0,
             "p50_ms": quantile(&mut times, 0.5),
             "p95_ms": quantile(&mut times, 0.95),
+            "word_index_p50_ms": quantile(&mut words, 0.5),
             "budget_steps": budget,
+            "candidates": candidates,
             "kept_episodes": built.episodes,
             "kept_steps": built.steps,
             "rss_grew_mib": grew.map(|g| (g as f64 / (1 << 20) as f64).round()),

@@ -44,6 +44,11 @@ use std::collections::HashSet;
 pub const DEFAULT_LIMIT: usize = 5;
 /// The most episodes one search returns (each with all its evidence).
 pub const MAX_LIMIT: usize = 100;
+/// How many episodes a search asks, at most, unless told otherwise: in a
+/// tenant with more, the ones whose steps share the most with the question
+/// by the tenant's word index ([`Tenant::word_matches`]). docs/BENCHMARKS.md,
+/// "Candidates from the word index", measures what it keeps on AMA-Bench.
+pub const DEFAULT_CANDIDATES: usize = 50;
 
 /// Why a question over many episodes could not be answered.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +57,9 @@ pub enum AcrossError {
     /// The tenant's episodes could not be listed.
     #[error("listing the tenant's episodes: {0}")]
     List(#[source] LiveError),
+    /// The tenant's word index could not be read.
+    #[error("reading the tenant's word index: {0}")]
+    Words(#[source] LiveError),
     /// An episode named is not in the tenant.
     #[error("the tenant has no episode `{id}` (list them with GET /v1/episodes, `mesa episodes`)")]
     UnknownEpisode {
@@ -79,7 +87,7 @@ impl AcrossError {
     /// A stable code, as the front ends report it.
     pub fn code(&self) -> &'static str {
         match self {
-            AcrossError::List(e) => e.code(),
+            AcrossError::List(e) | AcrossError::Words(e) => e.code(),
             AcrossError::UnknownEpisode { .. } => "unknown-episode",
             AcrossError::EmptyQuestion => "empty-question",
             AcrossError::BadLimit { .. } => "bad-limit",
@@ -129,7 +137,11 @@ impl Found {
 /// What one question over many episodes found.
 #[derive(Debug)]
 pub struct Across {
-    /// Episodes asked (those forgotten meanwhile are not counted).
+    /// Episodes the search could ask: all of the tenant's, or those named.
+    pub considered: usize,
+    /// Episodes asked (those forgotten meanwhile are not counted): the
+    /// considered ones, or the candidates among them
+    /// ([`AcrossOptions::candidates`]).
     pub searched: usize,
     /// The episodes, best first, at most the limit asked.
     pub found: Vec<Found>,
@@ -137,9 +149,9 @@ pub struct Across {
     pub skipped: Vec<(String, Skip)>,
 }
 
-/// How [`ask_across`] searches; `AcrossOptions::default()` asks every
-/// episode, without a question type or a deadline, for
-/// [`DEFAULT_LIMIT`] episodes.
+/// How [`ask_across`] searches; `AcrossOptions::default()` asks at most
+/// [`DEFAULT_CANDIDATES`] of the tenant's episodes, without a question type
+/// or a deadline, for [`DEFAULT_LIMIT`] episodes.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct AcrossOptions<'a> {
@@ -155,6 +167,13 @@ pub struct AcrossOptions<'a> {
     /// request timeout, so that a search it gave up on stops). Default
     /// none.
     pub deadline: Option<std::time::Instant>,
+    /// How many episodes to ask, at most, when more are considered: those
+    /// whose steps the tenant's word index ranks best for the question
+    /// (their best step's BM25), and when fewer than `limit` share a word
+    /// with it, the newest others up to `limit`. `None` asks every one
+    /// considered (one question each). Below `limit`, `limit` is used.
+    /// Default [`DEFAULT_CANDIDATES`].
+    pub candidates: Option<usize>,
 }
 
 impl Default for AcrossOptions<'_> {
@@ -164,6 +183,7 @@ impl Default for AcrossOptions<'_> {
             episodes: None,
             limit: DEFAULT_LIMIT,
             deadline: None,
+            candidates: Some(DEFAULT_CANDIDATES),
         }
     }
 }
@@ -187,6 +207,19 @@ impl<'a> AcrossOptions<'a> {
         self
     }
 
+    /// These options asking at most `candidates` episodes (every one with
+    /// `None`).
+    pub fn candidates(mut self, candidates: Option<usize>) -> Self {
+        self.candidates = candidates;
+        self
+    }
+
+    /// These options asking at most `n` episodes; 0 asks every one (the
+    /// front ends' way to say `None`).
+    pub fn asking_at_most(self, n: usize) -> Self {
+        self.candidates((n > 0).then_some(n))
+    }
+
     /// These options stopping at `deadline` (never with `None`).
     pub fn deadline(mut self, deadline: Option<std::time::Instant>) -> Self {
         self.deadline = deadline;
@@ -207,6 +240,7 @@ pub fn ask_across(
         episodes,
         limit,
         deadline,
+        candidates,
     } = *options;
     if limit == 0 || limit > MAX_LIMIT {
         return Err(AcrossError::BadLimit { limit });
@@ -215,10 +249,13 @@ pub fn ask_across(
         return Err(AcrossError::EmptyQuestion);
     }
     let chosen = chosen(tenant, episodes)?;
+    let considered = chosen.len();
+    let chosen = narrow(tenant, chosen, text, candidates, limit)?;
     let stemmer = Stemmer::create(Algorithm::English);
     // Only stopwords: every relevance is 0, and the ties decide.
     let asked = stems(&stemmer, text);
     let mut across = Across {
+        considered,
         searched: 0,
         found: Vec::new(),
         skipped: Vec::new(),
@@ -313,6 +350,41 @@ fn chosen(tenant: &Tenant, episodes: Option<&[String]>) -> Result<Vec<String>, A
         .collect())
 }
 
+/// The episodes of `pool` (newest first) to ask: all when they are no
+/// more than `candidates` (at least `limit`); otherwise those the word
+/// index ranks best, and when fewer than `limit` match, the newest others
+/// up to `limit`; in the pool's order.
+fn narrow(
+    tenant: &Tenant,
+    pool: Vec<String>,
+    text: &str,
+    candidates: Option<usize>,
+    limit: usize,
+) -> Result<Vec<String>, AcrossError> {
+    let Some(n) = candidates.map(|c| c.max(limit)) else {
+        return Ok(pool);
+    };
+    if pool.len() <= n {
+        return Ok(pool);
+    }
+    let in_pool: HashSet<&str> = pool.iter().map(String::as_str).collect();
+    let mut keep: HashSet<String> = tenant
+        .word_matches(text)
+        .map_err(AcrossError::Words)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .filter(|id| in_pool.contains(id.as_str()))
+        .take(n)
+        .collect();
+    for id in &pool {
+        if keep.len() >= limit {
+            break;
+        }
+        keep.insert(id.clone());
+    }
+    Ok(pool.into_iter().filter(|id| keep.contains(id)).collect())
+}
+
 /// The distinct stems of `text`'s content words, sorted.
 fn stems(stemmer: &Stemmer, text: &str) -> Vec<String> {
     let mut out: Vec<String> = words(text)
@@ -379,7 +451,7 @@ fn bm25(docs: &[&Counts], terms: usize) -> Vec<f64> {
 }
 
 impl Across {
-    /// As JSON: `{"question", "searched", "episodes": [...], "skipped":
+    /// As JSON: `{"question", "considered", "searched", "episodes": [...], "skipped":
     /// [...]}`, each episode's entry [`Found::to_json`], each skipped one
     /// `{"episode", "code", "error"}`.
     pub fn to_json(&self, text: &str, qtype: Option<&str>, with_text: bool) -> serde_json::Value {
@@ -401,6 +473,7 @@ impl Across {
             .collect();
         serde_json::json!({
             "question": text,
+            "considered": self.considered,
             "searched": self.searched,
             "episodes": episodes,
             "skipped": skipped,

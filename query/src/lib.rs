@@ -23,7 +23,8 @@ mod across;
 mod answer;
 
 pub use across::{
-    ask_across, Across, AcrossError, AcrossOptions, Found, Skip, DEFAULT_LIMIT, MAX_LIMIT,
+    ask_across, Across, AcrossError, AcrossOptions, Found, Skip, DEFAULT_CANDIDATES, DEFAULT_LIMIT,
+    MAX_LIMIT,
 };
 
 pub use answer::{

@@ -279,3 +279,53 @@ fn ties_keep_the_newest_first_whichever_episode_was_built() {
     assert_eq!(ask(&t), (ids, texts));
     assert_eq!(t.resident().episodes, 3);
 }
+
+/// In a tenant with more episodes than `candidates`, only those whose
+/// steps share the question's words are asked (the rest are never built),
+/// and the best of them is the one a search of every episode finds; when
+/// fewer than the limit share a word, the newest others make it up.
+#[test]
+fn candidates_from_the_word_index_bound_what_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tenant(dir.path());
+    for i in 0..6 {
+        episode(
+            &t,
+            &format!("chore-{i}"),
+            &format!("2026-04-0{}T10:00:00Z", i + 1),
+            &[("sweep the floor", "the floor is clean")],
+        );
+    }
+    let all = SharedChooser::Fixed(Mask::ALL);
+    let q = "Why did test_login fail with postgres?";
+    let narrow = AcrossOptions::default().limit(1).candidates(Some(2));
+    let some = ask_across(&t, &all, q, &narrow).expect("asked");
+    assert_eq!(
+        (some.considered, some.searched),
+        (9, 1),
+        "only `flaky` shares a word"
+    );
+    assert_eq!(some.found[0].episode, "flaky");
+    let every = ask_across(&t, &all, q, &narrow.candidates(None)).expect("asked");
+    assert_eq!((every.considered, every.searched), (9, 9));
+    assert_eq!(every.found[0].episode, "flaky");
+    assert_eq!(
+        format!("{:?}", some.found[0].answer.composition),
+        format!("{:?}", every.found[0].answer.composition)
+    );
+    // No episode shares a word: the newest ones, up to the limit.
+    let none = ask_across(&t, &all, "xylophone?", &narrow.limit(3)).expect("asked");
+    assert_eq!(none.searched, 3);
+    let ids: Vec<&str> = none.found.iter().map(|f| f.episode.as_str()).collect();
+    assert_eq!(ids, ["chore-5", "chore-4", "chore-3"]);
+    // 0 from a front end asks every one; a number below the limit is the limit.
+    let zero = AcrossOptions::default().asking_at_most(0);
+    assert_eq!(zero.candidates, None);
+    let few = ask_across(
+        &t,
+        &all,
+        "floor",
+        &AcrossOptions::default().limit(4).candidates(Some(1)),
+    );
+    assert_eq!(few.expect("asked").searched, 4);
+}

@@ -41,6 +41,9 @@ struct QueryFields {
     /// Many episodes: how many to return at most.
     #[serde(default)]
     limit: Option<usize>,
+    /// Many episodes: how many to ask at most (0: every one).
+    #[serde(default)]
+    candidates: Option<usize>,
 }
 
 /// 400 for a field the route does not take.
@@ -61,12 +64,12 @@ pub async fn query(
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let q: QueryFields = body(&headers, &bytes)?;
-    if q.episodes.is_some() || q.limit.is_some() {
-        let field = if q.episodes.is_some() {
-            "episodes"
-        } else {
-            "limit"
-        };
+    let many = [
+        ("episodes", q.episodes.is_some()),
+        ("limit", q.limit.is_some()),
+        ("candidates", q.candidates.is_some()),
+    ];
+    if let Some((field, _)) = many.iter().find(|(_, given)| *given) {
         return Err(not_here(field, "POST /v1/query"));
     }
     check_question(&s, &q.question)?;
@@ -173,6 +176,7 @@ pub async fn query_across(
             .limit(limit)
             .qtype(q.qtype.as_deref())
             .episodes(q.episodes.as_deref())
+            .asking_at_most(q.candidates.unwrap_or(mesa_query::DEFAULT_CANDIDATES))
             .deadline(deadline);
         let across = mesa_query::ask_across(&t.tenant, &chooser, &q.question, &options)
             .map_err(across_failed)?;
@@ -198,7 +202,7 @@ fn check_question(s: &Shared, question: &str) -> Result<(), ApiError> {
 fn across_failed(e: mesa_query::AcrossError) -> ApiError {
     use mesa_query::AcrossError;
     let status = match e {
-        AcrossError::List(source) => return source.into(),
+        AcrossError::List(source) | AcrossError::Words(source) => return source.into(),
         AcrossError::UnknownEpisode { .. } => StatusCode::NOT_FOUND,
         AcrossError::EmptyQuestion => StatusCode::UNPROCESSABLE_ENTITY,
         AcrossError::BadLimit { .. } => StatusCode::BAD_REQUEST,

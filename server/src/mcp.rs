@@ -107,6 +107,11 @@ pub struct SearchMemory {
     /// 5); not read with one.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Without an episode: how many episodes to ask at most, those whose
+    /// steps share the most words with the question (default 50; 0 asks
+    /// every one); not read with one.
+    #[serde(default)]
+    pub candidates: Option<usize>,
     /// The question.
     pub question: String,
     /// Read these structures instead of asking the policy, e.g. "S,T" or "all".
@@ -319,7 +324,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it every episode is searched and those whose evidence fits the question best come first (at most `limit`, default 5), each with its evidence and its `relevance` (BM25 of the question over that evidence)."
+        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it every episode is searched and those whose evidence fits the question best come first (at most `limit`, default 5), each with its evidence and its `relevance` (BM25 of the question over that evidence); it asks at most `candidates` episodes (default 50; 0: every one), those whose steps share the most words with the question."
     )]
     async fn search_memory(
         &self,
@@ -340,6 +345,7 @@ impl MemoryTools {
         let s = SearchMemory {
             episode: Some(e.episode),
             limit: None,
+            candidates: None,
             question: e.question,
             structures: e.structures,
         };
@@ -624,6 +630,7 @@ fn across(
     let limit = s.limit.unwrap_or(mesa_query::DEFAULT_LIMIT);
     let options = mesa_query::AcrossOptions::default()
         .limit(limit)
+        .asking_at_most(s.candidates.unwrap_or(mesa_query::DEFAULT_CANDIDATES))
         .deadline(deadline);
     let found = mesa_query::ask_across(t, chooser, &s.question, &options)
         .map_err(|e| format!("{e} ({})", e.code()))?;

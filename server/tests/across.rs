@@ -191,3 +191,37 @@ fn a_small_budget_of_built_steps_changes_no_answer() {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
 }
+
+/// `candidates` bounds the episodes asked; the one-episode route refuses it.
+#[test]
+fn candidates_bound_the_episodes_asked() {
+    let f = fixture();
+    fill(&f, &f.alice, "run-1");
+    f.ok(
+        "POST",
+        "/v1/episodes",
+        &f.alice,
+        Some(json!({"id": "run-2", "task": "water the plants"})),
+    );
+    let steps = json!({"steps": [{"action": "fill the can", "observation": "5 litres"}]});
+    f.ok("POST", "/v1/episodes/run-2/steps", &f.alice, Some(steps));
+    let q = json!({"question": "Which table was missing?", "structures": "all", "limit": 1, "candidates": 1});
+    let v = f.ok("POST", "/v1/query", &f.alice, Some(q));
+    assert_eq!(
+        (v["considered"].as_u64(), v["searched"].as_u64()),
+        (Some(2), Some(1)),
+        "{v}"
+    );
+    assert_eq!(v["episodes"][0]["episode"], "run-1", "{v}");
+    let q = json!({"question": "Which table was missing?", "structures": "all", "limit": 1, "candidates": 0});
+    let v = f.ok("POST", "/v1/query", &f.alice, Some(q));
+    assert_eq!(v["searched"], 2, "{v}");
+    let q = json!({"question": "q", "structures": "all", "candidates": 3});
+    let r = f.send("POST", "/v1/episodes/run-1/query", &f.alice, Some(q));
+    assert_eq!(r.status().as_u16(), 400);
+    let body = r.text().unwrap();
+    assert!(
+        body.contains("`candidates` is a field of POST /v1/query"),
+        "{body}"
+    );
+}

@@ -29,6 +29,11 @@ pub struct Args {
     /// 100), best first (by BM25 of the question over their evidence).
     #[arg(long, default_value_t = mesa_query::DEFAULT_LIMIT as u64, value_parser = clap::value_parser!(u64).range(1..=mesa_query::MAX_LIMIT as u64))]
     limit: u64,
+    /// With --tenant and no --episode: how many episodes to ask at most,
+    /// those whose steps share the most words with the question (0: every
+    /// one).
+    #[arg(long, default_value_t = mesa_query::DEFAULT_CANDIDATES)]
+    candidates: usize,
     /// The policy: a `.mesa`, `.wasm` or `.cwasm`.
     #[arg(long, short, conflicts_with = "structures")]
     policy: Option<String>,
@@ -177,6 +182,7 @@ fn run_across(
     let qtype = args.qtype.as_deref();
     let options = mesa_query::AcrossOptions::default()
         .limit(limit)
+        .asking_at_most(args.candidates)
         .qtype(qtype);
     let across = mesa_query::ask_across(tenant, &chooser, question, &options)?;
     if let Format::Json = args.format {
@@ -184,8 +190,9 @@ fn run_across(
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{} episode(s) asked; the best {} by BM25 of the question over their evidence",
+        "{} of {} episode(s) asked; the best {} by BM25 of the question over their evidence",
         across.searched,
+        across.considered,
         across.found.len()
     );
     for (episode, why) in &across.skipped {

@@ -15,6 +15,7 @@
 //! ([`crate::StepParts`]), so a step is embedded and extracted once, when it
 //! is written, and forgetting the row forgets those too.
 
+use super::word_index;
 use super::{LiveError, MAX_STEP_INDEX};
 use crate::dataset::Step;
 use crate::structures::StepParts;
@@ -24,13 +25,14 @@ use std::path::Path;
 
 /// The format marker and version in `meta`.
 pub const FORMAT: &str = "mesa-live-memory";
-/// The layout version this build writes. Version 2 added `states`; a
-/// version-1 file is upgraded when opened (the table is added), so that a
-/// build that does not know `states` (and would not drop a state with the
-/// steps it covers) refuses the file from then on.
-pub const VERSION: i64 = 2;
-/// The earlier version this build upgrades.
-pub const UPGRADES: i64 = 1;
+/// The layout version this build writes. Version 2 added `states`,
+/// version 3 the word index (`step_rows`, `step_words`: module
+/// `word_index`); an older file is upgraded when opened (the tables are
+/// added and the index filled), so that a build that does not know them
+/// (and would not keep them with the steps) refuses the file from then on.
+pub const VERSION: i64 = 3;
+/// The oldest version this build upgrades.
+pub const OLDEST: i64 = 1;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -262,6 +264,7 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
     conn.busy_timeout(std::time::Duration::from_secs(5))
         .map_err(db)?;
     conn.execute_batch(SCHEMA).map_err(db)?;
+    conn.execute_batch(word_index::SCHEMA).map_err(db)?;
     let format: Option<String> = conn
         .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| {
             r.get(0)
@@ -272,11 +275,17 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
         None => {
             // `OR IGNORE`: a reader that opens a new tenant's file while its
             // writer makes it may find the rows written in between.
-            conn.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?1), ('version', ?2)",
-                params![FORMAT, VERSION.to_string()],
-            )
-            .map_err(db)?;
+            let tx = conn.unchecked_transaction().map_err(db)?;
+            let made = tx
+                .execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?1), ('version', ?2)",
+                    params![FORMAT, VERSION.to_string()],
+                )
+                .map_err(db)?;
+            if made > 0 {
+                word_index::secure(&tx).map_err(db)?;
+            }
+            tx.commit().map_err(db)?;
         }
         Some(FORMAT) => {
             let version: String = conn
@@ -285,12 +294,15 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
                 })
                 .map_err(db)?;
             let found = version.parse::<i64>().unwrap_or(0);
-            if found == UPGRADES {
-                conn.execute(
+            if (OLDEST..VERSION).contains(&found) {
+                let tx = conn.unchecked_transaction().map_err(db)?;
+                word_index::fill(&tx).map_err(db)?;
+                tx.execute(
                     "UPDATE meta SET value = ?1 WHERE key = 'version'",
                     [VERSION.to_string()],
                 )
                 .map_err(db)?;
+                tx.commit().map_err(db)?;
             } else if found != VERSION {
                 return Err(LiveError::Version {
                     path: shown,
@@ -431,8 +443,9 @@ pub fn put_step(
             vector,
             triples
         ],
-    )
-    .map(|_| ())
+    )?;
+    let idx = step.index as i64;
+    word_index::put(conn, episode, idx, &step.action, &step.observation)
 }
 
 /// An episode's steps and their parts, in index order (an `Err` part is
@@ -588,9 +601,11 @@ pub fn delete_steps(
         return Ok(0);
     }
     let next = next_index(conn, episode)?;
+    let (first, last) = (first as i64, last.min(MAX_STEP_INDEX) as i64);
+    word_index::delete(conn, episode, first, last)?;
     let gone = conn.execute(
         "DELETE FROM steps WHERE episode = ?1 AND idx >= ?2 AND idx <= ?3",
-        params![episode, first as i64, last.min(MAX_STEP_INDEX) as i64],
+        params![episode, first, last],
     )?;
     if gone > 0 {
         set_meta(conn, &next_key(episode), &next.to_string())?;
@@ -627,6 +642,7 @@ pub fn questions(conn: &Connection, episode: &str) -> rusqlite::Result<Vec<Strin
 /// steps.
 pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usize> {
     delete_state(conn, episode)?;
+    word_index::delete(conn, episode, 0, i64::MAX)?;
     let steps = conn.execute("DELETE FROM steps WHERE episode = ?1", [episode])?;
     conn.execute("DELETE FROM questions WHERE episode = ?1", [episode])?;
     super::requests::clear(conn, episode)?;
@@ -638,6 +654,12 @@ pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usiz
 /// Rewrites the file without free pages and empties the write-ahead log,
 /// so no byte of a deleted row is left in either.
 pub fn compact(conn: &Connection) -> rusqlite::Result<()> {
+    // Merged into one segment first (deleted words are gone already:
+    // `word_index`'s secure-delete).
+    conn.execute(
+        "INSERT INTO step_words (step_words) VALUES ('optimize')",
+        [],
+    )?;
     conn.execute_batch("VACUUM;")?;
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(())

@@ -47,6 +47,7 @@ mod retention;
 mod state;
 mod types;
 mod update;
+mod word_index;
 mod writes;
 
 pub use builders::NamedBuilders;
@@ -56,6 +57,7 @@ pub use requests::MAX_REQUEST_ID_BYTES;
 pub use resident::{Resident, DEFAULT_RESIDENT_STEPS};
 pub use retention::ForgottenBefore;
 pub use types::{EpisodeInfo, EpisodeUpdate, Forget, NewEpisode, NewStep};
+pub use word_index::MATCHED_STEPS;
 pub use writes::{Appended, Forgotten};
 
 use crate::config::Config;
@@ -147,7 +149,7 @@ impl LiveMemory {
             });
         }
         let found = value.get("version").and_then(|v| v.as_i64()).unwrap_or(0);
-        if found == db::UPGRADES {
+        if (db::OLDEST..db::VERSION).contains(&found) {
             // Each tenant's file is upgraded when it is opened.
             let text = serde_json::json!({"format": db::FORMAT, "version": db::VERSION});
             write_synced(&marker, text.to_string().as_bytes())?;
@@ -731,3 +733,5 @@ mod resident_tests;
 mod tests;
 #[cfg(test)]
 mod update_tests;
+#[cfg(test)]
+mod word_index_tests;
