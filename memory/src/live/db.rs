@@ -275,17 +275,11 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
         None => {
             // `OR IGNORE`: a reader that opens a new tenant's file while its
             // writer makes it may find the rows written in between.
-            let tx = conn.unchecked_transaction().map_err(db)?;
-            let made = tx
-                .execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?1), ('version', ?2)",
-                    params![FORMAT, VERSION.to_string()],
-                )
-                .map_err(db)?;
-            if made > 0 {
-                word_index::secure(&tx).map_err(db)?;
-            }
-            tx.commit().map_err(db)?;
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?1), ('version', ?2)",
+                params![FORMAT, VERSION.to_string()],
+            )
+            .map_err(db)?;
         }
         Some(FORMAT) => {
             let version: String = conn
@@ -654,8 +648,8 @@ pub fn delete_episode(conn: &Connection, episode: &str) -> rusqlite::Result<usiz
 /// Rewrites the file without free pages and empties the write-ahead log,
 /// so no byte of a deleted row is left in either.
 pub fn compact(conn: &Connection) -> rusqlite::Result<()> {
-    // Merged into one segment first (deleted words are gone already:
-    // `word_index`'s secure-delete).
+    // The word index merged into one segment first, which drops the
+    // words of deleted steps from its pages (`word_index`).
     conn.execute(
         "INSERT INTO step_words (step_words) VALUES ('optimize')",
         [],
