@@ -167,11 +167,11 @@ pub struct AcrossOptions<'a> {
     /// request timeout, so that a search it gave up on stops). Default
     /// none.
     pub deadline: Option<std::time::Instant>,
-    /// How many episodes to ask, at most, when more are considered: those
-    /// whose steps the tenant's word index ranks best for the question
-    /// (their best step's BM25), and when fewer than `limit` share a word
-    /// with it, the newest others up to `limit`. `None` asks every one
-    /// considered (one question each). Below `limit`, `limit` is used.
+    /// How many episodes to ask when more are considered: those whose
+    /// steps the tenant's word index ranks best for the question (their
+    /// best step's BM25), and when fewer share a word with it, the newest
+    /// others. `None` asks every one considered (one question each). Below
+    /// `limit`, `limit` is used.
     /// Default [`DEFAULT_CANDIDATES`].
     pub candidates: Option<usize>,
 }
@@ -267,7 +267,8 @@ pub fn ask_across(
     // search over more steps than it holds then builds again only what
     // it must); `pos` keeps the order the ties fall back to.
     let mut order: Vec<(usize, String)> = chosen.into_iter().enumerate().collect();
-    order.sort_by_key(|(_, id)| !tenant.is_resident(id));
+    // Read once per episode: other questions build and drop meanwhile.
+    order.sort_by_cached_key(|(_, id)| !tenant.is_resident(id));
     for (pos, id) in order {
         if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
             return Err(AcrossError::OutOfTime {
@@ -351,9 +352,9 @@ fn chosen(tenant: &Tenant, episodes: Option<&[String]>) -> Result<Vec<String>, A
 }
 
 /// The episodes of `pool` (newest first) to ask: all when they are no
-/// more than `candidates` (at least `limit`); otherwise those the word
-/// index ranks best, and when fewer than `limit` match, the newest others
-/// up to `limit`; in the pool's order.
+/// more than `candidates` (at least `limit`); otherwise that many: those
+/// the word index ranks best, and when fewer match, the newest others;
+/// in the pool's order.
 fn narrow(
     tenant: &Tenant,
     pool: Vec<String>,
@@ -376,8 +377,10 @@ fn narrow(
         .filter(|id| in_pool.contains(id.as_str()))
         .take(n)
         .collect();
+    // Fewer matched (or the index's best steps fell outside the pool):
+    // the newest others make up the number.
     for id in &pool {
-        if keep.len() >= limit {
+        if keep.len() >= n {
             break;
         }
         keep.insert(id.clone());

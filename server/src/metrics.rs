@@ -102,36 +102,39 @@ impl Metrics {
     }
 }
 
-/// One number of what a tenant keeps built.
-type Field = fn(&mesa_memory::Resident) -> usize;
-
-/// Gauges of what each open tenant keeps built in memory, in the
-/// Prometheus text format.
-pub fn render_resident(resident: &[(String, mesa_memory::Resident)]) -> String {
-    let mut out = String::new();
+/// Gauges of what the open tenants keep built in memory, summed over
+/// them (`/metrics` needs no token, so it names no tenant), and each
+/// tenant's budget, in the Prometheus text format.
+pub fn render_resident(resident: &[mesa_memory::Resident], budget: usize) -> String {
+    let episodes: usize = resident.iter().map(|r| r.episodes).sum();
+    let steps: usize = resident.iter().map(|r| r.steps).sum();
     let gauges = [
         (
+            "mesa_open_tenants",
+            "Tenants the server holds open.",
+            resident.len(),
+        ),
+        (
             "mesa_resident_episodes",
-            "Built episodes a tenant keeps in memory.",
-            (|r| r.episodes) as Field,
+            "Built episodes the open tenants keep in memory.",
+            episodes,
         ),
         (
             "mesa_resident_steps",
-            "Steps of the built episodes a tenant keeps in memory.",
-            |r| r.steps,
+            "Steps of the built episodes the open tenants keep in memory.",
+            steps,
         ),
         (
             "mesa_resident_budget_steps",
-            "The steps a tenant keeps built at most (--resident-steps).",
-            |r| r.budget,
+            "The steps each tenant keeps built at most (--resident-steps).",
+            budget,
         ),
     ];
+    let mut out = String::new();
     for (name, help, value) in gauges {
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} gauge");
-        for (tenant, r) in resident {
-            let _ = writeln!(out, "{name}{{tenant=\"{tenant}\"}} {}", value(r));
-        }
+        let _ = writeln!(out, "{name} {value}");
     }
     out
 }

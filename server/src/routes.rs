@@ -123,7 +123,8 @@ pub async fn health() -> Json<Value> {
 pub async fn metrics(State(s): State<Shared>) -> impl IntoResponse {
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        s.metrics.render() + &crate::metrics::render_resident(&s.resident()),
+        s.metrics.render()
+            + &crate::metrics::render_resident(&s.resident(), s.memory.steps_budget()),
     )
 }
 

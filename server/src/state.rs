@@ -150,15 +150,13 @@ impl AppState {
         map.get(name).and_then(|slot| slot.open.get().cloned())
     }
 
-    /// What each open tenant keeps built in memory, by tenant name.
-    pub fn resident(&self) -> Vec<(String, mesa_memory::Resident)> {
+    /// What each open tenant keeps built in memory (no names: `/metrics`
+    /// needs no token, and no route tells whether a tenant exists).
+    pub fn resident(&self) -> Vec<mesa_memory::Resident> {
         let map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
-        let mut all: Vec<(String, mesa_memory::Resident)> = map
-            .iter()
-            .filter_map(|(name, slot)| Some((name.clone(), slot.open.get()?.tenant.resident())))
-            .collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        all
+        map.values()
+            .filter_map(|slot| Some(slot.open.get()?.tenant.resident()))
+            .collect()
     }
 
     /// Tenant `name`, opened (and its policy files loaded) on first use.

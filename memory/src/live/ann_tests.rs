@@ -148,3 +148,53 @@ fn a_long_episodes_graph_is_saved_loaded_and_removed() {
     t.compact().expect("compact");
     assert!(files(&ann).is_empty(), "{:?}", files(&ann));
 }
+
+/// An episode dropped for the memory budget while its graph is still being
+/// built, then forgotten in part: the build that ends after the forget
+/// saves nothing, so no file holds the forgotten rows.
+#[test]
+fn a_graph_dropped_while_building_is_not_saved_after_a_forget() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mem = LiveMemory::open(&dir.path().join("mem"))
+        .expect("opens")
+        .keeping_steps(0);
+    let ann = dir.path().join("mem/tenants/t/ann");
+    let t = writer(&mem);
+    for (id, n) in [("long", 3000), ("short", 3)] {
+        t.create_episode(&NewEpisode {
+            id: id.into(),
+            task: "walk the maze".into(),
+            ..NewEpisode::default()
+        })
+        .expect("create");
+        let steps: Vec<NewStep> = (0..n)
+            .map(|i| NewStep {
+                index: None,
+                action: format!("go {}", ["north", "south", "east", "west"][i % 4]),
+                observation: format!("room {i} has a door to room {}", (i * 7) % 150),
+                timestamp: None,
+            })
+            .collect();
+        t.append_batch(id, steps).expect("append");
+    }
+    // Built, its graph started on another thread; then dropped at once.
+    t.memory("long").expect("memory");
+    t.memory("short").expect("memory");
+    let holds = t
+        .snapshots
+        .read()
+        .unwrap()
+        .dropped_anns
+        .get("long")
+        .cloned();
+    let holds = holds.expect("the dropped snapshot's graph is held");
+    t.forget("long", Forget::Step(3)).expect("forget");
+    assert!(!t
+        .snapshots
+        .read()
+        .unwrap()
+        .dropped_anns
+        .contains_key("long"));
+    wait_for("the build ended", || holds.iter().all(|h| !h.is_alive()));
+    assert!(files(&ann).is_empty(), "{:?}", files(&ann));
+}

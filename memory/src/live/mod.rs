@@ -187,6 +187,11 @@ impl LiveMemory {
         self
     }
 
+    /// The budget [`LiveMemory::keeping_steps`] set.
+    pub fn steps_budget(&self) -> usize {
+        self.resident_steps
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root
@@ -431,6 +436,7 @@ impl Tenant {
             old.vector.retire_ann();
             s.dropped.insert(episode.to_string());
         }
+        s.retire_dropped(episode);
         s.appended.remove(episode);
         s.persisted.remove(episode);
         *s.changes.entry(episode.to_string()).or_default() += 1;

@@ -18,6 +18,7 @@
 //! [`LiveMemory::keeping_steps`]: super::LiveMemory::keeping_steps
 
 use crate::dataset::Step;
+use crate::structures::vector::AnnHold;
 use crate::structures::EpisodeMemory;
 use crate::structures::StepParts;
 use std::collections::{HashMap, HashSet};
@@ -131,8 +132,12 @@ impl Built {
 
     /// Keeps `memory` as the episode's snapshot, then drops the least
     /// recently used others while the kept steps are over the budget;
-    /// the episodes dropped.
-    fn insert(&mut self, episode: &str, memory: Arc<EpisodeMemory>) -> Vec<String> {
+    /// the episodes dropped, with their snapshots.
+    fn insert(
+        &mut self,
+        episode: &str,
+        memory: Arc<EpisodeMemory>,
+    ) -> Vec<(String, Arc<EpisodeMemory>)> {
         self.remove(episode);
         self.steps += memory.episode.steps.len();
         let used = AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed));
@@ -146,8 +151,9 @@ impl Built {
                 .min_by_key(|(_, r)| r.used.load(Ordering::Relaxed))
                 .map(|(k, _)| k.clone());
             let Some(oldest) = oldest else { break };
-            self.remove(&oldest);
-            dropped.push(oldest);
+            if let Some(m) = self.remove(&oldest) {
+                dropped.push((oldest, m));
+            }
         }
         dropped
     }
@@ -175,6 +181,11 @@ pub(super) struct Snapshots {
     pub(super) data_version: Option<i64>,
     /// Counts those drops, for the race check.
     pub(super) epoch: u64,
+    /// The approximate indexes of snapshots dropped for the budget that
+    /// were still being built on another thread: a forget or a correction
+    /// of the episode retires them, so that no save of the forgotten rows
+    /// follows ([`Snapshots::retire_dropped`]).
+    pub(super) dropped_anns: HashMap<String, Vec<AnnHold>>,
 }
 
 impl Snapshots {
@@ -189,10 +200,24 @@ impl Snapshots {
     /// episodes dropped for the budget lose their pending appends too (the
     /// next question reads them from the database with the rest).
     pub(super) fn keep(&mut self, episode: &str, memory: Arc<EpisodeMemory>) {
-        for old in self.built.insert(episode, memory) {
+        for (old, m) in self.built.insert(episode, memory) {
             self.appended.remove(&old);
+            if let Some(hold) = m.vector.ann_hold() {
+                self.dropped_anns.entry(old).or_default().push(hold);
+            }
         }
+        // Holds whose index is gone (its build ended, its memory freed).
+        self.dropped_anns
+            .retain(|_, holds| holds.iter().any(AnnHold::is_alive));
         self.appended.remove(episode);
         self.dropped.remove(episode);
+    }
+
+    /// Retires the approximate indexes of the episode's snapshots that the
+    /// budget dropped (called with every change to the episode).
+    pub(super) fn retire_dropped(&mut self, episode: &str) {
+        for hold in self.dropped_anns.remove(episode).unwrap_or_default() {
+            hold.retire();
+        }
     }
 }

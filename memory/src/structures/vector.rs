@@ -249,6 +249,23 @@ fn make_in_background(ann: &Ann, data: &[f32], dim: usize, file: Option<&AnnFile
     }
 }
 
+/// A weak hold on a memory's approximate index ([`Vector::ann_hold`]).
+#[derive(Debug, Clone)]
+pub struct AnnHold(std::sync::Weak<Ann>);
+
+impl AnnHold {
+    /// As [`Vector::retire_ann`], if the index still exists; whether it
+    /// does.
+    pub fn retire(&self) -> bool {
+        self.0.upgrade().map(|a| a.retire()).is_some()
+    }
+
+    /// Whether the index still exists (a build or a holder keeps it).
+    pub fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+}
+
 /// V's rows as a persisted state holds them, borrowed from its bytes:
 /// the `f32` rows and the codes with their scale pairs
 /// ([`Vector::to_bytes`]), little-endian.
@@ -556,6 +573,20 @@ impl Vector {
     /// the removal of the saved one that follows is final.
     pub fn retire_ann(&self) {
         self.hnsw.retire();
+    }
+
+    /// A hold on this memory's approximate index that does not keep it
+    /// alive, to retire it later ([`AnnHold::retire`]): a snapshot dropped
+    /// for the memory budget may still be building its index on another
+    /// thread, and a forget after the drop must stop that build's save.
+    /// `None` when no index is built in the background (an episode within
+    /// the HNSW threshold).
+    pub fn ann_hold(&self) -> Option<AnnHold> {
+        let background = self
+            .hnsw
+            .background
+            .load(std::sync::atomic::Ordering::SeqCst);
+        background.then(|| AnnHold(Arc::downgrade(&self.hnsw)))
     }
 
     /// Saves the approximate index to `file` if it is ready and holds more
