@@ -8,6 +8,17 @@ use mesa_memory::{Forget, LiveMemory, NewEpisode, NewStep, Tenant};
 use mesa_query::{ask_across, AcrossError, AcrossOptions, SharedChooser};
 
 fn episode(t: &Tenant, id: &str, created: &str, steps: &[(&str, &str)]) {
+    episode_at(t, id, created, steps, None);
+}
+
+/// [`episode`], its steps at `timestamp` (now when `None`).
+fn episode_at(
+    t: &Tenant,
+    id: &str,
+    created: &str,
+    steps: &[(&str, &str)],
+    timestamp: Option<&str>,
+) {
     t.create_episode(&NewEpisode {
         id: id.into(),
         task: "keep the build green".into(),
@@ -21,7 +32,7 @@ fn episode(t: &Tenant, id: &str, created: &str, steps: &[(&str, &str)]) {
             index: None,
             action: a.to_string(),
             observation: o.to_string(),
-            timestamp: None,
+            timestamp: timestamp.map(str::to_string),
         })
         .collect();
     t.append_batch(id, steps).expect("steps");
@@ -234,21 +245,8 @@ fn ties_keep_the_newest_first_whichever_episode_was_built() {
         ("mid", "2026-03-02T10:00:00Z"),
         ("new", "2026-03-03T10:00:00Z"),
     ] {
-        t.create_episode(&NewEpisode {
-            id: id.into(),
-            task: "keep the build green".into(),
-            created: Some(created.into()),
-            ..NewEpisode::default()
-        })
-        .expect("episode");
-        let step = |a: &str, o: &str| NewStep {
-            index: None,
-            action: a.into(),
-            observation: o.into(),
-            timestamp: Some("2026-03-01T10:00:00Z".into()),
-        };
-        let steps = vec![step("run the tests", "212 passed"), step("push", "ok")];
-        t.append_batch(id, steps).expect("steps");
+        let steps = [("run the tests", "212 passed"), ("push", "ok")];
+        episode_at(&t, id, created, &steps, Some("2026-03-01T10:00:00Z"));
     }
     let all_five = SharedChooser::Fixed(Mask::ALL);
     let ask = |t: &Tenant| {

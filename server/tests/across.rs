@@ -11,15 +11,7 @@ use serde_json::json;
 fn a_question_over_every_episode_finds_the_one_that_holds_it() {
     let f = fixture();
     fill(&f, &f.alice, "run-1");
-    f.ok(
-        "POST",
-        "/v1/episodes",
-        &f.alice,
-        Some(json!({"id": "run-2", "task": "water the plants"})),
-    );
-    let steps =
-        json!({"steps": [{"action": "fill the can", "observation": "the can holds 5 litres"}]});
-    f.ok("POST", "/v1/episodes/run-2/steps", &f.alice, Some(steps));
+    common::fill_garden(&f, &f.alice);
 
     let q = json!({"question": "Which table was missing from sales.db?", "structures": "all"});
     let v = f.ok("POST", "/v1/query", &f.alice, Some(q.clone()));
@@ -176,13 +168,7 @@ fn a_small_budget_of_built_steps_changes_no_answer() {
         );
         assert_eq!(entry["evidence"], alone["evidence"], "{id}");
     }
-    let metrics = f
-        .http
-        .get(f.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = f.metrics();
     for line in [
         "mesa_open_tenants 1\n",
         "mesa_resident_episodes 1\n",
@@ -199,14 +185,7 @@ fn a_small_budget_of_built_steps_changes_no_answer() {
 fn candidates_bound_the_episodes_asked() {
     let f = fixture();
     fill(&f, &f.alice, "run-1");
-    f.ok(
-        "POST",
-        "/v1/episodes",
-        &f.alice,
-        Some(json!({"id": "run-2", "task": "water the plants"})),
-    );
-    let steps = json!({"steps": [{"action": "fill the can", "observation": "5 litres"}]});
-    f.ok("POST", "/v1/episodes/run-2/steps", &f.alice, Some(steps));
+    common::fill_garden(&f, &f.alice);
     let q = json!({"question": "Which table was missing?", "structures": "all", "limit": 1, "candidates": 1});
     let v = f.ok("POST", "/v1/query", &f.alice, Some(q));
     assert_eq!(

@@ -57,13 +57,7 @@ fn health_metrics_and_the_openapi_document_match_the_routes() {
             "{method} {path}: {body}"
         );
     }
-    let metrics = f
-        .http
-        .get(f.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = f.metrics();
     assert!(
         metrics.contains(
             "mesa_http_requests_total{method=\"GET\",route=\"/health\",status=\"200\"} 2"

@@ -22,6 +22,18 @@ fn dense() -> Plugins {
     }
 }
 
+/// `n` steps through a maze of 150 rooms.
+fn maze(n: usize) -> Vec<NewStep> {
+    (0..n)
+        .map(|i| NewStep {
+            index: None,
+            action: format!("go {}", ["north", "south", "east", "west"][i % 4]),
+            observation: format!("room {i} has a door to room {}", (i * 7) % 150),
+            timestamp: None,
+        })
+        .collect()
+}
+
 fn writer(m: &LiveMemory) -> Tenant {
     m.tenant_with("t", config(), dense()).expect("tenant")
 }
@@ -76,15 +88,7 @@ fn a_long_episodes_graph_is_saved_loaded_and_removed() {
         ..NewEpisode::default()
     })
     .expect("create");
-    let steps: Vec<NewStep> = (0..150)
-        .map(|i| NewStep {
-            index: None,
-            action: format!("go {}", ["north", "south", "east", "west"][i % 4]),
-            observation: format!("room {i} has a door to room {}", (i * 7) % 150),
-            timestamp: None,
-        })
-        .collect();
-    t.append_batch("long", steps).expect("append");
+    t.append_batch("long", maze(150)).expect("append");
     assert_eq!(ready(&t), AnnSource::Built);
     wait_for("saved", || saved(&ann));
     let question = "which room has a door to room 42";
@@ -167,15 +171,7 @@ fn a_graph_dropped_while_building_is_not_saved_after_a_forget() {
             ..NewEpisode::default()
         })
         .expect("create");
-        let steps: Vec<NewStep> = (0..n)
-            .map(|i| NewStep {
-                index: None,
-                action: format!("go {}", ["north", "south", "east", "west"][i % 4]),
-                observation: format!("room {i} has a door to room {}", (i * 7) % 150),
-                timestamp: None,
-            })
-            .collect();
-        t.append_batch(id, steps).expect("append");
+        t.append_batch(id, maze(n)).expect("append");
     }
     // Built, its graph started on another thread; then dropped at once.
     t.memory("long").expect("memory");

@@ -21,7 +21,7 @@ fn new_episode(id: &str) -> NewEpisode {
     }
 }
 
-fn step(action: &str, observation: &str) -> NewStep {
+pub(super) fn step(action: &str, observation: &str) -> NewStep {
     NewStep {
         index: None,
         action: action.into(),
@@ -265,6 +265,15 @@ fn forgotten_text_is_in_no_file_after_compaction() {
     drop(t);
     scan(dir.path(), MARKER.as_bytes(), &mut found);
     assert!(found.is_empty(), "the marker is in {found:?} after closing");
+}
+
+/// The layout version in the tenant's file.
+pub(super) fn version(t: &Tenant) -> String {
+    t.conn()
+        .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
+            r.get(0)
+        })
+        .unwrap()
 }
 
 /// Every file under `dir` that holds `needle`.
@@ -787,11 +796,5 @@ fn a_version_1_memory_is_upgraded() {
     );
     let t = m.tenant("a").unwrap();
     assert_eq!(t.steps("e").unwrap().len(), 1);
-    let version: String = t
-        .conn()
-        .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(version, db::VERSION.to_string());
+    assert_eq!(version(&t), db::VERSION.to_string());
 }

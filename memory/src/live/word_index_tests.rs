@@ -1,18 +1,10 @@
 //! The word index follows every write in its transaction: appends,
-//! corrections, forgets of steps and of whole episodes, imports; a file
+//! corrections, forgets of steps and of whole episodes (an import appends); a file
 //! written before it is filled when opened; a forgotten step's words are
 //! in no page of any file after compaction.
 
+use super::tests::step;
 use super::*;
-
-fn step(action: &str, observation: &str) -> NewStep {
-    NewStep {
-        index: None,
-        action: action.into(),
-        observation: observation.into(),
-        timestamp: None,
-    }
-}
 
 fn episode(t: &Tenant, id: &str, steps: &[(&str, &str)]) {
     t.create_episode(&NewEpisode {
@@ -133,11 +125,5 @@ fn a_file_written_before_the_index_is_filled_when_opened() {
     // And it keeps up from then on.
     t.append("db", step("CREATE TABLE invoices", "ok")).unwrap();
     assert_eq!(found(&t, "invoices"), ["db"]);
-    let version: String = t
-        .conn()
-        .query_row("SELECT value FROM meta WHERE key = 'version'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(version, db::VERSION.to_string());
+    assert_eq!(super::tests::version(&t), db::VERSION.to_string());
 }

@@ -92,6 +92,16 @@ impl Fixture {
         )
     }
 
+    /// `GET /metrics`'s text.
+    pub fn metrics(&self) -> String {
+        self.http
+            .get(self.url("/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap()
+    }
+
     pub fn stop(&mut self) {
         if let Some(s) = self.server.take() {
             s.stop().expect("stops cleanly");
@@ -122,6 +132,19 @@ pub fn fill(f: &Fixture, token: &str, id: &str) {
         Some(json!({ "steps": steps })),
     );
     assert_eq!(v["indices"], json!([0, 1, 2]));
+}
+
+/// A second episode for `token`'s tenant, `run-2`, about other things.
+pub fn fill_garden(f: &Fixture, token: &str) {
+    f.ok(
+        "POST",
+        "/v1/episodes",
+        token,
+        Some(json!({"id": "run-2", "task": "water the plants"})),
+    );
+    let steps =
+        json!({"steps": [{"action": "fill the can", "observation": "the can holds 5 litres"}]});
+    f.ok("POST", "/v1/episodes/run-2/steps", token, Some(steps));
 }
 
 pub const POLICY: &str = "policy \"p\"\nrule errors when query has words [\"error\", \"fail\", \"failed\"] -> select {T, R}\ndefault {S, V}\n";
