@@ -99,8 +99,9 @@ pub struct AddMemory {
 /// `search_memory`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchMemory {
-    /// The episode to search; without one, every episode is searched and
-    /// those whose evidence fits the question best come first.
+    /// The episode to search; without one, the episodes are searched (at
+    /// most `candidates` of them) and those whose evidence fits the
+    /// question best come first.
     #[serde(default)]
     pub episode: Option<String>,
     /// Without an episode: how many episodes to return, 1 to 100 (default
@@ -324,7 +325,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it every episode is searched and those whose evidence fits the question best come first (at most `limit`, default 5), each with its evidence and its `relevance` (BM25 of the question over that evidence); it asks at most `candidates` episodes (default 50; 0: every one), those whose steps share the most words with the question."
+        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it the episodes are searched and those whose evidence fits the question best come first (at most `limit`, default 5), each with its evidence and its `relevance` (BM25 of the question over that evidence); it asks at most `candidates` episodes (default 50; 0: every one), those whose steps share the most words with the question."
     )]
     async fn search_memory(
         &self,
@@ -619,7 +620,7 @@ impl MemoryTools {
 }
 
 /// A search that names no episode (only `search_memory` makes one, with
-/// the texts): every episode asked, the best first
+/// the texts): its candidates asked, the best first
 /// ([`mesa_query::ask_across`]), until `deadline`.
 fn across(
     t: &Tenant,

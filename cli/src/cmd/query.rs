@@ -170,7 +170,7 @@ fn run_live(args: &Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `mesa query ROOT --tenant T "question"`: every episode asked, the best
+/// `mesa query ROOT --tenant T "question"`: its candidates asked, the best
 /// `--limit` printed first ([`mesa_query::ask_across`]).
 fn run_across(
     args: &Args,

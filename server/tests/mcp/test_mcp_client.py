@@ -64,7 +64,7 @@ async def checks(session):
     assert any("no such table" in e["text"] for e in answer["evidence"])
     assert all(e["timestamps"] for e in answer["evidence"])
 
-    # Without an episode, every episode is searched; run-1 holds the answer.
+    # Without an episode, the episodes are searched; run-1 holds the answer.
     r = await session.call_tool("search_memory", {"question": "Why did the query fail?"})
     assert not r.isError, text(r)
     found = json.loads(text(r))
