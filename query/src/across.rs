@@ -295,34 +295,51 @@ pub fn ask_across(
             .items()
             .map(|i| i.score)
             .fold(0.0, f64::max);
-        let counts = counts(&stemmer, &asked, &answer);
-        let found = Found {
-            episode: id,
-            relevance: 0.0,
-            answer,
-        };
-        ranked.push((pos, best, counts, found));
+        ranked.push(Asked {
+            pos,
+            best,
+            counts: counts(&stemmer, &asked, &answer),
+            found: Found {
+                episode: id,
+                relevance: 0.0,
+                answer,
+            },
+        });
     }
-    let counts: Vec<&Counts> = ranked.iter().map(|(_, _, c, _)| c).collect();
-    let scores = bm25(&counts, asked.len());
-    for ((_, _, _, f), score) in ranked.iter_mut().zip(scores) {
-        f.relevance = score;
-    }
-    // Equal keys keep the newest-first order.
-    ranked.sort_by(|(a_pos, a_best, _, a), (b_pos, b_best, _, b)| {
-        b.relevance
-            .total_cmp(&a.relevance)
-            .then_with(|| b_best.total_cmp(a_best))
-            .then_with(|| a_pos.cmp(b_pos))
-    });
-    across.found = ranked
-        .into_iter()
-        .take(limit)
-        .map(|(_, _, _, f)| f)
-        .collect();
+    across.found = best_first(ranked, asked.len(), limit);
     skipped.sort_by_key(|(pos, _, _)| *pos);
     across.skipped = skipped.into_iter().map(|(_, id, e)| (id, e)).collect();
     Ok(across)
+}
+
+/// One episode asked, before the ranking.
+struct Asked {
+    /// Its place in the newest-first order: the last tie-break.
+    pos: usize,
+    /// Its best item score: the first tie-break.
+    best: f64,
+    /// How often the question's stems occur in its evidence.
+    counts: Counts,
+    found: Found,
+}
+
+/// The episodes asked, each with its BM25 over the question's `terms`
+/// stems, the best `limit` first (ties: the best item score, then the
+/// newer episode).
+fn best_first(mut asked: Vec<Asked>, terms: usize, limit: usize) -> Vec<Found> {
+    let counts: Vec<&Counts> = asked.iter().map(|a| &a.counts).collect();
+    let scores = bm25(&counts, terms);
+    for (a, score) in asked.iter_mut().zip(scores) {
+        a.found.relevance = score;
+    }
+    asked.sort_by(|a, b| {
+        b.found
+            .relevance
+            .total_cmp(&a.found.relevance)
+            .then_with(|| b.best.total_cmp(&a.best))
+            .then_with(|| a.pos.cmp(&b.pos))
+    });
+    asked.into_iter().take(limit).map(|a| a.found).collect()
 }
 
 /// The episodes to ask, newest first (so that equal relevance keeps the

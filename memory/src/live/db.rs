@@ -32,7 +32,12 @@ pub const FORMAT: &str = "mesa-live-memory";
 /// (and would not keep them with the steps) refuses the file from then on.
 pub const VERSION: i64 = 3;
 /// The oldest version this build upgrades.
-pub const OLDEST: i64 = 1;
+const OLDEST: i64 = 1;
+
+/// Whether this build upgrades a file (or root marker) of `version`.
+pub fn upgrades(version: i64) -> bool {
+    (OLDEST..VERSION).contains(&version)
+}
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -288,7 +293,7 @@ pub fn open(path: &Path) -> Result<Connection, LiveError> {
                 })
                 .map_err(db)?;
             let found = version.parse::<i64>().unwrap_or(0);
-            if (OLDEST..VERSION).contains(&found) {
+            if upgrades(found) {
                 let tx = conn.unchecked_transaction().map_err(db)?;
                 word_index::fill(&tx).map_err(db)?;
                 tx.execute(

@@ -149,7 +149,7 @@ impl LiveMemory {
             });
         }
         let found = value.get("version").and_then(|v| v.as_i64()).unwrap_or(0);
-        if (db::OLDEST..db::VERSION).contains(&found) {
+        if db::upgrades(found) {
             // Each tenant's file is upgraded when it is opened.
             let text = serde_json::json!({"format": db::FORMAT, "version": db::VERSION});
             write_synced(&marker, text.to_string().as_bytes())?;

@@ -129,15 +129,7 @@ impl LiveMemory {
                 source,
             })?;
         match self.lock_within(&lock) {
-            Ok(true) => Tenant::open(
-                name,
-                dir,
-                config,
-                plugins,
-                choice,
-                Some(lock),
-                self.resident_steps,
-            ),
+            Ok(true) => self.open_tenant(name, dir, config, plugins, choice, Some(lock)),
             Ok(false) => Err(LiveError::Locked {
                 tenant: name.into(),
                 path: lock_path.display().to_string(),
@@ -193,6 +185,29 @@ impl LiveMemory {
         self.tenant(name)
     }
 
+    /// [`Tenant::open`] with this memory's budget of built steps
+    /// ([`LiveMemory::keeping_steps`]; a lister builds nothing, so its
+    /// budget is never reached).
+    fn open_tenant(
+        &self,
+        name: &str,
+        dir: PathBuf,
+        config: Config,
+        plugins: Plugins,
+        choice: Choice<'_>,
+        lock: Option<File>,
+    ) -> Result<Tenant, LiveError> {
+        Tenant::open(
+            name,
+            dir,
+            config,
+            plugins,
+            choice,
+            lock,
+            self.resident_steps,
+        )
+    }
+
     /// Tenant `name`'s directory, if the tenant has been written.
     fn existing_dir(&self, name: &str) -> Result<PathBuf, LiveError> {
         let dir = self.tenant_dir(name)?;
@@ -211,14 +226,13 @@ impl LiveMemory {
         let dir = self.existing_dir(name)?;
         let options = PluginOptions::default();
         let choice = Choice::recorded(&options);
-        Tenant::open(
+        self.open_tenant(
             name,
             dir,
             Config::default(),
             Plugins::default(),
             choice,
             None,
-            self.resident_steps,
         )
     }
 
@@ -230,7 +244,7 @@ impl LiveMemory {
     pub fn lister(&self, name: &str) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
         let (config, plugins) = (Config::default(), Plugins::default());
-        Tenant::open(name, dir, config, plugins, Choice::listing(), None, 0)
+        self.open_tenant(name, dir, config, plugins, Choice::listing(), None)
     }
 
     /// [`LiveMemory::reader`], except that each builder `named` names must
@@ -243,16 +257,7 @@ impl LiveMemory {
     ) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
         let choice = Choice::named(named, options);
-        let (config, plugins) = (Config::default(), named.plugins());
-        Tenant::open(
-            name,
-            dir,
-            config,
-            plugins,
-            choice,
-            None,
-            self.resident_steps,
-        )
+        self.open_tenant(name, dir, Config::default(), named.plugins(), choice, None)
     }
 
     /// [`LiveMemory::reader`] with these parameters and builders, which
@@ -264,14 +269,6 @@ impl LiveMemory {
         plugins: Plugins,
     ) -> Result<Tenant, LiveError> {
         let dir = self.existing_dir(name)?;
-        Tenant::open(
-            name,
-            dir,
-            config,
-            plugins,
-            Choice::given(),
-            None,
-            self.resident_steps,
-        )
+        self.open_tenant(name, dir, config, plugins, Choice::given(), None)
     }
 }

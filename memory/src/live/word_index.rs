@@ -44,7 +44,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS step_words USING fts5(
 /// the episodes it finds are those of these steps.
 pub const MATCHED_STEPS: usize = 4096;
 
-/// Indexes every step (a file written before the index).
+/// Indexes every step (a file written before the index), each as [`put`]
+/// writes it: the action, a newline, the observation.
 pub(super) fn fill(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "DELETE FROM step_words; DELETE FROM step_rows;
