@@ -203,8 +203,8 @@ fn round(root: &Path, episode: &str, next: &mut impl FnMut(u64) -> u64) -> Round
 /// 30 kills, about half in the middle of a question that writes a state,
 /// a third before a batch's questions were acknowledged. After
 /// them each episode holds every acknowledged step and question (each
-/// question whole), its stored state (if any) opens, and its answers are
-/// a batch build's.
+/// question whole), its word index holds exactly its steps, its stored
+/// state (if any) opens, and its answers are a batch build's.
 #[test]
 fn a_killed_state_write_leaves_the_old_state_or_the_new() {
     if let Ok(root) = std::env::var(CHILD) {
@@ -266,6 +266,29 @@ fn a_killed_state_write_leaves_the_old_state_or_the_new() {
             let want = child_question(k.parse().expect("k"), i.parse().expect("i"));
             assert_eq!(q, &want, "{e}: question {} is not whole", q.id);
         }
+        // The word index holds exactly the steps that survived (every
+        // step's observation says `lines`), as it is written in the
+        // step's own transaction.
+        let indexed: Vec<i64> = t
+            .conn()
+            .prepare(
+                "SELECT r.idx FROM step_words w JOIN step_rows r ON r.row = w.rowid
+                 WHERE step_words MATCH 'lines' AND r.episode = ?1 ORDER BY r.idx",
+            )
+            .expect("prepares")
+            .query_map([e], |r| r.get(0))
+            .expect("reads")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let stored: Vec<i64> = steps.iter().map(|s| s.index as i64).collect();
+        let first_difference = indexed.iter().zip(&stored).position(|(a, b)| a != b);
+        assert!(
+            indexed == stored,
+            "{e}: the word index holds {} steps, the episode {}; first difference at {:?}",
+            indexed.len(),
+            stored.len(),
+            first_difference
+        );
         let episode = t.load(e, false).expect("loads").episode;
         let (state, [graph, rest, text]) = db::read_state(&t.conn(), e)
             .expect("reads")
