@@ -17,9 +17,11 @@
 //! its `VACUUM`, so a forgotten step leaves no word in any file
 //! (`word_index_tests` checks the index's own list of terms and every
 //! file's bytes). FTS5's `secure-delete` option, which would also clear
-//! the words from the pages before the compaction, made an append about
-//! 0.05 ms slower in a trial and is off (the write-ahead log holds a
-//! forgotten step's pages until the compaction in any case). Words are
+//! the words from the pages before the compaction, is off: it was left
+//! off after one trial in which it cost an insert 0.05 ms, which later
+//! runs did not repeat (docs/BENCHMARKS.md, "Candidates from the word
+//! index"); the write-ahead log holds a forgotten step's pages until the
+//! compaction in any case. Words are
 //! lower-cased and Porter-stemmed (`porter unicode61`).
 
 use super::{LiveError, Tenant};
