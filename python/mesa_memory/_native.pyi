@@ -215,7 +215,8 @@ class Memory:
 
         Built episodes of at most ``resident_steps`` steps stay in memory (about 19 KB a step
         with the built-in embedder); past it, the ones asked about least recently are dropped
-        and built again when asked, to the same answers. A negative one raises
+        and built again when asked, to the same answers. The budget is this object's own (a
+        server shares one among its tenants; each ``Memory`` has one). A negative one raises
         InvalidInputError (``bad-resident-steps``).
 
         The tenant's structures are made by the builders it recorded; a new tenant's by those

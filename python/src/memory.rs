@@ -114,7 +114,8 @@ impl Memory {
     /// to close; past it, or at once with 0, it is refused (`locked`).
     /// Built episodes of at most `resident_steps` steps stay in memory;
     /// past it, those asked about least recently are dropped and built
-    /// again when asked (`resident()` reports them).
+    /// again when asked (`resident()` reports them); the budget is this
+    /// object's own.
     #[new]
     #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None, summarizer = None, extractor = None, wait = 0.0, resident_steps = mesa_memory::live::DEFAULT_RESIDENT_STEPS as i64))]
     #[allow(clippy::too_many_arguments)]

@@ -122,9 +122,10 @@ pub struct Config {
     /// one waits wait for that one and share its outcome, and every
     /// waiting request counts toward `limits.concurrency`.
     pub writer_wait: std::time::Duration,
-    /// Steps of built episodes each tenant keeps in memory; past it, the
-    /// episodes asked about least recently are dropped and built again
-    /// when asked (`LiveMemory::keeping_steps`). Default
+    /// Steps of built episodes the server keeps in memory, over all its
+    /// tenants; past it, the episodes asked about least recently, in any
+    /// tenant, are dropped and built again when asked
+    /// (`LiveMemory::keeping_steps`). Default
     /// [`mesa_memory::live::DEFAULT_RESIDENT_STEPS`].
     pub resident_steps: usize,
 }

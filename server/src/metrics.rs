@@ -103,8 +103,8 @@ impl Metrics {
 }
 
 /// Gauges of what the open tenants keep built in memory, summed over
-/// them (`/metrics` needs no token, so it names no tenant), and each
-/// tenant's budget, in the Prometheus text format.
+/// them (`/metrics` needs no token, so it names no tenant), and the budget
+/// they share, in the Prometheus text format.
 pub fn render_resident(resident: &[mesa_memory::Resident], budget: usize) -> String {
     let episodes: usize = resident.iter().map(|r| r.episodes).sum();
     let steps: usize = resident.iter().map(|r| r.steps).sum();
@@ -126,7 +126,7 @@ pub fn render_resident(resident: &[mesa_memory::Resident], budget: usize) -> Str
         ),
         (
             "mesa_resident_budget_steps",
-            "The steps each tenant keeps built at most (--resident-steps).",
+            "The steps the open tenants keep built at most, together (--resident-steps).",
             budget,
         ),
     ];

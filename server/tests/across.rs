@@ -138,7 +138,8 @@ fn an_episode_whose_question_fails_is_skipped_and_named() {
 
 /// With `--resident-steps` below the tenant's steps, a search builds the
 /// episodes the budget dropped again, and answers as before; `/metrics`
-/// shows what the tenants keep, naming none.
+/// shows what the tenants keep, naming none; the budget is one for every
+/// tenant the server holds.
 #[test]
 fn a_small_budget_of_built_steps_changes_no_answer() {
     let f = common::fixture_config(|c| c.resident_steps = 3);
@@ -178,6 +179,18 @@ fn a_small_budget_of_built_steps_changes_no_answer() {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
     assert!(!metrics.contains("alice"), "{metrics}");
+    // The budget is the server's: bob's question drops alice's episode.
+    fill(&f, &f.bob, "run-1");
+    let bobs = f.ok("POST", "/v1/query", &f.bob, Some(q));
+    assert_eq!(bobs["searched"], 1, "{bobs}");
+    let metrics = f.metrics();
+    for line in [
+        "mesa_open_tenants 2\n",
+        "mesa_resident_episodes 1\n",
+        "mesa_resident_steps 3\n",
+    ] {
+        assert!(metrics.contains(line), "{line} in\n{metrics}");
+    }
 }
 
 /// `candidates` bounds the episodes asked; the one-episode route refuses it.

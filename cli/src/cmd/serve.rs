@@ -55,9 +55,10 @@ pub struct ServeArgs {
 /// `--resident-steps`, for the commands that keep a tenant open.
 #[derive(clap::Args)]
 struct ResidentArg {
-    /// Steps of built episodes each tenant keeps in memory (about 19 KB a
-    /// step with the built-in embedder); past it, the episodes asked about
-    /// least recently are dropped, and built again when asked.
+    /// Steps of built episodes kept in memory, over all the tenants the
+    /// server holds (about 19 KB a step with the built-in embedder); past
+    /// it, the episodes asked about least recently, in any tenant, are
+    /// dropped, and built again when asked.
     #[arg(long, value_name = "STEPS", default_value_t = mesa_memory::live::DEFAULT_RESIDENT_STEPS)]
     resident_steps: usize,
 }

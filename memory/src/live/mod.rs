@@ -65,7 +65,7 @@ use crate::dataset::{Episode, Step};
 use crate::structures::{state_fingerprint, EpisodeMemory, Plugins, StepParts};
 use builders::Choice;
 use db::EpisodeRow;
-use resident::Snapshots;
+use resident::{Budget, Snapshots};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::fs::File;
@@ -89,9 +89,9 @@ pub struct LiveMemory {
     /// How long an opening for writing waits for the tenant's writer to
     /// close ([`LiveMemory::waiting_for_writer`]).
     writer_wait: std::time::Duration,
-    /// Steps of built episodes each tenant keeps in memory
-    /// ([`LiveMemory::keeping_steps`]).
-    resident_steps: usize,
+    /// Steps of built episodes the tenants opened from here (and from its
+    /// clones) keep in memory, together ([`LiveMemory::keeping_steps`]).
+    budget: Arc<Budget>,
 }
 
 impl LiveMemory {
@@ -163,7 +163,7 @@ impl LiveMemory {
         Ok(LiveMemory {
             root: root.to_path_buf(),
             writer_wait: std::time::Duration::ZERO,
-            resident_steps: DEFAULT_RESIDENT_STEPS,
+            budget: Budget::new(DEFAULT_RESIDENT_STEPS),
         })
     }
 
@@ -176,20 +176,23 @@ impl LiveMemory {
         self
     }
 
-    /// Makes each tenant opened from here keep the built episodes of at
-    /// most `steps` steps in memory (default [`DEFAULT_RESIDENT_STEPS`]);
-    /// past it, the episodes asked about least recently are dropped, and
-    /// built again when asked about (module `resident`). The episode just
-    /// asked about is kept however long it is. A budget of 0 keeps only
-    /// that one; `usize::MAX` keeps every episode built.
+    /// Makes the tenants opened from here (and from this handle's clones)
+    /// keep the built episodes of at most `steps` steps in memory, all of
+    /// them together (default [`DEFAULT_RESIDENT_STEPS`]); past it, the
+    /// episodes asked about least recently, in any of those tenants, are
+    /// dropped, and built again when asked about (module `resident`). The
+    /// episode just asked about is kept however long it is. A budget of 0
+    /// keeps only that one; `usize::MAX` keeps every episode built. Call it
+    /// before opening tenants: those opened earlier keep the budget they
+    /// were opened with.
     pub fn keeping_steps(mut self, steps: usize) -> LiveMemory {
-        self.resident_steps = steps;
+        self.budget = Budget::new(steps);
         self
     }
 
     /// The budget [`LiveMemory::keeping_steps`] set.
     pub fn steps_budget(&self) -> usize {
-        self.resident_steps
+        self.budget.limit()
     }
 
     /// The root directory.
@@ -269,8 +272,11 @@ pub struct Tenant {
     /// What a persisted state must have been built under
     /// ([`state_fingerprint`] of `config` and `plugins`).
     fingerprint: String,
-    /// Built episodes, dropped when the episode changes.
-    snapshots: RwLock<Snapshots>,
+    /// Built episodes, dropped when the episode changes or for the budget.
+    snapshots: Arc<RwLock<Snapshots>>,
+    /// The budget of built steps this tenant shares with the others its
+    /// [`LiveMemory`] opened.
+    budget: Arc<Budget>,
     /// One gate per episode being built or extended: a question that finds
     /// its episode's snapshot missing or behind waits for the build under
     /// way instead of starting its own (which would be a cold build: an
@@ -304,7 +310,7 @@ impl Tenant {
         plugins: Plugins,
         choice: Choice<'_>,
         lock: Option<File>,
-        resident_steps: usize,
+        budget: &Arc<Budget>,
     ) -> Result<Tenant, LiveError> {
         let path = dir.join(DATABASE);
         let conn = db::open(&path)?;
@@ -320,7 +326,8 @@ impl Tenant {
             fingerprint: state_fingerprint(&config, &plugins),
             config,
             plugins,
-            snapshots: RwLock::new(Snapshots::with_budget(resident_steps)),
+            snapshots: budget.register(),
+            budget: budget.clone(),
             gates: Mutex::new(HashMap::new()),
             lock,
             listing,
@@ -614,6 +621,9 @@ impl Tenant {
             }
             kept
         };
+        if kept {
+            self.budget.enforce(&self.snapshots, episode);
+        }
         // Only a kept snapshot indexes (and saves): one that raced a change
         // answers its question by the exact scan, and a change after this
         // retires the kept one's index (`Tenant::forget_snapshot`).

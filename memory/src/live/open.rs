@@ -197,15 +197,7 @@ impl LiveMemory {
         choice: Choice<'_>,
         lock: Option<File>,
     ) -> Result<Tenant, LiveError> {
-        Tenant::open(
-            name,
-            dir,
-            config,
-            plugins,
-            choice,
-            lock,
-            self.resident_steps,
-        )
+        Tenant::open(name, dir, config, plugins, choice, lock, &self.budget)
     }
 
     /// Tenant `name`'s directory, if the tenant has been written.

@@ -1,35 +1,41 @@
-//! The built episodes a tenant keeps in memory, and how many: a question
-//! builds its episode's five structures once and shares them until the
-//! episode changes; past [`LiveMemory::keeping_steps`]'s budget, the
-//! episodes asked about least recently are dropped, and their next
-//! question builds them again (from the persisted state when the episode
-//! has one, state.rs).
+//! The built episodes kept in memory, and how many: a question builds its
+//! episode's five structures once and shares them until the episode
+//! changes. One budget of steps ([`LiveMemory::keeping_steps`]) is shared
+//! by every tenant a [`LiveMemory`] (and its clones) opens, so a server
+//! holding many tenants keeps one bound: past it, the episodes asked about
+//! least recently, in any of them, are dropped, and their next question
+//! builds them again (from the persisted state when the episode has one,
+//! state.rs).
 //!
 //! ```text
-//! question ──ready?── built[episode] (its last use stamped) ──► shared
-//!          └─ build ──► keep(episode): built steps over the budget?
-//!                         └─ drop the least recently used others (never the
-//!                            one just kept), with their pending appends
+//! question ──ready?── built[episode] (its last use stamped on the shared clock)
+//!          └─ build ──► keep(episode) under the tenant's lock, adding its
+//!                       steps to the shared count; then, no lock held,
+//!                       Budget::enforce: while the count is over the budget,
+//!                       drop the least recently used episode of any tenant
+//!                       (never the one just kept), with its pending appends,
+//!                       taking one tenant's lock at a time
 //! ```
 //!
 //! A dropped snapshot a question still holds lives until that question
 //! ends. Dropping loses nothing: every step is in the database.
 //!
 //! [`LiveMemory::keeping_steps`]: super::LiveMemory::keeping_steps
+//! [`LiveMemory`]: super::LiveMemory
 
 use crate::dataset::Step;
 use crate::structures::vector::AnnHold;
 use crate::structures::EpisodeMemory;
 use crate::structures::StepParts;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 /// The default budget of [`LiveMemory::keeping_steps`]: steps of built
-/// episodes a tenant keeps in memory. Built with the built-in embedder,
-/// AMA-Bench's episodes take about 19 KB per step (docs/BENCHMARKS.md,
-/// "Memory kept by built episodes"), so the default is about 1.8 GiB per
-/// tenant; it holds AMA-Bench's 15,244 steps six times over.
+/// episodes kept in memory, over every tenant a handle opens. Built with
+/// the built-in embedder, AMA-Bench's episodes take about 19 KB per step
+/// (docs/BENCHMARKS.md, "Memory kept by built episodes"), so the default
+/// is about 1.8 GiB; it holds AMA-Bench's 15,244 steps six times over.
 ///
 /// [`LiveMemory::keeping_steps`]: super::LiveMemory::keeping_steps
 pub const DEFAULT_RESIDENT_STEPS: usize = 100_000;
@@ -38,13 +44,18 @@ pub const DEFAULT_RESIDENT_STEPS: usize = 100_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Resident {
-    /// Episodes built and kept.
+    /// Episodes of this tenant built and kept.
     pub episodes: usize,
     /// Their steps.
     pub steps: usize,
-    /// The budget in steps ([`LiveMemory::keeping_steps`]).
+    /// The steps kept by every tenant that shares the budget (this one
+    /// included).
+    pub shared_steps: usize,
+    /// The budget in steps, shared by the tenants of one [`LiveMemory`]
+    /// ([`LiveMemory::keeping_steps`]).
     ///
     /// [`LiveMemory::keeping_steps`]: super::LiveMemory::keeping_steps
+    /// [`LiveMemory`]: super::LiveMemory
     pub budget: usize,
 }
 
@@ -62,7 +73,106 @@ impl super::Tenant {
         Resident {
             episodes: s.built.map.len(),
             steps: s.built.steps,
-            budget: s.built.budget,
+            shared_steps: s.built.budget.steps.load(Ordering::Relaxed),
+            budget: s.built.budget.limit,
+        }
+    }
+}
+
+/// A budget of built steps shared by the tenants of one
+/// [`super::LiveMemory`]: the count of their steps, the clock that stamps
+/// their uses (so that uses in two tenants compare), and the tenants, to
+/// drop from.
+pub(super) struct Budget {
+    limit: usize,
+    steps: AtomicUsize,
+    clock: AtomicU64,
+    tenants: Mutex<Vec<Weak<RwLock<Snapshots>>>>,
+}
+
+impl std::fmt::Debug for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Budget")
+            .field("limit", &self.limit)
+            .field("steps", &self.steps.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// An episode [`Budget::enforce`] may drop: its tenant, name and last use.
+struct Candidate {
+    used: u64,
+    tenant: usize,
+    episode: String,
+}
+
+impl Budget {
+    pub(super) fn new(limit: usize) -> Arc<Budget> {
+        Arc::new(Budget {
+            limit,
+            steps: AtomicUsize::new(0),
+            clock: AtomicU64::new(0),
+            tenants: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub(super) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A tenant's snapshots, sharing this budget.
+    pub(super) fn register(self: &Arc<Budget>) -> Arc<RwLock<Snapshots>> {
+        let snapshots = Arc::new(RwLock::new(Snapshots::with_budget(self.clone())));
+        let mut tenants = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+        tenants.retain(|t| t.strong_count() > 0);
+        tenants.push(Arc::downgrade(&snapshots));
+        snapshots
+    }
+
+    /// While the steps kept are over the budget, drops the least recently
+    /// used episode of any tenant but `kept`'s episode of `tenant` (the one
+    /// just built). Called with no tenant's lock held: it takes one at a
+    /// time, so two tenants enforcing at once never wait on each other.
+    pub(super) fn enforce(&self, tenant: &Arc<RwLock<Snapshots>>, kept: &str) {
+        // A use between the scan and the drop spares an episode; a few
+        // rounds settle, and a later build enforces again.
+        for _ in 0..4 {
+            if self.steps.load(Ordering::Relaxed) <= self.limit {
+                return;
+            }
+            let tenants: Vec<Arc<RwLock<Snapshots>>> = {
+                let list = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+                list.iter().filter_map(Weak::upgrade).collect()
+            };
+            let mut candidates = Vec::new();
+            for (i, t) in tenants.iter().enumerate() {
+                let own = Arc::ptr_eq(t, tenant);
+                let s = t.read().unwrap_or_else(|p| p.into_inner());
+                for (episode, entry) in &s.built.map {
+                    if !(own && episode == kept) {
+                        candidates.push(Candidate {
+                            used: entry.used.load(Ordering::Relaxed),
+                            tenant: i,
+                            episode: episode.clone(),
+                        });
+                    }
+                }
+            }
+            if candidates.is_empty() {
+                return;
+            }
+            candidates.sort_unstable_by_key(|c| c.used);
+            for c in candidates {
+                if self.steps.load(Ordering::Relaxed) <= self.limit {
+                    return;
+                }
+                let mut s = tenants[c.tenant].write().unwrap_or_else(|p| p.into_inner());
+                s.drop_unused(&c.episode, c.used);
+            }
         }
     }
 }
@@ -73,28 +183,24 @@ struct Entry {
     used: AtomicU64,
 }
 
-/// The built episodes, least recently used dropped past the budget.
+/// A tenant's built episodes, their steps counted in the shared budget.
 pub(super) struct Built {
     map: HashMap<String, Entry>,
-    /// Stamps uses; a larger stamp is a later use.
-    clock: AtomicU64,
     /// The steps of the episodes in `map`.
     steps: usize,
-    /// The budget, in steps.
-    budget: usize,
+    budget: Arc<Budget>,
 }
 
-impl Default for Built {
-    fn default() -> Built {
-        Built::with_budget(DEFAULT_RESIDENT_STEPS)
+impl Drop for Built {
+    fn drop(&mut self) {
+        self.clear();
     }
 }
 
 impl Built {
-    pub(super) fn with_budget(budget: usize) -> Built {
+    fn with_budget(budget: Arc<Budget>) -> Built {
         Built {
             map: HashMap::new(),
-            clock: AtomicU64::new(0),
             steps: 0,
             budget,
         }
@@ -104,10 +210,7 @@ impl Built {
     /// stamp is atomic).
     pub(super) fn get(&self, episode: &str) -> Option<&Arc<EpisodeMemory>> {
         let r = self.map.get(episode)?;
-        r.used.store(
-            self.clock.fetch_add(1, Ordering::Relaxed),
-            Ordering::Relaxed,
-        );
+        r.used.store(self.budget.tick(), Ordering::Relaxed);
         Some(&r.memory)
     }
 
@@ -121,48 +224,33 @@ impl Built {
 
     pub(super) fn remove(&mut self, episode: &str) -> Option<Arc<EpisodeMemory>> {
         let r = self.map.remove(episode)?;
-        self.steps -= r.memory.episode.steps.len();
+        let n = r.memory.episode.steps.len();
+        self.steps -= n;
+        self.budget.steps.fetch_sub(n, Ordering::Relaxed);
         Some(r.memory)
     }
 
     pub(super) fn clear(&mut self) {
         self.map.clear();
+        self.budget.steps.fetch_sub(self.steps, Ordering::Relaxed);
         self.steps = 0;
     }
 
-    /// Keeps `memory` as the episode's snapshot, then drops the least
-    /// recently used others while the kept steps are over the budget;
-    /// the episodes dropped, with their snapshots.
-    fn insert(
-        &mut self,
-        episode: &str,
-        memory: Arc<EpisodeMemory>,
-    ) -> Vec<(String, Arc<EpisodeMemory>)> {
+    /// Keeps `memory` as the episode's snapshot (the shared budget is
+    /// enforced after, with no lock held: [`Budget::enforce`]).
+    fn insert(&mut self, episode: &str, memory: Arc<EpisodeMemory>) {
         self.remove(episode);
-        self.steps += memory.episode.steps.len();
-        let used = AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed));
+        let n = memory.episode.steps.len();
+        self.steps += n;
+        self.budget.steps.fetch_add(n, Ordering::Relaxed);
+        let used = AtomicU64::new(self.budget.tick());
         self.map.insert(episode.to_string(), Entry { memory, used });
-        let mut dropped = Vec::new();
-        while self.steps > self.budget {
-            let oldest = self
-                .map
-                .iter()
-                .filter(|(k, _)| k.as_str() != episode)
-                .min_by_key(|(_, r)| r.used.load(Ordering::Relaxed))
-                .map(|(k, _)| k.clone());
-            let Some(oldest) = oldest else { break };
-            if let Some(m) = self.remove(&oldest) {
-                dropped.push((oldest, m));
-            }
-        }
-        dropped
     }
 }
 
 /// The built episodes, and a count of each episode's changes: a snapshot
 /// is kept only if no change began while it was being built, so a build
 /// that raced a write never hides that write from later questions.
-#[derive(Default)]
 pub(super) struct Snapshots {
     pub(super) built: Built,
     /// Steps this handle appended to a built episode since it was built:
@@ -189,28 +277,51 @@ pub(super) struct Snapshots {
 }
 
 impl Snapshots {
-    pub(super) fn with_budget(budget: usize) -> Snapshots {
+    fn with_budget(budget: Arc<Budget>) -> Snapshots {
         Snapshots {
             built: Built::with_budget(budget),
-            ..Snapshots::default()
+            appended: HashMap::new(),
+            changes: HashMap::new(),
+            persisted: HashMap::new(),
+            dropped: HashSet::new(),
+            data_version: None,
+            epoch: 0,
+            dropped_anns: HashMap::new(),
         }
     }
 
-    /// Keeps the episode's snapshot, which has every append so far;
-    /// episodes dropped for the budget lose their pending appends too (the
-    /// next question reads them from the database with the rest).
+    /// Keeps the episode's snapshot, which has every append so far (the
+    /// caller then enforces the budget: [`Budget::enforce`]).
     pub(super) fn keep(&mut self, episode: &str, memory: Arc<EpisodeMemory>) {
-        for (old, m) in self.built.insert(episode, memory) {
-            self.appended.remove(&old);
-            if let Some(hold) = m.vector.ann_hold() {
-                self.dropped_anns.entry(old).or_default().push(hold);
-            }
-        }
+        self.built.insert(episode, memory);
         // Holds whose index is gone (its build ended, its memory freed).
         self.dropped_anns
             .retain(|_, holds| holds.iter().any(AnnHold::is_alive));
         self.appended.remove(episode);
         self.dropped.remove(episode);
+    }
+
+    /// Drops the episode's snapshot for the budget if no question has used
+    /// it since the stamp `used`; its pending appends go too (the next
+    /// question reads them from the database with the rest).
+    fn drop_unused(&mut self, episode: &str, used: u64) {
+        let unused = self
+            .built
+            .map
+            .get(episode)
+            .is_some_and(|e| e.used.load(Ordering::Relaxed) == used);
+        if !unused {
+            return;
+        }
+        if let Some(m) = self.built.remove(episode) {
+            self.appended.remove(episode);
+            if let Some(hold) = m.vector.ann_hold() {
+                self.dropped_anns
+                    .entry(episode.to_string())
+                    .or_default()
+                    .push(hold);
+            }
+        }
     }
 
     /// Retires the approximate indexes of the episode's snapshots that the

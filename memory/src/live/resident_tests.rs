@@ -154,3 +154,85 @@ fn dropping_and_building_again_changes_no_answer_on_ama_bench() {
     }
     assert!(most < 5, "the budget dropped episodes");
 }
+
+/// Episodes `ids` of `len` steps each, in tenant `name` of `m`.
+fn filled(m: &LiveMemory, name: &str, ids: &[&str], len: usize) -> Tenant {
+    let t = m.tenant(name).expect("tenant");
+    for id in ids {
+        t.create_episode(&NewEpisode {
+            id: id.to_string(),
+            task: "sort the invoices".into(),
+            ..NewEpisode::default()
+        })
+        .expect("create");
+        t.append_batch(id, (0..len).map(step).collect())
+            .expect("append");
+    }
+    t
+}
+
+#[test]
+fn the_tenants_of_one_memory_share_its_budget() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem"))
+        .expect("opens")
+        .keeping_steps(25);
+    let a = filled(&m, "a", &["x", "y"], 10);
+    let b = filled(&m, "b", &["x", "y"], 10);
+    a.memory("x").unwrap();
+    b.memory("x").unwrap();
+    a.memory("y").unwrap();
+    // 30 steps: a's x, asked first, goes.
+    assert_eq!(kept(&a), ["y"]);
+    assert_eq!(kept(&b), ["x"]);
+    a.memory("y").unwrap();
+    b.memory("y").unwrap();
+    // b's x is now the oldest of the three.
+    assert_eq!(kept(&a), ["y"]);
+    assert_eq!(kept(&b), ["y"]);
+    let (ra, rb) = (a.resident(), b.resident());
+    assert_eq!((ra.steps, rb.steps), (10, 10));
+    assert_eq!((ra.shared_steps, rb.shared_steps, ra.budget), (20, 20, 25));
+    // A tenant closed gives its steps back.
+    drop(a);
+    assert_eq!(b.resident().shared_steps, 10);
+    // Another memory has its own budget.
+    let other = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let c = filled(&other, "c", &["x"], 10);
+    c.memory("x").unwrap();
+    assert_eq!(c.resident().shared_steps, 10);
+    assert_eq!(b.resident().shared_steps, 10);
+}
+
+/// Threads asking about the episodes of four tenants at once: no
+/// deadlock, the shared count is the sum of what each keeps, and once they
+/// are done it is within the budget.
+#[test]
+fn tenants_asked_at_once_stay_within_the_shared_budget() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem"))
+        .expect("opens")
+        .keeping_steps(35);
+    let ids = ["p", "q", "r"];
+    let tenants: Vec<Arc<Tenant>> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| Arc::new(filled(&m, n, &ids, 10)))
+        .collect();
+    std::thread::scope(|scope| {
+        for k in 0..4 {
+            let tenants = &tenants;
+            scope.spawn(move || {
+                for i in 0..60 {
+                    let t = &tenants[(i * (k + 1) + k) % tenants.len()];
+                    let got = t.memory(ids[(i + k) % ids.len()]).unwrap();
+                    assert_eq!(got.episode.steps.len(), 10);
+                }
+            });
+        }
+    });
+    let mine: usize = tenants.iter().map(|t| t.resident().steps).sum();
+    let shared = tenants[0].resident().shared_steps;
+    assert_eq!(mine, shared);
+    assert!(shared <= 35, "{shared} steps kept");
+    assert!(shared >= 10, "the last one asked is kept");
+}
