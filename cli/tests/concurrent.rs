@@ -119,6 +119,15 @@ fn a_busy_tenant_waits_its_turn_with_wait() {
         o.status.success() && err.contains("updated episode `e`"),
         "{err}"
     );
+    // A restated task, then the same again.
+    let task = ["update", root, "--tenant", "t", "--episode", "e"];
+    let task = [&task[..], &["--task", "sort the mail"]].concat();
+    let (ok, _, err) = run(&task);
+    assert!(ok && err.contains("updated episode `e`"), "{err}");
+    let (ok, _, err) = run(&task);
+    assert!(ok && err.contains("already so"), "{err}");
+    let (ok, out, _) = run(&["episodes", root, "--tenant", "t", "--json"]);
+    assert!(ok && out.contains("sort the mail"), "{out}");
 
     for bad in ["--wait=-2", "--wait=x", "--wait=inf"] {
         let (ok, _, err) = run(&["update", root, "--tenant", "t", "--episode", "e", bad]);

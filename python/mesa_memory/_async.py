@@ -113,6 +113,7 @@ class AsyncMemory:
         self,
         id: str,
         *,
+        task: Optional[str] = None,
         domain: Optional[str] = None,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
@@ -122,6 +123,7 @@ class AsyncMemory:
         return await _run(
             self._memory.update_episode,
             id,
+            task=task,
             domain=domain,
             outcome=outcome,
             meta=meta,

@@ -260,12 +260,13 @@ class Memory:
         self,
         id: str,
         *,
+        task: Optional[str] = None,
         domain: Optional[str] = None,
         outcome: Optional[str] = None,
         meta: Optional[Dict[str, str]] = None,
         remove_outcome: bool = False,
     ) -> bool:
-        """Replaces the episode's domain, outcome or metadata (each one given; ``meta`` the whole metadata, ``{}`` empties it; ``remove_outcome=True`` removes the outcome, InvalidInputError with ``outcome``; the task is fixed at creation). Returns whether anything changed: the same call again changes nothing, so it takes no request id. A changed outcome makes the next query assemble the episode from its stored parts, as after a correction."""
+        """Replaces the episode's task, domain, outcome or metadata (each one given; ``meta`` the whole metadata, ``{}`` empties it; ``remove_outcome=True`` removes the outcome, InvalidInputError with ``outcome``). Returns whether anything changed: the same call again changes nothing, so it takes no request id. A changed task or outcome makes the next query assemble the episode from its stored parts, as after a correction; with an extractor that reads the task (the LLM one), a changed task also extracts every step's relations again first (one call per step; a failed one raises BuilderError and changes nothing)."""
     def append(
         self,
         episode: str,

@@ -259,17 +259,20 @@ impl Memory {
         self.with(py, |t| t.create_episode_once(&e, rid).map(|_| ()))
     }
 
-    /// Replaces the episode's domain, outcome or metadata (each one given
-    /// replaces the episode's; `meta` the whole metadata). The task is
-    /// fixed at creation, as the steps' relations may have been extracted
-    /// under it. `remove_outcome=True` removes the outcome recorded (not
-    /// with `outcome`). Returns whether anything changed: the same call
-    /// made again (a retry) changes nothing and returns False.
-    #[pyo3(signature = (id, *, domain = None, outcome = None, meta = None, remove_outcome = false))]
+    /// Replaces the episode's task, domain, outcome or metadata (each one
+    /// given replaces the episode's; `meta` the whole metadata; with an
+    /// extractor that reads the task, the LLM one, a changed task extracts
+    /// every step's relations again). `remove_outcome=True` removes the
+    /// outcome recorded (not with `outcome`). Returns whether anything
+    /// changed: the same call made again (a retry) changes nothing and
+    /// returns False.
+    #[pyo3(signature = (id, *, task = None, domain = None, outcome = None, meta = None, remove_outcome = false))]
+    #[allow(clippy::too_many_arguments)]
     fn update_episode(
         &self,
         py: Python<'_>,
         id: String,
+        task: Option<String>,
         domain: Option<String>,
         outcome: Option<String>,
         meta: Option<BTreeMap<String, String>>,
@@ -286,7 +289,7 @@ impl Memory {
             (None, true) => Some(None),
             (outcome, false) => outcome.map(Some),
         };
-        (update.domain, update.meta) = (domain, meta);
+        (update.task, update.domain, update.meta) = (task, domain, meta);
         self.with(py, |t| t.update_episode(&id, &update))
     }
 

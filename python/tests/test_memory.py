@@ -290,7 +290,7 @@ def test_an_episode_records_how_it_ended(root):
         with pytest.raises(mesa.NotFoundError):
             m.episode("nope")
         with pytest.raises(TypeError):
-            m.update_episode("run-1", task="another task")
+            m.update_episode("run-1", tsak="another task")
         with pytest.raises(mesa.InvalidInputError) as e:
             m.update_episode("run-1", outcome="x", remove_outcome=True)
         assert e.value.code == "bad-update"
@@ -298,6 +298,12 @@ def test_an_episode_records_how_it_ended(root):
         assert m.update_episode("run-1", remove_outcome=True)
         assert not m.update_episode("run-1", remove_outcome=True), "the same again"
         assert m.episode("run-1").outcome is None
+        # A restated task: S's Task: line follows.
+        assert m.update_episode("run-1", task="count the refunds")
+        assert not m.update_episode("run-1", task="count the refunds"), "the same again"
+        assert m.episode("run-1").task == "count the refunds"
+        s = m.query("run-1", "What was the task?", structures="S")
+        assert "Task: count the refunds" in json.dumps(json.loads(s.to_json())["evidence"])
         s = m.query("run-1", "How did it end?", structures="S")
         assert "Outcome:" not in json.dumps(json.loads(s.to_json())["evidence"])
 

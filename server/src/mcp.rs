@@ -207,6 +207,10 @@ pub struct CorrectMemory {
 pub struct UpdateEpisode {
     /// The episode.
     pub episode: String,
+    /// Its task, restated (the summary's `Task:` line follows; an LLM
+    /// extractor extracts every step's relations again under it).
+    #[serde(default)]
+    pub task: Option<String>,
     /// How it ended (`success`, `failure`, or your own word).
     #[serde(default)]
     pub outcome: Option<String>,
@@ -425,7 +429,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Record how an episode ended (outcome) or remove that record (remove_outcome), or change its domain or metadata; the task stays as created. Called again with the same fields, it changes nothing."
+        description = "Record how an episode ended (outcome) or remove that record (remove_outcome), restate its task, or change its domain or metadata. Called again with the same fields, it changes nothing."
     )]
     async fn update_episode(
         &self,
@@ -443,7 +447,7 @@ impl MemoryTools {
                 (None, true) => Some(None),
                 (outcome, false) => outcome.map(Some),
             };
-            (update.domain, update.meta) = (u.domain, u.meta);
+            (update.task, update.domain, update.meta) = (u.task, u.domain, u.meta);
             let updated = t.update_episode(&u.episode, &update).map_err(live)?;
             Ok(json!({"episode": u.episode, "updated": updated}).to_string())
         })

@@ -194,16 +194,29 @@ pub async fn create_episode(
 
 /// `PATCH /v1/episodes/{id}`'s body: an absent field stays, a given one
 /// replaces the episode's (`meta` the whole metadata), and `null` removes
-/// one (the outcome; the domain becomes `""` and the metadata `{}`).
+/// one (the outcome; the domain becomes `""` and the metadata `{}`); the
+/// task cannot be `null`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UpdateBody {
+    #[serde(default, deserialize_with = "not_null")]
+    task: Option<String>,
     #[serde(default, deserialize_with = "given")]
     domain: Option<Option<String>>,
     #[serde(default, deserialize_with = "given")]
     outcome: Option<Option<String>>,
     #[serde(default, deserialize_with = "given")]
     meta: Option<Option<BTreeMap<String, String>>>,
+}
+
+/// A field that is present and not `null` (an absent field is `None` by
+/// `#[serde(default)]`; `null` is refused).
+fn not_null<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// A field that is present: `Some` of its value, `null` included (an
@@ -216,9 +229,9 @@ where
     Option::<T>::deserialize(d).map(Some)
 }
 
-/// `PATCH /v1/episodes/{id}`: replaces the episode's `domain`, `outcome`
-/// or `meta` (the task is fixed at creation); `null` removes one; sent
-/// again, it changes nothing (`"updated": false`).
+/// `PATCH /v1/episodes/{id}`: replaces the episode's `task`, `domain`,
+/// `outcome` or `meta`; `null` removes one (not the task); sent again, it
+/// changes nothing (`"updated": false`).
 pub async fn update_episode(
     Authed(t): Authed,
     Path(id): Path<String>,
@@ -227,6 +240,7 @@ pub async fn update_episode(
 ) -> Result<Json<Value>, ApiError> {
     let b: UpdateBody = body(&headers, &bytes)?;
     let mut update = EpisodeUpdate::default();
+    update.task = b.task;
     update.domain = b.domain.map(Option::unwrap_or_default);
     update.outcome = b.outcome;
     update.meta = b.meta.map(Option::unwrap_or_default);

@@ -58,12 +58,21 @@ fn an_episode_records_how_it_ended() {
         (&json!("text2sql"), &json!(null))
     );
     assert!(!summary(&f.bob).contains("Outcome:"));
-    // The task is fixed; an unknown episode is 404.
+    // A restated task: S's `Task:` line follows; it cannot be null; an
+    // unknown episode is 404.
+    let v = f.ok(
+        "PATCH",
+        "/v1/episodes/run-1",
+        &f.alice,
+        Some(json!({"task": "count the refunds"})),
+    );
+    assert_eq!(v["updated"], true, "{v}");
+    assert!(summary(&f.alice).contains("Task: count the refunds"));
     let (status, code) = f.err(
         "PATCH",
         "/v1/episodes/run-1",
         &f.alice,
-        Some(json!({"task": "x"})),
+        Some(json!({"task": null})),
     );
     assert_eq!((status, code.as_str()), (400, "bad-json"));
     let (status, code) = f.err(

@@ -327,7 +327,7 @@ pub fn correct(args: CorrectArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `mesa update ROOT --tenant T --episode ID [--outcome O] [--domain D] [--meta K=V]...`
+/// `mesa update ROOT --tenant T --episode ID [--task T] [--outcome O] [--domain D] [--meta K=V]...`
 #[derive(clap::Args)]
 pub struct UpdateArgs {
     #[command(flatten)]
@@ -335,6 +335,10 @@ pub struct UpdateArgs {
     /// The episode.
     #[arg(long, short)]
     episode: String,
+    /// Its task, restated (S's `Task:` line follows; with the LLM
+    /// extractor, every step's relations are extracted again under it).
+    #[arg(long)]
+    task: Option<String>,
     /// How it ended (`success`, `failure`, or your own word).
     #[arg(long)]
     outcome: Option<String>,
@@ -361,8 +365,8 @@ fn meta_pair(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Changes an episode's outcome, domain or metadata (the task is fixed at
-/// creation); run again, it changes nothing and says so.
+/// Changes an episode's task, outcome, domain or metadata; run again, it
+/// changes nothing and says so.
 pub fn update(args: UpdateArgs) -> Result<ExitCode, CliError> {
     let tenant = args.target.open_existing()?;
     let mut update = mesa_memory::EpisodeUpdate::default();
@@ -370,13 +374,14 @@ pub fn update(args: UpdateArgs) -> Result<ExitCode, CliError> {
         true => Some(None),
         false => args.outcome.map(Some),
     };
+    update.task = args.task;
     update.domain = args.domain;
     if !args.meta.is_empty() || args.clear_meta {
         update.meta = Some(args.meta.into_iter().collect());
     }
     if update.is_empty() {
         return Err(CliError::Usage(
-            "give --outcome, --remove-outcome, --domain, --meta or --clear-meta: what to change"
+            "give --task, --outcome, --remove-outcome, --domain, --meta or --clear-meta: what to change"
                 .into(),
         ));
     }

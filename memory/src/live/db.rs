@@ -392,12 +392,27 @@ pub fn insert_episode(conn: &Connection, e: &EpisodeRow) -> rusqlite::Result<()>
     .map(|_| ())
 }
 
-/// Replaces an episode's domain, outcome and metadata.
+/// Replaces an episode's task, domain, outcome and metadata.
 pub fn update_episode(conn: &Connection, e: &EpisodeRow) -> rusqlite::Result<()> {
     let meta = serde_json::to_string(&e.meta).unwrap_or_else(|_| "{}".into());
     conn.execute(
-        "UPDATE episodes SET domain = ?2, outcome = ?3, meta = ?4 WHERE id = ?1",
-        params![e.id, e.domain, e.outcome, meta],
+        "UPDATE episodes SET task = ?2, domain = ?3, outcome = ?4, meta = ?5 WHERE id = ?1",
+        params![e.id, e.task, e.domain, e.outcome, meta],
+    )
+    .map(|_| ())
+}
+
+/// Replaces a step's relations (its other parts stay).
+pub fn set_triples(
+    conn: &Connection,
+    episode: &str,
+    idx: usize,
+    triples: &[crate::structures::graph::Triple],
+) -> rusqlite::Result<()> {
+    let triples = serde_json::to_string(triples).unwrap_or_else(|_| "[]".into());
+    conn.execute(
+        "UPDATE steps SET triples = ?3 WHERE episode = ?1 AND idx = ?2",
+        params![episode, idx as i64, triples],
     )
     .map(|_| ())
 }

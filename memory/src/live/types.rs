@@ -101,14 +101,15 @@ impl EpisodeInfo {
 }
 
 /// Changes to an episode's fields ([`Tenant::update_episode`]): each
-/// field given replaces the episode's. The task is not among them: it is
-/// fixed at creation, as the steps' relations may have been extracted
-/// under it (an LLM extractor reads it).
+/// field given replaces the episode's.
 ///
 /// [`Tenant::update_episode`]: super::Tenant::update_episode
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct EpisodeUpdate {
+    /// The task (S's `Task:` line; an extractor that reads it, such as the
+    /// LLM one, extracts every step's relations again under the new one).
+    pub task: Option<String>,
     /// The domain.
     pub domain: Option<String>,
     /// How it ended (the summary's `Outcome:` line): `Some(Some(o))` sets
@@ -122,7 +123,10 @@ pub struct EpisodeUpdate {
 impl EpisodeUpdate {
     /// Whether it changes nothing.
     pub fn is_empty(&self) -> bool {
-        self.domain.is_none() && self.outcome.is_none() && self.meta.is_none()
+        self.task.is_none()
+            && self.domain.is_none()
+            && self.outcome.is_none()
+            && self.meta.is_none()
     }
 }
 

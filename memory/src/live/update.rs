@@ -1,11 +1,14 @@
 //! Changing an episode's fields after its creation: an agent records how
-//! its task ended, moves it to another domain, or replaces its metadata
-//! ([`Tenant::update_episode`]).
+//! its task ended, restates the task, moves it to another domain, or
+//! replaces its metadata ([`Tenant::update_episode`]).
 //!
 //! ```text
 //! EpisodeUpdate ──write lock──► the episode's row, changed ──checks (sizes)
-//!     ──► one transaction: UPDATE episodes; the persisted state deleted when the outcome
-//!         changes (S's `Outcome:` line is built from it)
+//!     ──► a changed task, with an extractor that reads it (the LLM one):
+//!         every step's relations extracted again under it, before any write
+//!     ──► one transaction: UPDATE episodes (and the steps' relations); the
+//!         persisted state deleted when the task or the outcome changes (S's
+//!         `Task:` and `Outcome:` lines are built from them)
 //!     ──► the snapshot dropped (its episode holds the old fields; a server catches it up)
 //! ```
 //!
@@ -15,28 +18,39 @@
 //! those fields and the same steps (`update_tests`).
 
 use super::types::check_sizes;
-use super::{db, EpisodeUpdate, LiveError, Tenant};
+use super::{db, episode_of, EpisodeUpdate, LiveError, Tenant};
+use crate::structures::Triple;
 
 impl Tenant {
-    /// Replaces the fields `update` gives (see [`EpisodeUpdate`]); the
-    /// task stays. Returns whether anything changed: the same update sent
-    /// again (a retry) changes nothing and returns `false`, and so does an
-    /// update that gives no field. An update sets fields, so it needs no
-    /// request id; a late retry of one after another update sets its
-    /// fields again. An unknown episode is [`LiveError::UnknownEpisode`];
-    /// a field past the text limit [`LiveError::TooLarge`], and nothing is
-    /// written. A changed outcome makes the next question assemble the
+    /// Replaces the fields `update` gives (see [`EpisodeUpdate`]). Returns
+    /// whether anything changed: the same update sent again (a retry)
+    /// changes nothing and returns `false`, and so does an update that
+    /// gives no field. An update sets fields, so it needs no request id; a
+    /// late retry of one after another update sets its fields again. An
+    /// unknown episode is [`LiveError::UnknownEpisode`]; a field past the
+    /// text limit [`LiveError::TooLarge`], and nothing is written. A
+    /// changed task or outcome makes the next question assemble the
     /// episode from its stored parts (about a second at 15,000 steps with
     /// the offline builders; the LLM summarizer summarizes it again), as
-    /// after a correction; the request ids of the episode's earlier writes
-    /// are cleared, as a correction clears them.
+    /// after a correction. A changed task, with an extractor that reads it
+    /// ([`crate::structures::TripleExtractor::reads_task`]: the LLM one),
+    /// also extracts every step's relations again, one call per step, before
+    /// anything is written: a failed call is [`LiveError::Plugin`] and
+    /// leaves the episode as it was. The request ids of the episode's
+    /// earlier writes are cleared, as a correction clears them.
     pub fn update_episode(&self, episode: &str, update: &EpisodeUpdate) -> Result<bool, LiveError> {
         let _write = self.write_lock()?;
         let conn = self.conn();
         let old = self.episode_row(&conn, episode)?;
         let mut row = old.clone();
-        if let Some(domain) = &update.domain {
-            row.domain.clone_from(domain);
+        let fields = [
+            (&mut row.task, &update.task),
+            (&mut row.domain, &update.domain),
+        ];
+        for (field, given) in fields {
+            if let Some(value) = given {
+                field.clone_from(value);
+            }
         }
         if let Some(outcome) = &update.outcome {
             row.outcome.clone_from(outcome);
@@ -48,9 +62,24 @@ impl Tenant {
         if row == old {
             return Ok(false);
         }
+        let relations = if row.task != old.task && self.plugins.extractor.reads_task() {
+            let steps = db::plain_steps(&conn, episode, None).map_err(self.db_error())?;
+            // The extractor's calls take time: other handles may read
+            // meanwhile (the write lock keeps writers out).
+            drop(conn);
+            let relations = self.extract_again(&row, steps)?;
+            Some(relations)
+        } else {
+            drop(conn);
+            None
+        };
+        let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
         db::update_episode(&tx, &row).map_err(self.db_error())?;
-        if row.outcome != old.outcome {
+        for (idx, triples) in relations.iter().flatten() {
+            db::set_triples(&tx, episode, *idx, triples).map_err(self.db_error())?;
+        }
+        if row.outcome != old.outcome || row.task != old.task {
             db::delete_state(&tx, episode).map_err(self.db_error())?;
         }
         // An import's request ids would count the episode as imported
@@ -61,5 +90,28 @@ impl Tenant {
         drop(conn);
         self.forget_snapshot(episode);
         Ok(true)
+    }
+
+    /// Each step's relations, extracted under the episode's new row.
+    fn extract_again(
+        &self,
+        row: &super::EpisodeRow,
+        steps: Vec<crate::dataset::Step>,
+    ) -> Result<Vec<(usize, Vec<Triple>)>, LiveError> {
+        let episode = episode_of(row.clone(), Vec::new());
+        steps
+            .iter()
+            .map(|step| {
+                let triples = self
+                    .plugins
+                    .extractor
+                    .extract(&episode, step)
+                    .map_err(|source| LiveError::Plugin {
+                        episode: row.id.clone(),
+                        source,
+                    })?;
+                Ok((step.index, triples))
+            })
+            .collect()
     }
 }

@@ -167,3 +167,93 @@ fn an_import_again_after_an_update_is_refused() {
         Some("success")
     );
 }
+
+/// Relations that name the task (as an LLM extractor's may): the rules'
+/// relations of the step, and one from the task's first word to the step.
+/// A task holding `refuse` fails its extraction.
+struct TaskReader;
+
+impl crate::structures::TripleExtractor for TaskReader {
+    fn name(&self) -> String {
+        "task-reader-v1".into()
+    }
+
+    fn extract(
+        &self,
+        episode: &Episode,
+        step: &crate::dataset::Step,
+    ) -> Result<Vec<crate::structures::Triple>, crate::structures::PluginError> {
+        if episode.task.contains("refuse") {
+            return Err(crate::structures::PluginError::Failed {
+                plugin: self.name(),
+                message: "refused".into(),
+            });
+        }
+        let mut out = crate::structures::RuleExtractor.extract(episode, step)?;
+        out.push(crate::structures::Triple {
+            subject: episode.task.split(' ').next().unwrap_or("").into(),
+            relation: "drives".into(),
+            object: format!("step {}", step.index),
+        });
+        Ok(out)
+    }
+}
+
+/// A restated task answers as an episode created with it: with the rules'
+/// extractor (which does not read it) and with one that does (whose
+/// relations are extracted again); a failed extraction changes nothing.
+#[test]
+fn a_restated_task_answers_as_one_created_with_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let m = LiveMemory::open(&dir.path().join("mem")).expect("opens");
+    let e = game_episode(300);
+    let old = "lantern quest: find the brass key".to_string();
+    let new = "vault quest: open the iron door".to_string();
+    let plugins = |reads: bool| {
+        let mut p = Plugins::default();
+        if reads {
+            p.extractor = Arc::new(TaskReader);
+        }
+        p
+    };
+    for reads in [false, true] {
+        let made = |name: &str, task: &str| {
+            let t = m
+                .tenant_with(name, Config::default(), plugins(reads))
+                .expect("tenant");
+            t.create_episode(&NewEpisode {
+                id: "e".into(),
+                task: task.into(),
+                ..NewEpisode::default()
+            })
+            .expect("create");
+            t.append_batch("e", steps(&e)).expect("append");
+            t
+        };
+        let want = made(&format!("want-{reads}"), &new);
+        let t = made(&format!("got-{reads}"), &old);
+        let before = answers(&t);
+        assert_ne!(before, answers(&want), "S shows the task");
+        assert!(db::read_state(&t.conn(), "e").expect("read").is_some());
+        let restate = |task: &str| EpisodeUpdate {
+            task: Some(task.into()),
+            ..EpisodeUpdate::default()
+        };
+        if reads {
+            let err = t
+                .update_episode("e", &restate("refuse this"))
+                .expect_err("the extractor fails");
+            assert_eq!(err.code(), "builder");
+            assert_eq!(t.episode("e").expect("episode").task, old);
+            assert_eq!(answers(&t), before, "nothing written");
+        }
+        assert!(t.update_episode("e", &restate(&new)).expect("update"));
+        assert!(!t.update_episode("e", &restate(&new)).expect("again"));
+        assert_eq!(t.episode("e").expect("episode").task, new);
+        assert_eq!(answers(&t), answers(&want), "extractor reads task: {reads}");
+        let reader = m
+            .reader_with(&format!("got-{reads}"), Config::default(), plugins(reads))
+            .expect("reader");
+        assert_eq!(answers(&reader), answers(&want), "from the rebuilt state");
+    }
+}

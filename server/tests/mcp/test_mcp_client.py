@@ -122,6 +122,12 @@ async def checks(session):
     read = json.loads(text(await session.call_tool("read_episode", {"episode": "run-1"})))
     assert (read["task"], read["outcome"]) == ("count invoices", "success"), read
     assert [s["index"] for s in read["steps"]] == [0, 1]
+    r = await session.call_tool("update_episode", {"episode": "run-1", "task": "count paid invoices"})
+    assert json.loads(text(r))["updated"], text(r)
+    r = await session.call_tool("search_memory", {"episode": "run-1", "question": "What was the task?", "structures": "S"})
+    assert "Task: count paid invoices" in json.dumps(json.loads(text(r))["evidence"]), text(r)
+    r = await session.call_tool("update_episode", {"episode": "run-1", "task": "count invoices"})
+    assert json.loads(text(r))["updated"], text(r)
 
     # Retention: the step stamped 10:00 goes, the one at 10:01 stays.
     r = await session.call_tool("forget_memory_before", {"before": "2026-03-01T10:00:30Z"})

@@ -116,6 +116,11 @@ impl TripleExtractor for RuleExtractor {
         "rules-v1".into()
     }
 
+    /// The rules read the step alone.
+    fn reads_task(&self) -> bool {
+        false
+    }
+
     fn extract(&self, _episode: &Episode, step: &Step) -> Result<Vec<Triple>, PluginError> {
         let action = cut(&step.action, ACTION_BYTES).0;
         let obs = cut(&step.observation, OBSERVATION_BYTES).0;

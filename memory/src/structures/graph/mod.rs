@@ -70,6 +70,13 @@ pub trait TripleExtractor: Send + Sync {
     fn name(&self) -> String;
     /// The relations of one step, most important first.
     fn extract(&self, episode: &Episode, step: &Step) -> Result<Vec<Triple>, PluginError>;
+    /// Whether [`TripleExtractor::extract`] reads the episode's task, so
+    /// that a changed task extracts every step's relations again
+    /// (`Tenant::update_episode`). `true` unless an extractor says
+    /// otherwise.
+    fn reads_task(&self) -> bool {
+        true
+    }
 }
 
 /// A stored relation: its name and the step it comes from.
