@@ -103,7 +103,7 @@ class Answer:
     stale: Dict[str, int]
     """Steps a structure's evidence lacks, by letter (a summary rewritten over whole episodes lags appends); empty when current."""
     relevance: Optional[float]
-    """From ``Memory.search``: BM25 of the question over this episode's evidence, which ranks the episodes (None from ``Memory.query``)."""
+    """From ``Memory.search``: 0 to 2, the reciprocal rank fusion of this episode's rank by BM25 of the question over its evidence and its rank by its best step in the word index, which ranks the episodes (None from ``Memory.query``)."""
     def to_json(self) -> str:
         """The answer exactly as ``mesa query --format json`` prints it."""
     def text(self) -> str:

@@ -393,9 +393,11 @@ impl Memory {
 
     /// Asks one question of many episodes (all, or those in `episodes`):
     /// each is asked as `query` asks it, and the answers come back best
-    /// first, at most `limit` (1 to 100), ranked by `relevance` (Okapi BM25
-    /// of the question's content words, by stem, over each episode's
-    /// evidence; ties: the best item score, then the newer episode). An
+    /// first, at most `limit` (1 to 100), ranked by `relevance` (the
+    /// reciprocal rank fusion, 0 to 2, of the episode's rank by Okapi BM25
+    /// of the question's content words, by stem, over its evidence, and of
+    /// its rank by its best step in the word index; ties: that BM25, the
+    /// best item score, then the newer episode). An
     /// episode whose question fails is left out with a RuntimeWarning that
     /// names it and says why. At most `candidates` episodes are asked,
     /// those whose steps share the most words with the question (None or 0:

@@ -12,7 +12,9 @@
 //! before and after the first search, for the memory the built episodes
 //! take ("Memory kept by built episodes"). CANDIDATES is how many episodes
 //! each search asks at most (`AcrossOptions::candidates`; `all` asks every
-//! one; the library's default if left out).
+//! one; the library's default if left out). `word_index_top1` and the
+//! like rank by the word index alone (`Tenant::word_matches`), before any
+//! episode is asked.
 //!
 //! ```text
 //! cargo run --release -p mesa-query --example across -- ../shared/data/ama-bench/open_end_qa_set.jsonl [N] [SEED] [RESIDENT] [CANDIDATES]
@@ -92,26 +94,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let built = t.resident();
     let grew = rss_bytes().zip(before).map(|(a, b)| a.saturating_sub(b));
     let (mut ranks, mut times) = (Vec::new(), Vec::new());
-    let mut words = Vec::new();
+    let (mut words, mut word_ranks) = (Vec::new(), Vec::new());
     for (_, episode, question) in &asked {
-        // The word index's part of a search (`ask_across` asks it again).
+        // The word index's part of a search (`ask_across` asks it again),
+        // and where its rank alone puts the episode.
         let start = Instant::now();
-        t.word_matches(question)?;
+        let matches = t.word_matches(question)?;
         words.push(start.elapsed().as_secs_f64() * 1e3);
+        word_ranks.push(matches.iter().take(5).position(|(id, _)| id == episode));
         let start = Instant::now();
         let found = ask_across(&t, &all, question, &search)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         ranks.push(found.found.iter().position(|f| &f.episode == episode));
     }
     let k = ranks.len() as f64;
-    let share =
-        |f: &dyn Fn(&Option<usize>) -> bool| ranks.iter().filter(|r| f(r)).count() as f64 / k;
-    let mrr = ranks
-        .iter()
-        .flatten()
-        .map(|r| 1.0 / (r + 1) as f64)
-        .sum::<f64>()
-        / k;
+    let share = |ranks: &[Option<usize>], f: &dyn Fn(&Option<usize>) -> bool| {
+        ranks.iter().filter(|r| f(r)).count() as f64 / k
+    };
+    let mrr = |ranks: &[Option<usize>]| {
+        let m = ranks
+            .iter()
+            .flatten()
+            .map(|r| 1.0 / (r + 1) as f64)
+            .sum::<f64>()
+            / k;
+        (m * 1000.0).round() / 1000.0
+    };
     println!(
         "{}",
         serde_json::json!({
@@ -121,9 +129,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "seed": seed,
             "import_s": (import_s * 10.0).round() / 10.0,
             "first_search_s": (first_s * 100.0).round() / 100.0,
-            "top1": share(&|r| *r == Some(0)),
-            "top5": share(&|r| r.is_some()),
-            "mrr5": (mrr * 1000.0).round() / 1000.0,
+            "top1": share(&ranks, &|r| *r == Some(0)),
+            "top5": share(&ranks, &|r| r.is_some()),
+            "mrr5": mrr(&ranks),
+            "word_index_top1": share(&word_ranks, &|r| *r == Some(0)),
+            "word_index_top5": share(&word_ranks, &|r| r.is_some()),
+            "word_index_mrr5": mrr(&word_ranks),
             "p50_ms": quantile(&mut times, 0.5),
             "p95_ms": quantile(&mut times, 0.95),
             "word_index_p50_ms": quantile(&mut words, 0.5),

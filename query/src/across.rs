@@ -2,25 +2,33 @@
 //! hold what the question asks about, with each one's answer.
 //!
 //! ```text
-//! question ─► for each episode (all, or those named; the ones built first) ─► SharedChooser::ask ─► Answer
-//!                                                                              │
-//!        ranked by BM25 of the question over each episode's evidence
-//!        (ties: the best item score, then the newer episode) ◄─────────────────┘
-//!        ─► the first `limit` ─► Across
+//! question ─► word index (Tenant::word_matches): a rank of the episodes by their best step
+//!          ─► for each episode (all, the candidates, or those named; the ones built first)
+//!               ─► SharedChooser::ask ─► Answer ─► BM25 of the question over its evidence
+//!          ─► relevance: reciprocal rank fusion of the two ranks
+//!             (ties: BM25, the best item score, then the newer episode)
+//!          ─► the first `limit` ─► Across
 //! ```
 //!
 //! Each episode is asked exactly as a question to that episode alone is
 //! (the policy chooses per episode, from that episode's previews), so an
 //! episode's entry is the answer `POST /v1/episodes/{id}/query` would give.
-//! The rank is the one number that is comparable between episodes whatever
-//! structures each read: Okapi BM25 (`k1` 1.2, `b` 0.75, the usual values)
-//! of the question's content words (words less stopwords, compared by their
+//! Two ranks are comparable between episodes whatever structures each
+//! read. One is by Okapi BM25 (`k1` 1.2, `b` 0.75, the usual values) of
+//! the question's content words (words less stopwords, compared by their
 //! English stems, Snowball: `fail` matches `failed`) over each episode's
 //! composed evidence as one document, the episodes searched being the
-//! corpus. So a word every episode's evidence shows weighs little, and a
-//! long evidence does not win by its length alone. Equal relevance
-//! goes to the higher best item score (each structure's scores are in
-//! `[0, 1]`), then to the newer episode. Words alone miss a question that
+//! corpus: so a word every episode's evidence shows weighs little, and a
+//! long evidence does not win by its length alone. The other is by the
+//! tenant's word index: each episode's best step by FTS5's BM25 over all
+//! the tenant's steps, which sees the steps the evidence left out. An
+//! episode's relevance fuses them by reciprocal rank (`60 / (60 + rank)`
+//! for each rank where it matched, from 0 to 2): on AMA-Bench the fusion
+//! puts the question's own episode first more often than either rank
+//! alone (docs/BENCHMARKS.md, "A question over many episodes"). Equal
+//! relevance goes to the higher BM25, then to the higher best item score
+//! (each structure's scores are in `[0, 1]`), then to the newer episode.
+//! Words alone miss a question that
 //! shares none with its answer ("why did the query fail?" of an episode that
 //! says "Error: no such table"), so no episode is left out for matching
 //! nothing: it ranks after those that do. An episode whose question fails
@@ -250,7 +258,9 @@ pub fn ask_across(
     }
     let chosen = chosen(tenant, episodes)?;
     let considered = chosen.len();
-    let chosen = narrow(tenant, chosen, text, candidates, limit)?;
+    let matches = tenant.word_matches(text).map_err(AcrossError::Words)?;
+    let chosen = narrow(chosen, &matches, candidates, limit);
+    let word_rank = word_ranks(&matches, &chosen);
     let stemmer = Stemmer::create(Algorithm::English);
     // Only stopwords: every relevance is 0, and the ties decide.
     let asked = stems(&stemmer, text);
@@ -296,8 +306,12 @@ pub fn ask_across(
             .map(|i| i.score)
             .fold(0.0, f64::max);
         ranked.push(Asked {
-            pos,
-            best,
+            rank: Rank {
+                pos,
+                best,
+                words: word_rank.get(id.as_str()).copied(),
+                ..Rank::default()
+            },
             counts: counts(&stemmer, &asked, &answer),
             found: Found {
                 episode: id,
@@ -314,32 +328,98 @@ pub fn ask_across(
 
 /// One episode asked, before the ranking.
 struct Asked {
-    /// Its place in the newest-first order: the last tie-break.
-    pos: usize,
-    /// Its best item score: the first tie-break.
-    best: f64,
+    rank: Rank,
     /// How often the question's stems occur in its evidence.
     counts: Counts,
     found: Found,
 }
 
-/// The episodes asked, each with its BM25 over the question's `terms`
-/// stems, the best `limit` first (ties: the best item score, then the
-/// newer episode).
-fn best_first(mut asked: Vec<Asked>, terms: usize, limit: usize) -> Vec<Found> {
+/// What ranks one episode asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Rank {
+    /// Its place among the episodes asked.
+    at: usize,
+    /// Its place in the newest-first order: the last tie-break.
+    pos: usize,
+    /// Its best item score: a tie-break.
+    best: f64,
+    /// Its rank among the episodes asked by the word index, if its steps
+    /// share a word with the question there.
+    words: Option<usize>,
+    /// BM25 of the question over its evidence.
+    bm25: f64,
+    /// What [`fuse`] makes of them.
+    relevance: f64,
+}
+
+/// Reciprocal rank fusion's constant: a rank `r` (from 0) adds
+/// `FUSION_K / (FUSION_K + r)`. 60 is the usual value (Cormack, Clarke
+/// and Büttcher, SIGIR 2009), not tuned here.
+const FUSION_K: f64 = 60.0;
+
+/// The episodes asked, best `limit` first by their relevance: the
+/// reciprocal rank fusion of their rank by BM25 over their evidence
+/// (among those whose evidence holds a word of the question's `terms`
+/// stems) and their rank by the word index (among those it matched), so
+/// from 0 (neither matched) to 2 (first by both). Ties go to the higher
+/// BM25, then the best item score, then the newer episode.
+fn best_first(asked: Vec<Asked>, terms: usize, limit: usize) -> Vec<Found> {
     let counts: Vec<&Counts> = asked.iter().map(|a| &a.counts).collect();
     let scores = bm25(&counts, terms);
-    for (a, score) in asked.iter_mut().zip(scores) {
-        a.found.relevance = score;
-    }
-    asked.sort_by(|a, b| {
-        b.found
-            .relevance
-            .total_cmp(&a.found.relevance)
+    let (mut ranks, mut found): (Vec<Rank>, Vec<Option<Found>>) = asked
+        .into_iter()
+        .zip(scores)
+        .enumerate()
+        .map(|(at, (a, bm25))| (Rank { at, bm25, ..a.rank }, Some(a.found)))
+        .unzip();
+    fuse(&mut ranks);
+    ranks
+        .into_iter()
+        .take(limit)
+        .filter_map(|r| {
+            let mut f = found[r.at].take()?;
+            f.relevance = r.relevance;
+            Some(f)
+        })
+        .collect()
+}
+
+/// Sets each episode's relevance (see [`best_first`]) and sorts them by
+/// it, best first.
+fn fuse(ranks: &mut [Rank]) {
+    let by_evidence = |a: &Rank, b: &Rank| {
+        b.bm25
+            .total_cmp(&a.bm25)
             .then_with(|| b.best.total_cmp(&a.best))
             .then_with(|| a.pos.cmp(&b.pos))
+    };
+    ranks.sort_by(by_evidence);
+    let share = |rank: usize| FUSION_K / (FUSION_K + rank as f64);
+    for (at, r) in ranks.iter_mut().enumerate() {
+        let evidence = if r.bm25 > 0.0 { share(at) } else { 0.0 };
+        r.relevance = evidence + r.words.map_or(0.0, share);
+    }
+    ranks.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then_with(|| by_evidence(a, b))
     });
-    asked.into_iter().take(limit).map(|a| a.found).collect()
+}
+
+/// Each of `chosen`'s episodes that the word index matched, with its rank
+/// among them (from 0).
+fn word_ranks<'m>(
+    matches: &'m [(String, f64)],
+    chosen: &[String],
+) -> std::collections::HashMap<&'m str, usize> {
+    let asked: HashSet<&str> = chosen.iter().map(String::as_str).collect();
+    matches
+        .iter()
+        .map(|(id, _)| id.as_str())
+        .filter(|id| asked.contains(id))
+        .enumerate()
+        .map(|(rank, id)| (id, rank))
+        .collect()
 }
 
 /// The episodes to ask, newest first (so that equal relevance keeps the
@@ -373,24 +453,21 @@ fn chosen(tenant: &Tenant, episodes: Option<&[String]>) -> Result<Vec<String>, A
 /// the word index ranks best, and when fewer match, the newest others;
 /// in the pool's order.
 fn narrow(
-    tenant: &Tenant,
     pool: Vec<String>,
-    text: &str,
+    matches: &[(String, f64)],
     candidates: Option<usize>,
     limit: usize,
-) -> Result<Vec<String>, AcrossError> {
+) -> Vec<String> {
     let Some(n) = candidates.map(|c| c.max(limit)) else {
-        return Ok(pool);
+        return pool;
     };
     if pool.len() <= n {
-        return Ok(pool);
+        return pool;
     }
     let in_pool: HashSet<&str> = pool.iter().map(String::as_str).collect();
-    let mut keep: HashSet<String> = tenant
-        .word_matches(text)
-        .map_err(AcrossError::Words)?
-        .into_iter()
-        .map(|(id, _)| id)
+    let mut keep: HashSet<String> = matches
+        .iter()
+        .map(|(id, _)| id.clone())
         .filter(|id| in_pool.contains(id.as_str()))
         .take(n)
         .collect();
@@ -402,7 +479,7 @@ fn narrow(
         }
         keep.insert(id.clone());
     }
-    Ok(pool.into_iter().filter(|id| keep.contains(id)).collect())
+    pool.into_iter().filter(|id| keep.contains(id)).collect()
 }
 
 /// The distinct stems of `text`'s content words, sorted.
@@ -498,5 +575,56 @@ impl Across {
             "episodes": episodes,
             "skipped": skipped,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(pos: usize, bm25: f64, words: Option<usize>) -> Rank {
+        Rank {
+            at: pos,
+            pos,
+            bm25,
+            words,
+            ..Rank::default()
+        }
+    }
+
+    /// The two ranks are fused: episodes near the top of both beat one
+    /// first by its evidence alone; one the word index alone matched still
+    /// beats one nothing matched (relevance 0); first by both is 2.
+    #[test]
+    fn the_evidence_rank_and_the_word_index_rank_are_fused() {
+        let mut ranks = vec![
+            rank(0, 0.0, None),    // nothing matched
+            rank(1, 3.0, None),    // first by evidence, unmatched by the index
+            rank(2, 2.0, Some(0)), // second by evidence, first by the index
+            rank(3, 1.0, Some(1)), // third, second
+            rank(4, 0.0, Some(2)), // the index alone
+        ];
+        fuse(&mut ranks);
+        let order: Vec<usize> = ranks.iter().map(|r| r.pos).collect();
+        assert_eq!(order, [2, 3, 1, 4, 0]);
+        let k = FUSION_K;
+        assert_eq!(ranks[0].relevance, k / (k + 1.0) + 1.0);
+        assert_eq!(ranks[4].relevance, 0.0);
+        let mut alone = vec![rank(0, 1.0, Some(0))];
+        fuse(&mut alone);
+        assert_eq!(alone[0].relevance, 2.0);
+    }
+
+    /// Equal relevance goes to the higher BM25, then the best item score,
+    /// then the newer episode (the lower `pos`).
+    #[test]
+    fn ties_go_to_the_evidence_then_the_best_item_then_the_newer() {
+        let mut ranks = vec![rank(1, 0.0, None), rank(0, 0.0, None)];
+        ranks[0].best = 0.9;
+        fuse(&mut ranks);
+        assert_eq!(ranks.iter().map(|r| r.pos).collect::<Vec<_>>(), [1, 0]);
+        let mut ranks = vec![rank(1, 0.0, None), rank(0, 0.0, None)];
+        fuse(&mut ranks);
+        assert_eq!(ranks.iter().map(|r| r.pos).collect::<Vec<_>>(), [0, 1]);
     }
 }

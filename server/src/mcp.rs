@@ -329,7 +329,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it the episodes are searched and those whose evidence fits the question best come first (at most `limit`, default 5), each with its evidence and its `relevance` (BM25 of the question over that evidence); it asks at most `candidates` episodes (default 50; 0: every one), those whose steps share the most words with the question."
+        description = "Search memory with a question: the selector policy picks which structures to read (summary, temporal, graph, vector, raw windows); returns the evidence with each item's structure, steps, timestamps, score and text. Give `episode` to search one episode; without it the episodes are searched and those whose evidence fits the question best come first (at most `limit`, default 5), each with its evidence and its `relevance` (0 to 2: the fusion of its rank by BM25 of the question over that evidence and its rank by its steps' words); it asks at most `candidates` episodes (default 50; 0: every one), those whose steps share the most words with the question."
     )]
     async fn search_memory(
         &self,
