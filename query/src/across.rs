@@ -258,7 +258,11 @@ pub fn ask_across(
     }
     let chosen = chosen(tenant, episodes)?;
     let considered = chosen.len();
-    let matches = tenant.word_matches(text).map_err(AcrossError::Words)?;
+    // One episode has nothing to be ranked against.
+    let matches = match chosen.len() {
+        0 | 1 => Vec::new(),
+        _ => tenant.word_matches(text).map_err(AcrossError::Words)?,
+    };
     let chosen = narrow(chosen, &matches, candidates, limit);
     let word_rank = word_ranks(&matches, &chosen);
     let stemmer = Stemmer::create(Algorithm::English);
