@@ -18,21 +18,14 @@ fn step(i: usize) -> NewStep {
 /// A tenant keeping at most `budget` steps built, with episodes of `len`
 /// steps each, named by `ids`.
 fn tenant(dir: &Path, budget: usize, ids: &[&str], len: usize) -> Tenant {
-    let m = LiveMemory::open(&dir.join("mem"))
+    filled(&budgeted(dir, budget), "a", ids, len)
+}
+
+/// A memory in `dir` keeping at most `budget` steps built.
+fn budgeted(dir: &Path, budget: usize) -> LiveMemory {
+    LiveMemory::open(&dir.join("mem"))
         .expect("opens")
-        .keeping_steps(budget);
-    let t = m.tenant("a").expect("tenant");
-    for id in ids {
-        t.create_episode(&NewEpisode {
-            id: id.to_string(),
-            task: "sort the invoices".into(),
-            ..NewEpisode::default()
-        })
-        .expect("create");
-        t.append_batch(id, (0..len).map(step).collect())
-            .expect("append");
-    }
-    t
+        .keeping_steps(budget)
 }
 
 fn kept(t: &Tenant) -> Vec<String> {
@@ -174,9 +167,7 @@ fn filled(m: &LiveMemory, name: &str, ids: &[&str], len: usize) -> Tenant {
 #[test]
 fn the_tenants_of_one_memory_share_its_budget() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let m = LiveMemory::open(&dir.path().join("mem"))
-        .expect("opens")
-        .keeping_steps(25);
+    let m = budgeted(dir.path(), 25);
     let a = filled(&m, "a", &["x", "y"], 10);
     let b = filled(&m, "b", &["x", "y"], 10);
     a.memory("x").unwrap();
@@ -210,9 +201,7 @@ fn the_tenants_of_one_memory_share_its_budget() {
 #[test]
 fn tenants_asked_at_once_stay_within_the_shared_budget() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let m = LiveMemory::open(&dir.path().join("mem"))
-        .expect("opens")
-        .keeping_steps(35);
+    let m = budgeted(dir.path(), 35);
     let ids = ["p", "q", "r"];
     let tenants: Vec<Arc<Tenant>> = ["a", "b", "c", "d"]
         .iter()
