@@ -72,8 +72,10 @@ pub struct Answer {
     /// are current.
     #[pyo3(get)]
     pub stale: BTreeMap<String, usize>,
-    /// From `Memory.search`: BM25 of the question over this episode's
-    /// evidence, which ranks the episodes (None from `Memory.query`).
+    /// From `Memory.search`: 0 to 2, the reciprocal rank fusion of this
+    /// episode's rank by BM25 of the question over its evidence and its
+    /// rank by the word index, which ranks the episodes (None from
+    /// `Memory.query`).
     #[pyo3(get)]
     pub relevance: Option<f64>,
     /// The library's answer: its evidence for `items` and `text`, and

@@ -36,7 +36,7 @@
 //! fails on it) is skipped and named in [`Across::skipped`], so one such
 //! episode does not fail every search. The cost is one question per
 //! episode searched (and an episode's build, if it was never asked or the
-//! tenant's budget of built steps dropped it: `LiveMemory::keeping_steps`);
+//! shared budget of built steps dropped it: `LiveMemory::keeping_steps`);
 //! name the episodes to bound it. The episodes built already are asked
 //! first, so that a search over more steps than the budget holds does not
 //! drop them before it reaches them.
@@ -121,8 +121,10 @@ pub enum Skip {
 pub struct Found {
     /// The episode.
     pub episode: String,
-    /// Okapi BM25 of the question over its evidence (0 when the evidence
-    /// holds none of the question's words).
+    /// The reciprocal rank fusion of its rank by Okapi BM25 of the question
+    /// over its evidence and its rank by the word index (module docs): 0
+    /// when neither ranks it (no word of the question in its evidence, nor
+    /// in its steps among the index's best), 2 when first by both.
     pub relevance: f64,
     /// Its answer, as a question to it alone gets.
     pub answer: Answer,
@@ -277,7 +279,7 @@ pub fn ask_across(
     let mut ranked = Vec::new();
     let mut skipped = Vec::new();
     // The episodes built already are asked first, before the others'
-    // builds can drop them from the tenant's budget of built steps (a
+    // builds can drop them from the budget of built steps (a
     // search over more steps than it holds then builds again only what
     // it must); `pos` keeps the order the ties fall back to.
     let mut order: Vec<(usize, String)> = chosen.into_iter().enumerate().collect();

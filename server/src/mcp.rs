@@ -208,7 +208,8 @@ pub struct UpdateEpisode {
     /// The episode.
     pub episode: String,
     /// Its task, restated (the summary's `Task:` line follows; an LLM
-    /// extractor extracts every step's relations again under it).
+    /// extractor extracts every step's relations again under it). A
+    /// `task` of null leaves it as it is.
     #[serde(default)]
     pub task: Option<String>,
     /// How it ended (`success`, `failure`, or your own word).

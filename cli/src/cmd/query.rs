@@ -26,7 +26,8 @@ pub struct Args {
     #[arg(long, short)]
     episode: Option<String>,
     /// With --tenant and no --episode: how many episodes to show (1 to
-    /// 100), best first (by BM25 of the question over their evidence).
+    /// 100), best first (by the fusion of two ranks: BM25 of the question
+    /// over their evidence, and the word index's best step).
     #[arg(long, default_value_t = mesa_query::DEFAULT_LIMIT as u64, value_parser = clap::value_parser!(u64).range(1..=mesa_query::MAX_LIMIT as u64))]
     limit: u64,
     /// With --tenant and no --episode: how many episodes to ask at most,
@@ -190,7 +191,7 @@ fn run_across(
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{} of {} episode(s) asked; the best {} by BM25 of the question over their evidence",
+        "{} of {} episode(s) asked; the best {} by relevance (BM25 over their evidence and the word index, fused)",
         across.searched,
         across.considered,
         across.found.len()

@@ -109,6 +109,34 @@ mod llm {
         (server, dir, m)
     }
 
+    /// A restated task: the LLM extractor is asked again about every step,
+    /// once each, under the new task.
+    #[test]
+    fn a_restated_task_asks_the_llm_extractor_again_for_every_step() {
+        let (server, _dir, m) = llm_tenant();
+        let t = m
+            .tenant_with("t", Config::default(), llm_plugins(&server.client()))
+            .expect("tenant");
+        t.append_batch("e", ACTIONS.map(step).to_vec())
+            .expect("append");
+        let restated = EpisodeUpdate {
+            task: Some("file the quarterly invoices".into()),
+            ..EpisodeUpdate::default()
+        };
+        let before = server.log().len();
+        assert!(t.update_episode("e", &restated).expect("update"));
+        let asked: Vec<usize> = server.log()[before..]
+            .iter()
+            .filter(|r| r.message(0) == crate::plugins::OPENIE_SYSTEM_PROMPT)
+            .inspect(|r| assert!(r.last_message().contains("file the quarterly invoices")))
+            .map(crate::plugins::testing::step_of)
+            .collect();
+        let mut steps = asked.clone();
+        steps.sort_unstable();
+        assert_eq!(steps, (0..ACTIONS.len()).collect::<Vec<_>>(), "{asked:?}");
+        assert!(!answers(&t)[1].sections[0].items.is_empty(), "G answers");
+    }
+
     #[test]
     fn appends_after_an_llm_import_use_the_recorded_builders() {
         let (server, _dir, m) = llm_tenant();

@@ -277,6 +277,9 @@ pub struct Tenant {
     /// The budget of built steps this tenant shares with the others its
     /// [`LiveMemory`] opened.
     budget: Arc<Budget>,
+    /// Set when the handle closes: the states it persists then build
+    /// nothing that should drop other tenants' episodes.
+    closing: std::sync::atomic::AtomicBool,
     /// One gate per episode being built or extended: a question that finds
     /// its episode's snapshot missing or behind waits for the build under
     /// way instead of starting its own (which would be a cold build: an
@@ -328,6 +331,7 @@ impl Tenant {
             plugins,
             snapshots: budget.register(),
             budget: budget.clone(),
+            closing: std::sync::atomic::AtomicBool::new(false),
             gates: Mutex::new(HashMap::new()),
             lock,
             listing,
@@ -621,7 +625,7 @@ impl Tenant {
             }
             kept
         };
-        if kept {
+        if kept && !self.closing.load(std::sync::atomic::Ordering::Relaxed) {
             self.budget.enforce(&self.snapshots, episode);
         }
         // Only a kept snapshot indexes (and saves): one that raced a change

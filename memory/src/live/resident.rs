@@ -139,8 +139,10 @@ impl Budget {
     /// time, so two tenants enforcing at once never wait on each other.
     pub(super) fn enforce(&self, tenant: &Arc<RwLock<Snapshots>>, kept: &str) {
         // A use between the scan and the drop spares an episode; a few
-        // rounds settle, and a later build enforces again.
-        for _ in 0..4 {
+        // rounds settle, and the last drops the oldest whatever their
+        // uses since the scan, so that the budget holds once it returns.
+        const ROUNDS: usize = 4;
+        for round in 0..ROUNDS {
             if self.steps.load(Ordering::Relaxed) <= self.limit {
                 return;
             }
@@ -171,7 +173,8 @@ impl Budget {
                     return;
                 }
                 let mut s = tenants[c.tenant].write().unwrap_or_else(|p| p.into_inner());
-                s.drop_unused(&c.episode, c.used);
+                let since = (round + 1 < ROUNDS).then_some(c.used);
+                s.drop_unused(&c.episode, since);
             }
         }
     }
@@ -302,14 +305,15 @@ impl Snapshots {
     }
 
     /// Drops the episode's snapshot for the budget if no question has used
-    /// it since the stamp `used`; its pending appends go too (the next
-    /// question reads them from the database with the rest).
-    fn drop_unused(&mut self, episode: &str, used: u64) {
+    /// it since the stamp `used` (whatever its uses with `None`); its
+    /// pending appends go too (the next question reads them from the
+    /// database with the rest).
+    fn drop_unused(&mut self, episode: &str, used: Option<u64>) {
         let unused = self
             .built
             .map
             .get(episode)
-            .is_some_and(|e| e.used.load(Ordering::Relaxed) == used);
+            .is_some_and(|e| used.is_none_or(|used| e.used.load(Ordering::Relaxed) == used));
         if !unused {
             return;
         }

@@ -465,6 +465,8 @@ fn take_parts(stored: &mut [StoredParts]) -> Vec<StepParts> {
 impl Drop for Tenant {
     fn drop(&mut self) {
         if self.is_writer() {
+            self.closing
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             if let Ok(write) = self.write_lock() {
                 let _ = self.persist_built(&write);
                 self.save_anns();

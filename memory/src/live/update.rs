@@ -92,14 +92,17 @@ impl Tenant {
         Ok(true)
     }
 
-    /// Each step's relations, extracted under the episode's new row.
+    /// Each step's relations, extracted under the episode's new row (the
+    /// whole episode is given, so that an extractor may fetch the steps
+    /// ahead, several at once, as an import does).
     fn extract_again(
         &self,
         row: &super::EpisodeRow,
         steps: Vec<crate::dataset::Step>,
     ) -> Result<Vec<(usize, Vec<Triple>)>, LiveError> {
-        let episode = episode_of(row.clone(), Vec::new());
-        steps
+        let episode = episode_of(row.clone(), steps);
+        episode
+            .steps
             .iter()
             .map(|step| {
                 let triples = self

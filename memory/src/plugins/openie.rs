@@ -171,7 +171,7 @@ impl LlmExtractor {
         let mut ahead = self.lock();
         let kept = ahead.get_mut(&episode.id)?;
         let result = match kept.remove(&step.index) {
-            Some((h, r)) if h == step_hash(step) => Some(r),
+            Some((h, r)) if h == step_hash(episode, step) => Some(r),
             _ => None,
         };
         if kept.is_empty() || matches!(result, Some(Err(_))) {
@@ -181,8 +181,13 @@ impl LlmExtractor {
     }
 }
 
-fn step_hash(step: &Step) -> u64 {
-    hash(step.action.as_bytes()).rotate_left(1) ^ hash(step.observation.as_bytes())
+/// What a result fetched ahead was fetched from: the step's text and the
+/// episode's task (which the prompt gives), so that a changed task or step
+/// fetches again.
+fn step_hash(episode: &Episode, step: &Step) -> u64 {
+    hash(step.action.as_bytes()).rotate_left(1)
+        ^ hash(step.observation.as_bytes())
+        ^ hash(episode.task.as_bytes()).rotate_left(2)
 }
 
 /// The triples of a reply, or why it is malformed.
@@ -274,7 +279,7 @@ impl TripleExtractor for LlmExtractor {
             let kept: HashMap<usize, (u64, StepResult)> = batch[1..]
                 .iter()
                 .zip(results)
-                .map(|(s, r)| (s.index, (step_hash(s), r)))
+                .map(|(s, r)| (s.index, (step_hash(episode, s), r)))
                 .collect();
             if !kept.is_empty() {
                 self.lock().insert(episode.id.clone(), kept);
