@@ -215,8 +215,9 @@ class Memory:
 
         Built episodes of at most ``resident_steps`` steps stay in memory (about 19 KB a step
         with the built-in embedder); past it, the ones asked about least recently are dropped
-        and built again when asked, to the same answers. The budget is this object's own (a
-        server shares one among its tenants; each ``Memory`` has one). A negative one raises
+        and built again when asked, to the same answers. The ``Memory`` objects of one process
+        opened on the same root with the same ``resident_steps`` share that budget, as a server's
+        tenants do (``resident()["budget"]`` is it). A negative one raises
         InvalidInputError (``bad-resident-steps``).
 
         The tenant's structures are made by the builders it recorded; a new tenant's by those

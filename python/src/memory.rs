@@ -96,6 +96,31 @@ impl Memory {
     }
 }
 
+/// The handles whose budget of built steps the `Memory` objects of this
+/// process share: one per root (as given, or resolved when it exists)
+/// and budget, kept while the process runs (a budget with no tenant open
+/// holds nothing).
+static BUDGETS: std::sync::Mutex<BTreeMap<(PathBuf, usize), LiveMemory>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// `memory`, sharing the budget of `steps` built steps with every other
+/// `Memory` of this process opened on `root` with the same number.
+fn shared_budget(root: &std::path::Path, memory: LiveMemory, steps: usize) -> LiveMemory {
+    let key = (
+        std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+        steps,
+    );
+    let mut budgets = BUDGETS.lock().unwrap_or_else(|p| p.into_inner());
+    match budgets.get(&key) {
+        Some(first) => memory.sharing_budget_with(first),
+        None => {
+            let memory = memory.keeping_steps(steps);
+            budgets.insert(key, memory.clone());
+            memory
+        }
+    }
+}
+
 #[pymethods]
 impl Memory {
     /// Opens tenant `tenant` of the live memory at `root` (both created if
@@ -114,8 +139,9 @@ impl Memory {
     /// to close; past it, or at once with 0, it is refused (`locked`).
     /// Built episodes of at most `resident_steps` steps stay in memory;
     /// past it, those asked about least recently are dropped and built
-    /// again when asked (`resident()` reports them); the budget is this
-    /// object's own.
+    /// again when asked (`resident()` reports them); the `Memory` objects
+    /// of one process opened on the same root with the same
+    /// `resident_steps` share that budget, as a server's tenants do.
     #[new]
     #[pyo3(signature = (root, tenant, *, read_only = false, embedder = None, summarizer = None, extractor = None, wait = 0.0, resident_steps = mesa_memory::live::DEFAULT_RESIDENT_STEPS as i64))]
     #[allow(clippy::too_many_arguments)]
@@ -146,8 +172,8 @@ impl Memory {
         let named = py.detach(|| named_builders(&options, embedder, summarizer, extractor))?;
         let memory = py
             .detach(|| LiveMemory::open(&root))
-            .map_err(errors::live)?
-            .keeping_steps(resident_steps);
+            .map_err(errors::live)?;
+        let memory = shared_budget(&root, memory, resident_steps);
         let open = |wait| {
             let memory = memory.clone().waiting_for_writer(wait);
             if read_only {

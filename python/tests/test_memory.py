@@ -355,6 +355,17 @@ def test_a_budget_of_built_steps_drops_the_oldest_and_answers_the_same(root):
         assert m.resident() == {"episodes": 1, "steps": len(STEPS), "budget": len(STEPS)}
         # run-1 was dropped: it is built again, to the same answer.
         assert m.query("run-1", q, structures="all").text() == want
+        # Another tenant of the same root and budget shares it: its
+        # question drops this one's episode.
+        with mesa.Memory(root, "other", resident_steps=len(STEPS)) as o:
+            fill(o)
+            assert o.query("run-1", q, structures="all").text() == want
+            assert o.resident()["episodes"] == 1 and m.resident()["episodes"] == 0
+            # Another budget is another count.
+            with mesa.Memory(root, "third", resident_steps=len(STEPS) + 1) as t:
+                fill(t)
+                t.query("run-1", q, structures="all")
+                assert o.resident()["episodes"] == 1 and t.resident()["episodes"] == 1
     with pytest.raises(mesa.InvalidInputError) as e:
         mesa.Memory(root, "t", resident_steps=-1)
     assert e.value.code == "bad-resident-steps" and "-1" in str(e.value)

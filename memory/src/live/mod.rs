@@ -190,6 +190,16 @@ impl LiveMemory {
         self
     }
 
+    /// Makes the tenants opened from here share `other`'s budget of built
+    /// steps (its limit and its count) with the tenants `other` opens, as
+    /// if both were one handle ([`LiveMemory::keeping_steps`]): a process
+    /// that opens each tenant through its own handle (Python's `Memory`
+    /// objects) bounds them all at once.
+    pub fn sharing_budget_with(mut self, other: &LiveMemory) -> LiveMemory {
+        self.budget = other.budget.clone();
+        self
+    }
+
     /// The budget [`LiveMemory::keeping_steps`] set.
     pub fn steps_budget(&self) -> usize {
         self.budget.limit()
