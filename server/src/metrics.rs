@@ -103,9 +103,10 @@ impl Metrics {
 }
 
 /// Gauges of what the open tenants keep built in memory, summed over
-/// them (`/metrics` needs no token, so it names no tenant), and the budget
-/// they share, in the Prometheus text format.
-pub fn render_resident(resident: &[mesa_memory::Resident], budget: usize) -> String {
+/// them (`/metrics` needs no token, so it names no tenant), the budget
+/// they share, and the counter of episodes it dropped, in the Prometheus
+/// text format.
+pub fn render_resident(resident: &[mesa_memory::Resident], budget: usize, dropped: u64) -> String {
     let episodes: usize = resident.iter().map(|r| r.episodes).sum();
     let steps: usize = resident.iter().map(|r| r.steps).sum();
     let gauges = [
@@ -136,5 +137,12 @@ pub fn render_resident(resident: &[mesa_memory::Resident], budget: usize) -> Str
         let _ = writeln!(out, "# TYPE {name} gauge");
         let _ = writeln!(out, "{name} {value}");
     }
+    let name = "mesa_resident_dropped_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Built episodes dropped for the budget (each is built again when asked)."
+    );
+    let _ = writeln!(out, "# TYPE {name} counter");
+    let _ = writeln!(out, "{name} {dropped}");
     out
 }

@@ -124,7 +124,11 @@ pub async fn metrics(State(s): State<Shared>) -> impl IntoResponse {
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4")],
         s.metrics.render()
-            + &crate::metrics::render_resident(&s.resident(), s.memory.steps_budget()),
+            + &crate::metrics::render_resident(
+                &s.resident(),
+                s.memory.steps_budget(),
+                s.memory.budget_drops(),
+            ),
     )
 }
 

@@ -183,6 +183,17 @@ fn a_small_budget_of_built_steps_changes_no_answer() {
     fill(&f, &f.bob, "run-1");
     let bobs = f.ok("POST", "/v1/query", &f.bob, Some(q));
     assert_eq!(bobs["searched"], 1, "{bobs}");
+    let dropped = |m: &str| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("mesa_resident_dropped_total "))
+            .and_then(|v| v.parse::<u64>().ok())
+            .expect("the counter")
+    };
+    let before = dropped(&metrics);
+    assert!(
+        before >= 2,
+        "three episodes through a budget of one: {metrics}"
+    );
     let metrics = f.metrics();
     for line in [
         "mesa_open_tenants 2\n",
@@ -191,6 +202,11 @@ fn a_small_budget_of_built_steps_changes_no_answer() {
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
+    assert_eq!(
+        dropped(&metrics),
+        before + 1,
+        "bob's question dropped alice's"
+    );
 }
 
 /// `candidates` bounds the episodes asked; the one-episode route refuses it.

@@ -205,6 +205,13 @@ impl LiveMemory {
         self.budget.limit()
     }
 
+    /// How many built episodes the budget has dropped so far, over the
+    /// tenants that share it: one that keeps rising tells that the budget
+    /// is too small for what is asked (each drop is a build again).
+    pub fn budget_drops(&self) -> u64 {
+        self.budget.dropped()
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root

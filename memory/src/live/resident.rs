@@ -86,6 +86,8 @@ impl super::Tenant {
 pub(super) struct Budget {
     limit: usize,
     steps: AtomicUsize,
+    /// Episodes dropped for the budget so far.
+    dropped: AtomicU64,
     clock: AtomicU64,
     tenants: Mutex<Vec<Weak<RwLock<Snapshots>>>>,
 }
@@ -111,6 +113,7 @@ impl Budget {
         Arc::new(Budget {
             limit,
             steps: AtomicUsize::new(0),
+            dropped: AtomicU64::new(0),
             clock: AtomicU64::new(0),
             tenants: Mutex::new(Vec::new()),
         })
@@ -118,6 +121,10 @@ impl Budget {
 
     pub(super) fn limit(&self) -> usize {
         self.limit
+    }
+
+    pub(super) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     fn tick(&self) -> u64 {
@@ -174,7 +181,9 @@ impl Budget {
                 }
                 let mut s = tenants[c.tenant].write().unwrap_or_else(|p| p.into_inner());
                 let since = (round + 1 < ROUNDS).then_some(c.used);
-                s.drop_unused(&c.episode, since);
+                if s.drop_unused(&c.episode, since) {
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
     }
@@ -307,25 +316,24 @@ impl Snapshots {
     /// Drops the episode's snapshot for the budget if no question has used
     /// it since the stamp `used` (whatever its uses with `None`); its
     /// pending appends go too (the next question reads them from the
-    /// database with the rest).
-    fn drop_unused(&mut self, episode: &str, used: Option<u64>) {
+    /// database with the rest). Whether it dropped it.
+    fn drop_unused(&mut self, episode: &str, used: Option<u64>) -> bool {
         let unused = self
             .built
             .map
             .get(episode)
             .is_some_and(|e| used.is_none_or(|used| e.used.load(Ordering::Relaxed) == used));
-        if !unused {
-            return;
+        let Some(m) = unused.then(|| self.built.remove(episode)).flatten() else {
+            return false;
+        };
+        self.appended.remove(episode);
+        if let Some(hold) = m.vector.ann_hold() {
+            self.dropped_anns
+                .entry(episode.to_string())
+                .or_default()
+                .push(hold);
         }
-        if let Some(m) = self.built.remove(episode) {
-            self.appended.remove(episode);
-            if let Some(hold) = m.vector.ann_hold() {
-                self.dropped_anns
-                    .entry(episode.to_string())
-                    .or_default()
-                    .push(hold);
-            }
-        }
+        true
     }
 
     /// Retires the approximate indexes of the episode's snapshots that the

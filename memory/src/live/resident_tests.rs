@@ -184,6 +184,7 @@ fn the_tenants_of_one_memory_share_its_budget() {
     let (ra, rb) = (a.resident(), b.resident());
     assert_eq!((ra.steps, rb.steps), (10, 10));
     assert_eq!((ra.shared_steps, rb.shared_steps, ra.budget), (20, 20, 25));
+    assert_eq!(m.budget_drops(), 2, "a's x, then b's x");
     // A tenant closed gives its steps back.
     drop(a);
     assert_eq!(b.resident().shared_steps, 10);
