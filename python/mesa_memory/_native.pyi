@@ -333,7 +333,7 @@ class Memory:
         """Rewrites the database so that no file holds a byte of anything forgotten."""
     def episodes(self) -> List[EpisodeInfo]: ...
     def resident(self) -> Dict[str, int]:
-        """What this handle keeps built in memory: ``{"episodes": N, "steps": N, "budget": N}``."""
+        """What this handle keeps built in memory: ``{"episodes": N, "steps": N, "shared_steps": N, "budget": N, "dropped": N}`` (``shared_steps``: this handle's and those of the process's other ``Memory`` objects sharing the budget; ``dropped``: the episodes the budget has dropped)."""
     def steps(self, episode: str) -> List[Step]: ...
     def add_questions(self, episode: str, questions: Sequence[Mapping[str, Any]]) -> int:
         """Keeps questions (dicts: ``id``, ``question``, optional ``answer``, ``qtype``, ``evidence``) with the episode; returns how many."""

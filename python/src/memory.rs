@@ -565,16 +565,19 @@ impl Memory {
     }
 
     /// What this handle keeps built in memory: `{"episodes": N, "steps":
-    /// N, "budget": N}` (the budget is `resident_steps`).
-    fn resident(
-        &self,
-        py: Python<'_>,
-    ) -> PyResult<std::collections::BTreeMap<&'static str, usize>> {
+    /// N, "shared_steps": N, "budget": N, "dropped": N}` (the budget is
+    /// `resident_steps`, shared with the process's other `Memory` objects
+    /// on the root with the same number: `shared_steps` are theirs and
+    /// this one's, `dropped` the episodes it has dropped).
+    fn resident(&self, py: Python<'_>) -> PyResult<BTreeMap<&'static str, u64>> {
         let r = self.with(py, |t| Ok(t.resident()))?;
+        let n = |x: usize| x as u64;
         Ok([
-            ("episodes", r.episodes),
-            ("steps", r.steps),
-            ("budget", r.budget),
+            ("episodes", n(r.episodes)),
+            ("steps", n(r.steps)),
+            ("shared_steps", n(r.shared_steps)),
+            ("budget", n(r.budget)),
+            ("dropped", r.dropped),
         ]
         .into())
     }

@@ -346,13 +346,17 @@ def test_a_budget_of_built_steps_drops_the_oldest_and_answers_the_same(root):
     with mesa.Memory(root, "roomy") as m:
         fill(m)
         want = m.query("run-1", q, structures="all").text()
-        assert m.resident() == {"episodes": 1, "steps": len(STEPS), "budget": 100_000}
+        assert m.resident() == {
+            "episodes": 1, "steps": len(STEPS), "shared_steps": len(STEPS), "budget": 100_000, "dropped": 0
+        }
     with mesa.Memory(root, "tight", resident_steps=len(STEPS)) as m:
         fill(m)
         fill(m, "run-2")
         assert m.query("run-1", q, structures="all").text() == want
         m.query("run-2", q, structures="all")
-        assert m.resident() == {"episodes": 1, "steps": len(STEPS), "budget": len(STEPS)}
+        assert m.resident() == {
+            "episodes": 1, "steps": len(STEPS), "shared_steps": len(STEPS), "budget": len(STEPS), "dropped": 1
+        }
         # run-1 was dropped: it is built again, to the same answer.
         assert m.query("run-1", q, structures="all").text() == want
         # Another tenant of the same root and budget shares it: its
@@ -361,6 +365,7 @@ def test_a_budget_of_built_steps_drops_the_oldest_and_answers_the_same(root):
             fill(o)
             assert o.query("run-1", q, structures="all").text() == want
             assert o.resident()["episodes"] == 1 and m.resident()["episodes"] == 0
+            assert o.resident()["dropped"] == m.resident()["dropped"] == 3
             # Another budget is another count.
             with mesa.Memory(root, "third", resident_steps=len(STEPS) + 1) as t:
                 fill(t)

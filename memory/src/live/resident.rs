@@ -57,6 +57,9 @@ pub struct Resident {
     /// [`LiveMemory::keeping_steps`]: super::LiveMemory::keeping_steps
     /// [`LiveMemory`]: super::LiveMemory
     pub budget: usize,
+    /// Built episodes the shared budget has dropped so far, over the
+    /// tenants that share it ([`super::LiveMemory::budget_drops`]).
+    pub dropped: u64,
 }
 
 impl super::Tenant {
@@ -75,6 +78,7 @@ impl super::Tenant {
             steps: s.built.steps,
             shared_steps: s.built.budget.steps.load(Ordering::Relaxed),
             budget: s.built.budget.limit,
+            dropped: s.built.budget.dropped(),
         }
     }
 }
