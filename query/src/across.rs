@@ -25,7 +25,7 @@
 //! episode's relevance fuses them by reciprocal rank (`60 / (60 + rank)`
 //! for each rank where it matched, from 0 to 2): on AMA-Bench the fusion
 //! puts the question's own episode first more often than either rank
-//! alone (docs/BENCHMARKS.md, "A question over many episodes"). Equal
+//! alone (docs/BENCHMARKS.md, "Two ranks fused"). Equal
 //! relevance goes to the higher BM25, then to the higher best item score
 //! (each structure's scores are in `[0, 1]`), then to the newer episode.
 //! Words alone miss a question that

@@ -109,40 +109,44 @@ impl Metrics {
 pub fn render_resident(resident: &[mesa_memory::Resident], budget: usize, dropped: u64) -> String {
     let episodes: usize = resident.iter().map(|r| r.episodes).sum();
     let steps: usize = resident.iter().map(|r| r.steps).sum();
-    let gauges = [
+    let n = |x: usize| x as u64;
+    let metrics = [
         (
             "mesa_open_tenants",
+            "gauge",
             "Tenants the server holds open.",
-            resident.len(),
+            n(resident.len()),
         ),
         (
             "mesa_resident_episodes",
+            "gauge",
             "Built episodes the open tenants keep in memory.",
-            episodes,
+            n(episodes),
         ),
         (
             "mesa_resident_steps",
+            "gauge",
             "Steps of the built episodes the open tenants keep in memory.",
-            steps,
+            n(steps),
         ),
         (
             "mesa_resident_budget_steps",
+            "gauge",
             "The steps the open tenants keep built at most, together (--resident-steps).",
-            budget,
+            n(budget),
+        ),
+        (
+            "mesa_resident_dropped_total",
+            "counter",
+            "Built episodes dropped for the budget (each is built again when asked).",
+            dropped,
         ),
     ];
     let mut out = String::new();
-    for (name, help, value) in gauges {
+    for (name, kind, help, value) in metrics {
         let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
         let _ = writeln!(out, "{name} {value}");
     }
-    let name = "mesa_resident_dropped_total";
-    let _ = writeln!(
-        out,
-        "# HELP {name} Built episodes dropped for the budget (each is built again when asked)."
-    );
-    let _ = writeln!(out, "# TYPE {name} counter");
-    let _ = writeln!(out, "{name} {dropped}");
     out
 }

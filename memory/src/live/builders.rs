@@ -6,7 +6,7 @@
 //! and extracted as the first ones were, whichever front end appends them.
 //!
 //! ```text
-//! Tenant::open ──meta: embedder, summarizer, extractor──► per builder:
+//! LiveMemory::open_tenant ──meta: embedder, summarizer, extractor──► per builder:
 //!   none recorded ──► the given one (a writer records its name)
 //!   recorded = given's name ──► the given one
 //!   recorded ≠ given's name ──► given, or named: refused (embedder-mismatch, builder-mismatch)

@@ -62,8 +62,7 @@ pub use writes::{Appended, Forgotten};
 
 use crate::config::Config;
 use crate::dataset::{Episode, Step};
-use crate::structures::{state_fingerprint, EpisodeMemory, Plugins, StepParts};
-use builders::Choice;
+use crate::structures::{EpisodeMemory, Plugins, StepParts};
 use db::EpisodeRow;
 use resident::{Budget, Snapshots};
 use rusqlite::Connection;
@@ -321,41 +320,6 @@ impl std::fmt::Debug for Tenant {
 const DATABASE: &str = "memory.sqlite";
 
 impl Tenant {
-    /// Opens the database in `dir` with the builders `choice` settles on;
-    /// a writer holds `lock`.
-    fn open(
-        name: &str,
-        dir: PathBuf,
-        config: Config,
-        plugins: Plugins,
-        choice: Choice<'_>,
-        lock: Option<File>,
-        budget: &Arc<Budget>,
-    ) -> Result<Tenant, LiveError> {
-        let path = dir.join(DATABASE);
-        let conn = db::open(&path)?;
-        let writer = lock.is_some();
-        let listing = choice.listing;
-        let plugins = builders::settle(&conn, name, plugins, choice, writer, db_error(&path))?;
-        let tenant = Tenant {
-            name: name.to_string(),
-            dir,
-            path,
-            conn: Mutex::new(conn),
-            writer: Mutex::new(()),
-            fingerprint: state_fingerprint(&config, &plugins),
-            config,
-            plugins,
-            snapshots: budget.register(),
-            budget: budget.clone(),
-            closing: std::sync::atomic::AtomicBool::new(false),
-            gates: Mutex::new(HashMap::new()),
-            lock,
-            listing,
-        };
-        Ok(tenant)
-    }
-
     /// The tenant's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -11,14 +11,18 @@
 //! | [`LiveMemory::tenant_with`], [`LiveMemory::reader_with`] | the given one must be it | the ones given |
 //! | [`LiveMemory::lister`] (lists and exports; asks nothing) | not made | - |
 
-use super::builders::{Choice, NamedBuilders};
-use super::{LiveError, LiveMemory, Tenant, DATABASE, MARKER};
+use super::builders::{self, Choice, NamedBuilders};
+use super::{db, db_error, LiveError, LiveMemory, Tenant, DATABASE, MARKER};
 use crate::config::Config;
 use crate::plugins::PluginOptions;
+use crate::structures::state_fingerprint;
 use crate::structures::Plugins;
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::Mutex;
 
 impl LiveMemory {
     /// Opens tenant `name` for reading and writing, creating it if new,
@@ -185,9 +189,10 @@ impl LiveMemory {
         self.tenant(name)
     }
 
-    /// [`Tenant::open`] with this memory's budget of built steps
-    /// ([`LiveMemory::keeping_steps`]; a lister builds nothing, so its
-    /// budget is never reached).
+    /// Opens the database in `dir` with the builders `choice` settles on;
+    /// a writer holds `lock`. The tenant shares this memory's budget of
+    /// built steps ([`LiveMemory::keeping_steps`]; a lister builds nothing,
+    /// so it never counts toward it).
     fn open_tenant(
         &self,
         name: &str,
@@ -197,7 +202,27 @@ impl LiveMemory {
         choice: Choice<'_>,
         lock: Option<File>,
     ) -> Result<Tenant, LiveError> {
-        Tenant::open(name, dir, config, plugins, choice, lock, &self.budget)
+        let path = dir.join(DATABASE);
+        let conn = db::open(&path)?;
+        let writer = lock.is_some();
+        let listing = choice.listing;
+        let plugins = builders::settle(&conn, name, plugins, choice, writer, db_error(&path))?;
+        Ok(Tenant {
+            name: name.to_string(),
+            dir,
+            path,
+            conn: Mutex::new(conn),
+            writer: Mutex::new(()),
+            fingerprint: state_fingerprint(&config, &plugins),
+            config,
+            plugins,
+            snapshots: self.budget.register(),
+            budget: self.budget.clone(),
+            closing: AtomicBool::new(false),
+            gates: Mutex::new(HashMap::new()),
+            lock,
+            listing,
+        })
     }
 
     /// Tenant `name`'s directory, if the tenant has been written.

@@ -43,14 +43,11 @@ impl Tenant {
         let conn = self.conn();
         let old = self.episode_row(&conn, episode)?;
         let mut row = old.clone();
-        let fields = [
-            (&mut row.task, &update.task),
-            (&mut row.domain, &update.domain),
-        ];
-        for (field, given) in fields {
-            if let Some(value) = given {
-                field.clone_from(value);
-            }
+        if let Some(task) = &update.task {
+            row.task.clone_from(task);
+        }
+        if let Some(domain) = &update.domain {
+            row.domain.clone_from(domain);
         }
         if let Some(outcome) = &update.outcome {
             row.outcome.clone_from(outcome);
@@ -62,16 +59,17 @@ impl Tenant {
         if row == old {
             return Ok(false);
         }
-        let relations = if row.task != old.task && self.plugins.extractor.reads_task() {
-            let steps = db::plain_steps(&conn, episode, None).map_err(self.db_error())?;
-            // The extractor's calls take time: other handles may read
-            // meanwhile (the write lock keeps writers out).
-            drop(conn);
-            let relations = self.extract_again(&row, steps)?;
-            Some(relations)
+        let steps = if row.task != old.task && self.plugins.extractor.reads_task() {
+            Some(db::plain_steps(&conn, episode, None).map_err(self.db_error())?)
         } else {
-            drop(conn);
             None
+        };
+        // The extractor's calls take time: other handles may read
+        // meanwhile (the write lock keeps writers out).
+        drop(conn);
+        let relations = match steps {
+            Some(steps) => Some(self.extract_again(&row, steps)?),
+            None => None,
         };
         let conn = self.conn();
         let tx = conn.unchecked_transaction().map_err(self.db_error())?;
